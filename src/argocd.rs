@@ -1,0 +1,249 @@
+//! Argo CD's cluster model: the `config` JSON (field for field as Argo CD marshals it) and the cluster Secret.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use base64::Engine;
+use serde::Serialize;
+
+use crate::config::DataField;
+use crate::yaml::Node;
+
+pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
+pub const OWNED_LABEL: &str = "capi-to-argocd/owned";
+pub const SOURCE_NAME_LABEL: &str = "capi-to-argocd/cluster-secret-name";
+pub const SOURCE_NAMESPACE_LABEL: &str = "capi-to-argocd/cluster-namespace";
+
+/// A credential. Debug output never shows it; only the Secret's `config` JSON carries it.
+#[derive(Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(transparent)]
+pub struct Sensitive(pub String);
+
+impl fmt::Debug for Sensitive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// Argo CD's `ClusterConfig` (pkg/apis/application/v1alpha1/types.go); fields in Go's marshal order.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterConfig {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub password: Option<Sensitive>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bearer_token: Option<Sensitive>,
+    /// Argo CD always writes this object, even when empty.
+    pub tls_client_config: TlsClientConfig,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aws_auth_config: Option<AwsAuthConfig>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exec_provider_config: Option<ExecProviderConfig>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub disable_compression: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proxy_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsClientConfig {
+    pub insecure: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_name: Option<String>,
+    /// Base64 of the PEM, exactly as in the kubeconfig's `*-data` fields.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cert_data: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_data: Option<Sensitive>,
+    #[serde(rename = "caData", skip_serializing_if = "Option::is_none")]
+    pub ca_data: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AwsAuthConfig {
+    #[serde(rename = "clusterName")]
+    pub cluster_name: String,
+    #[serde(rename = "roleARN", skip_serializing_if = "Option::is_none")]
+    pub role_arn: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExecProviderConfig {
+    pub command: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// A map in Argo CD (a list of name/value in kubeconfigs); values may be secrets.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, Sensitive>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub install_hint: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub provide_cluster_info: bool,
+}
+
+/// The helper the Argo CD image ships for cloud logins.
+pub const ARGOCD_K8S_AUTH: &str = "argocd-k8s-auth";
+
+impl ClusterConfig {
+    /// Whether authentication goes through `argocd-k8s-auth`, i.e. works inside Argo CD without extra tools.
+    pub fn uses_argocd_k8s_auth(&self) -> bool {
+        self.aws_auth_config.is_some()
+            || self
+                .exec_provider_config
+                .as_ref()
+                .is_some_and(|e| e.command == ARGOCD_K8S_AUTH)
+    }
+
+    pub fn has_credentials(&self) -> bool {
+        self.username.is_some()
+            || self.password.is_some()
+            || self.bearer_token.is_some()
+            || self.tls_client_config.cert_data.is_some()
+            || self.aws_auth_config.is_some()
+            || self.exec_provider_config.is_some()
+    }
+
+    /// Pretty JSON, as stored under the Secret's `config` key.
+    pub fn to_json(&self) -> String {
+        // Plain structs of strings, bools and string maps always serialize.
+        serde_json::to_string_pretty(self).unwrap_or_default()
+    }
+}
+
+/// What identifies a converted cluster and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSecret {
+    pub secret_name: String,
+    pub namespace: String,
+    /// Argo CD's cluster name (`name` key).
+    pub cluster_name: String,
+    pub server: String,
+    pub config: ClusterConfig,
+    pub source_name: String,
+    pub source_namespace: String,
+    /// Extra annotations (kpt's path, or ones carried over from the Secret this one replaces).
+    pub annotations: Vec<(String, String)>,
+}
+
+impl ClusterSecret {
+    /// The Argo CD cluster Secret, labelled as CACO labels it.
+    pub fn to_node(&self, data_field: DataField, with_config: bool) -> Node<'static> {
+        let mut metadata = vec![("name", Node::string(self.secret_name.clone()))];
+        metadata.push(("namespace", Node::string(self.namespace.clone())));
+        if !self.annotations.is_empty() {
+            metadata.push((
+                "annotations",
+                Node::map(
+                    self.annotations
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), Node::string(v.clone())))
+                        .collect(),
+                ),
+            ));
+        }
+        metadata.push((
+            "labels",
+            Node::map(vec![
+                (SECRET_TYPE_LABEL, Node::string("cluster")),
+                (OWNED_LABEL, Node::string("true")),
+                (
+                    SOURCE_NAME_LABEL,
+                    Node::string(crate::names::label_value(&self.source_name)),
+                ),
+                (
+                    SOURCE_NAMESPACE_LABEL,
+                    Node::string(crate::names::label_value(&self.source_namespace)),
+                ),
+            ]),
+        ));
+        let mut values = vec![
+            ("name", self.cluster_name.clone()),
+            ("server", self.server.clone()),
+        ];
+        if with_config {
+            values.push(("config", self.config.to_json()));
+        }
+        let (field, values): (&str, Vec<(&str, Node<'static>)>) = match data_field {
+            DataField::StringData => (
+                "stringData",
+                values
+                    .into_iter()
+                    .map(|(k, v)| (k, Node::string(v)))
+                    .collect(),
+            ),
+            DataField::Data => (
+                "data",
+                values
+                    .into_iter()
+                    .map(|(k, v)| {
+                        (
+                            k,
+                            Node::string(base64::engine::general_purpose::STANDARD.encode(v)),
+                        )
+                    })
+                    .collect(),
+            ),
+        };
+        Node::map(vec![
+            ("apiVersion", Node::string("v1")),
+            ("kind", Node::string("Secret")),
+            ("metadata", Node::map(metadata)),
+            ("type", Node::string("Opaque")),
+            (field, Node::map(values)),
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_json_matches_argo_cds_field_order_and_omissions() {
+        let config = ClusterConfig {
+            bearer_token: Some(Sensitive("t".into())),
+            tls_client_config: TlsClientConfig {
+                server_name: Some("api".into()),
+                ca_data: Some("Q0E=".into()),
+                ..Default::default()
+            },
+            proxy_url: Some("http://p".into()),
+            ..Default::default()
+        };
+        let compact: serde_json::Value = serde_json::from_str(&config.to_json()).unwrap();
+        assert_eq!(
+            serde_json::to_string(&compact).unwrap(),
+            r#"{"bearerToken":"t","proxyUrl":"http://p","tlsClientConfig":{"caData":"Q0E=","insecure":false,"serverName":"api"}}"#
+        );
+        assert!(config.to_json().find("bearerToken") < config.to_json().find("tlsClientConfig"));
+        assert_eq!(
+            ClusterConfig::default().to_json(),
+            "{\n  \"tlsClientConfig\": {\n    \"insecure\": false\n  }\n}"
+        );
+    }
+
+    #[test]
+    fn debug_output_redacts_credentials() {
+        let config = ClusterConfig {
+            password: Some(Sensitive("hunter2".into())),
+            bearer_token: Some(Sensitive("tok-123".into())),
+            tls_client_config: TlsClientConfig {
+                key_data: Some(Sensitive("S0VZ".into())),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let debug = format!("{config:?}");
+        for secret in ["hunter2", "tok-123", "S0VZ"] {
+            assert!(!debug.contains(secret), "{debug}");
+        }
+    }
+}

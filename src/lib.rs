@@ -1,0 +1,28 @@
+//! capi2argo: a KRM function that turns Cluster API kubeconfig Secrets into Argo CD cluster Secrets.
+//!
+//! The library is pure: bytes in, bytes out. It reads no files, no environment and no clock,
+//! spawns nothing and prints nothing, so the same core runs natively and as WebAssembly.
+//!
+//! ```
+//! let input = b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
+//! let outcome = capi2argo::run(input, &capi2argo::Options::default()).unwrap();
+//! assert!(!outcome.failed());
+//! assert!(outcome.output.contains("kind: ResourceList"));
+//! ```
+
+pub mod argocd;
+pub mod config;
+pub mod emit;
+pub mod exec;
+pub mod kubeconfig;
+pub mod limits;
+pub mod names;
+pub mod resource_list;
+pub mod results;
+pub mod transform;
+pub mod yaml;
+
+pub use config::Config;
+pub use limits::Limits;
+pub use results::{Diagnostic, Severity};
+pub use transform::{Options, Outcome, RunError, run};

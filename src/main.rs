@@ -1,0 +1,88 @@
+//! The `capi2argo` command: a thin shell that reads input, runs the core, writes output and sets the exit code.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+
+/// Turns Cluster API kubeconfig Secrets into Argo CD cluster Secrets.
+///
+/// Reads a KRM ResourceList (as kpt and kustomize send it), a `kind: List` (`kubectl get -o yaml`),
+/// or a multi-document YAML stream, from FILE or standard input. A ResourceList comes back as a
+/// ResourceList with results; anything else as a YAML stream, with results on standard error.
+///
+/// Exit codes: 0 success (warnings possible), 1 error results (the full output is still written),
+/// 2 unusable input or arguments (nothing written).
+#[derive(Parser, Debug)]
+#[command(name = "capi2argo", version, about, long_about)]
+struct Cli {
+    /// Input file; standard input when absent or `-`.
+    input: Option<PathBuf>,
+
+    /// A functionConfig file (ConfigMap or Capi2Argo) replacing the ResourceList's own.
+    #[arg(long, value_name = "FILE")]
+    fn_config: Option<PathBuf>,
+
+    /// A setting as key=value (for example namespacedNames=true); repeatable, applied last.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    set: Vec<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("capi2argo: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<ExitCode, String> {
+    let input = match cli.input.as_deref() {
+        Some(path) if path.as_os_str() != "-" => {
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        }
+        _ => {
+            let mut buf = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut buf)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            buf
+        }
+    };
+    let function_config = match &cli.fn_config {
+        Some(path) => Some(
+            std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    let options = capi2argo::Options {
+        function_config,
+        overrides: cli.set.clone(),
+        ..Default::default()
+    };
+    let outcome = capi2argo::run(&input, &options).map_err(|e| e.to_string())?;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(outcome.output.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| format!("cannot write output: {e}"))?;
+    let mut stderr = std::io::stderr().lock();
+    for result in outcome
+        .results
+        .iter()
+        .filter(|r| r.severity != capi2argo::Severity::Info)
+    {
+        // Best effort: a closed stderr must not hide the exit code.
+        let _ = writeln!(stderr, "{result}");
+    }
+    Ok(if outcome.failed() {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
+}

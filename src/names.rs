@@ -1,0 +1,86 @@
+//! Kubernetes name and label-value rules, with stable hash-shortening for names that are too long.
+
+/// Longest Secret name (a DNS-1123 subdomain).
+pub const MAX_NAME: usize = 253;
+/// Longest label value.
+pub const MAX_LABEL_VALUE: usize = 63;
+
+/// FNV-1a (32 bit): tiny, stable across versions and platforms, and what Argo CD itself uses for names.
+pub fn fnv32a(text: &str) -> u32 {
+    text.bytes().fold(0x811c_9dc5u32, |hash, byte| {
+        (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// Makes a valid DNS-1123 subdomain: lowercase, `[a-z0-9.-]`, alphanumeric at both ends, at most 253 characters.
+pub fn dns1123_subdomain(name: &str) -> String {
+    let cleaned: String = name
+        .chars()
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '.' | '-') => c,
+            _ => '-',
+        })
+        .collect();
+    let trimmed = cleaned.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    shorten(trimmed, name, MAX_NAME)
+}
+
+/// Makes a valid label value: `[A-Za-z0-9._-]`, alphanumeric at both ends, at most 63 characters.
+pub fn label_value(value: &str) -> String {
+    let cleaned: String = value
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
+            _ => '-',
+        })
+        .collect();
+    let trimmed = cleaned.trim_matches(|c: char| !c.is_ascii_alphanumeric());
+    shorten(trimmed, value, MAX_LABEL_VALUE)
+}
+
+/// Cuts `text` to `max` characters, ending in `-<hash of original>` so distinct long names stay distinct.
+fn shorten(text: &str, original: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let suffix = format!("{:08x}", fnv32a(original));
+    let keep =
+        text[..max - suffix.len() - 1].trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+    format!("{keep}-{suffix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fnv32a_matches_reference_vectors() {
+        assert_eq!(fnv32a(""), 0x811c_9dc5);
+        assert_eq!(fnv32a("a"), 0xe40c_292c);
+        assert_eq!(fnv32a("foobar"), 0xbf9c_f968);
+    }
+
+    #[test]
+    fn names_are_lowercased_and_cleaned() {
+        assert_eq!(dns1123_subdomain("cluster-Prod_EU"), "cluster-prod-eu");
+        assert_eq!(dns1123_subdomain("cluster-a.b"), "cluster-a.b");
+    }
+
+    #[test]
+    fn long_names_get_a_stable_hash_suffix() {
+        let long = format!("cluster-{}", "x".repeat(300));
+        let short = dns1123_subdomain(&long);
+        assert_eq!(short.len(), MAX_NAME);
+        assert_eq!(short, dns1123_subdomain(&long));
+        assert_ne!(short, dns1123_subdomain(&format!("{long}y")));
+        assert!(short.ends_with(&format!("-{:08x}", fnv32a(&long))));
+    }
+
+    #[test]
+    fn label_values_fit_in_63_characters() {
+        let name = format!("{}-kubeconfig", "c".repeat(63));
+        let value = label_value(&name);
+        assert_eq!(value.len(), MAX_LABEL_VALUE);
+        assert_eq!(label_value("prod-eu-1-kubeconfig"), "prod-eu-1-kubeconfig");
+    }
+}

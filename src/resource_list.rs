@@ -1,0 +1,411 @@
+//! Input forms (ResourceList, List, YAML stream) and output assembly that copies untouched items byte for byte.
+
+use std::borrow::Cow;
+
+use crate::emit::{write_block, write_document, write_json, write_seq_item};
+use crate::limits::Limits;
+use crate::results::Diagnostic;
+use crate::yaml::{Node, Value, YamlError, line_start, parse_stream};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A KRM ResourceList; `json` when it came as JSON (and so goes back as JSON).
+    ResourceList { json: bool },
+    /// A `kind: List` or a multi-document stream; goes back as a multi-document YAML stream.
+    Stream,
+}
+
+/// One resource of the input.
+#[derive(Debug)]
+pub struct Item<'a> {
+    pub node: Node<'a>,
+    /// The item's exact text, ready to emit in the output form, when it can be copied verbatim.
+    pub text: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug)]
+pub struct Input<'a> {
+    pub form: Form,
+    pub items: Vec<Item<'a>>,
+    pub function_config: Option<Node<'a>>,
+    /// Column of the `-` in a block `items:` list; generated items must line up with it.
+    pub dash_indent: usize,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum InputError {
+    #[error("input is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge { size: usize, limit: usize },
+    #[error("input is not UTF-8 (invalid byte at offset {offset})")]
+    NotUtf8 { offset: usize },
+    #[error("{0}")]
+    Yaml(#[from] YamlError),
+    #[error("ResourceList items must be a list, got {0}")]
+    ItemsNotAList(&'static str),
+    #[error("input has {count} resources, over the limit of {limit}")]
+    TooManyItems { count: usize, limit: usize },
+}
+
+/// Decodes and parses the input into its form and items.
+pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputError> {
+    if input.len() > limits.max_input_bytes {
+        return Err(InputError::TooLarge {
+            size: input.len(),
+            limit: limits.max_input_bytes,
+        });
+    }
+    let text = std::str::from_utf8(input).map_err(|e| InputError::NotUtf8 {
+        offset: e.valid_up_to(),
+    })?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut docs = parse_stream(text, limits)?;
+    let parsed = if docs.len() == 1 && is_kind(&docs[0].root, "ResourceList") {
+        resource_list(text, docs.remove(0).root)?
+    } else {
+        stream(text, docs)
+    };
+    if parsed.items.len() > limits.max_items {
+        return Err(InputError::TooManyItems {
+            count: parsed.items.len(),
+            limit: limits.max_items,
+        });
+    }
+    Ok(parsed)
+}
+
+fn is_kind(node: &Node, kind: &str) -> bool {
+    node.get("kind").and_then(Node::as_str) == Some(kind)
+}
+
+fn resource_list<'a>(text: &'a str, root: Node<'a>) -> Result<Input<'a>, InputError> {
+    let json = root.flow;
+    let Value::Map(entries) = root.value else {
+        return Err(InputError::ItemsNotAList("no mapping"));
+    };
+    let items_pos = entries
+        .iter()
+        .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"));
+    // The items' text ends where the next top-level key begins.
+    let items_end = items_pos
+        .and_then(|i| entries.get(i + 1))
+        .map_or(text.len(), |(k, _)| line_start(text, k.start));
+    let mut function_config = None;
+    let mut items_node = None;
+    for (key, value) in entries {
+        match key.scalar().map(|s| s.text.as_ref()) {
+            Some("items") => items_node = Some(value),
+            Some("functionConfig") => function_config = Some(value),
+            _ => {}
+        }
+    }
+    let mut dash_indent = 0;
+    let items = match items_node {
+        None => Vec::new(),
+        Some(node) if node.is_null() => Vec::new(),
+        Some(Node {
+            value: Value::Seq(nodes),
+            flow,
+            ..
+        }) => {
+            if flow || json {
+                nodes
+                    .into_iter()
+                    .map(|node| Item { node, text: None })
+                    .collect()
+            } else {
+                let starts: Vec<usize> = nodes.iter().map(|n| entry_start(text, n.start)).collect();
+                if let Some(&first) = starts.first() {
+                    dash_indent = text[line_start(text, first)..first].len();
+                }
+                let bounds: Vec<usize> = starts.iter().map(|&s| line_start(text, s)).collect();
+                nodes
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, node)| {
+                        let end = bounds.get(i + 1).copied().unwrap_or(items_end);
+                        let chunk = &text[bounds[i]..end.max(bounds[i])];
+                        Item {
+                            node,
+                            text: Some(with_newline(chunk)),
+                        }
+                    })
+                    .collect()
+            }
+        }
+        Some(other) => return Err(InputError::ItemsNotAList(other.type_name())),
+    };
+    Ok(Input {
+        form: Form::ResourceList { json },
+        items,
+        function_config,
+        dash_indent,
+    })
+}
+
+/// The offset of the `-` that opens a block sequence entry whose node starts at `node_start`.
+fn entry_start(text: &str, node_start: usize) -> usize {
+    let before = text[..node_start].trim_end_matches([' ', '\t', '\r', '\n']);
+    if before.ends_with('-') {
+        before.len() - 1
+    } else {
+        node_start
+    }
+}
+
+fn with_newline(chunk: &str) -> Cow<'_, str> {
+    if chunk.ends_with('\n') || chunk.is_empty() {
+        Cow::Borrowed(chunk)
+    } else {
+        Cow::Owned(format!("{chunk}\n"))
+    }
+}
+
+fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> {
+    let mut items = Vec::new();
+    for doc in docs {
+        if doc.root.is_null() {
+            continue;
+        }
+        let is_list = is_kind(&doc.root, "List")
+            && doc
+                .root
+                .get("items")
+                .is_some_and(|i| i.as_seq().is_some() || i.is_null());
+        if !is_list {
+            let chunk = &text[doc.text_start..doc.text_end];
+            items.push(Item {
+                node: doc.root,
+                text: Some(with_newline(chunk)),
+            });
+            continue;
+        }
+        let Value::Map(entries) = doc.root.value else {
+            continue;
+        };
+        let pos = entries
+            .iter()
+            .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"));
+        let list_end = pos
+            .and_then(|i| entries.get(i + 1))
+            .map_or(doc.text_end, |(k, _)| line_start(text, k.start));
+        let Some((
+            _,
+            Node {
+                value: Value::Seq(nodes),
+                flow,
+                ..
+            },
+        )) = pos.and_then(|p| entries.into_iter().nth(p))
+        else {
+            continue;
+        };
+        let starts: Vec<usize> = nodes
+            .iter()
+            .map(|n| line_start(text, entry_start(text, n.start)))
+            .collect();
+        for (i, node) in nodes.into_iter().enumerate() {
+            let item_text = if flow || node.flow {
+                None
+            } else {
+                let end = starts.get(i + 1).copied().unwrap_or(list_end);
+                let content_col = node.start - line_start(text, node.start);
+                deindent(&text[starts[i]..end.max(starts[i])], content_col).map(Cow::Owned)
+            };
+            items.push(Item {
+                node,
+                text: item_text,
+            });
+        }
+    }
+    Input {
+        form: Form::Stream,
+        items,
+        function_config: None,
+        dash_indent: 0,
+    }
+}
+
+/// Turns a `- key: …` list entry into a standalone document by removing `col` columns, if every line allows it.
+fn deindent(chunk: &str, col: usize) -> Option<String> {
+    let mut out = String::with_capacity(chunk.len());
+    for (i, line) in chunk.split_inclusive('\n').enumerate() {
+        let body = line.trim_end_matches(['\n', '\r']);
+        if i == 0 {
+            // The dash line: replace everything up to the content column.
+            out.push_str(line.get(col..)?);
+            continue;
+        }
+        let spaces = body.len() - body.trim_start_matches(' ').len();
+        if body.trim().is_empty() || body.trim_start().starts_with('#') {
+            out.push_str(&line[spaces.min(col)..]);
+        } else if spaces >= col {
+            out.push_str(&line[col..]);
+        } else {
+            return None;
+        }
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Some(out)
+}
+
+/// An output item: an input item kept as it was, or a new node.
+pub enum Out<'x, 'a> {
+    Keep(&'x Item<'a>),
+    New(Node<'static>),
+}
+
+/// Writes the output in the input's form.
+pub fn render(input: &Input, items: &[Out], results: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    match input.form {
+        Form::ResourceList { json: true } => {
+            let items_node = Node {
+                value: Value::Seq(
+                    items
+                        .iter()
+                        .map(|i| match i {
+                            Out::Keep(item) => item.node.clone(),
+                            Out::New(node) => node.clone(),
+                        })
+                        .collect(),
+                ),
+                start: 0,
+                flow: false,
+            };
+            let mut root = Node::map(vec![
+                ("apiVersion", Node::string("config.kubernetes.io/v1")),
+                ("kind", Node::string("ResourceList")),
+            ]);
+            if let Value::Map(e) = &mut root.value {
+                e.push((Node::string("items"), items_node));
+                if let Some(fc) = &input.function_config {
+                    e.push((Node::string("functionConfig"), fc.clone()));
+                }
+                if !results.is_empty() {
+                    e.push((Node::string("results"), results_node(results)));
+                }
+            }
+            write_json(&mut out, &root, Some(0));
+            out.push('\n');
+        }
+        Form::ResourceList { json: false } => {
+            out.push_str("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n");
+            out.push_str(if items.is_empty() {
+                "items: []\n"
+            } else {
+                "items:\n"
+            });
+            let pad = " ".repeat(input.dash_indent);
+            for item in items {
+                match item {
+                    Out::Keep(Item {
+                        text: Some(text), ..
+                    }) => out.push_str(text),
+                    Out::Keep(Item { node, .. }) | Out::New(node) => {
+                        out.push_str(&pad);
+                        write_seq_item(&mut out, node, input.dash_indent);
+                    }
+                }
+            }
+            if let Some(fc) = &input.function_config {
+                write_block(
+                    &mut out,
+                    &Node::map(vec![("functionConfig", fc.clone().into_owned())]),
+                    0,
+                );
+            }
+            if !results.is_empty() {
+                out.push_str("results:\n");
+                write_block(&mut out, &results_node(results), 0);
+            }
+        }
+        Form::Stream => {
+            for item in items {
+                out.push_str("---\n");
+                match item {
+                    Out::Keep(Item {
+                        text: Some(text), ..
+                    }) => out.push_str(text),
+                    Out::Keep(Item { node, .. }) | Out::New(node) => write_document(&mut out, node),
+                }
+            }
+        }
+    }
+    out
+}
+
+fn results_node(results: &[Diagnostic]) -> Node<'static> {
+    Node {
+        value: Value::Seq(results.iter().map(Diagnostic::to_node).collect()),
+        start: 0,
+        flow: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keep_all(input: &str) -> String {
+        let parsed = parse(input.as_bytes(), &Limits::default()).expect("parses");
+        let out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
+        render(&parsed, &out, &[])
+    }
+
+    #[test]
+    fn resource_list_items_are_copied_byte_for_byte() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap # why\n  data:\n    script: |\n      echo \"hi\"\n    list: [a, b]\n    q: 'x'\n-\n  kind: B\n# trailing\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n";
+        assert_eq!(keep_all(input), input);
+    }
+
+    #[test]
+    fn indented_items_keep_their_indentation() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n  - kind: A\n  - kind: B\n";
+        assert_eq!(keep_all(input), input);
+    }
+
+    #[test]
+    fn list_items_become_documents() {
+        let input = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  data:\n    k: |\n      x\n\n      y\n- {kind: B}\nmetadata:\n  resourceVersion: \"\"\n";
+        assert_eq!(
+            keep_all(input),
+            "---\napiVersion: v1\nkind: Secret\ndata:\n  k: |\n    x\n\n    y\n---\nkind: B\n"
+        );
+    }
+
+    #[test]
+    fn stream_documents_are_copied_and_the_output_is_stable() {
+        let input = "a: 1 # c\n---\n---\nb: \"2\"\n";
+        let once = keep_all(input);
+        assert_eq!(once, "---\na: 1 # c\n---\nb: \"2\"\n");
+        assert_eq!(keep_all(&once), once);
+    }
+
+    #[test]
+    fn json_resource_lists_come_back_as_json() {
+        let input = r#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"kind":"A","n":1}]}"#;
+        assert_eq!(
+            keep_all(input),
+            "{\n  \"apiVersion\": \"config.kubernetes.io/v1\",\n  \"kind\": \"ResourceList\",\n  \"items\": [\n    {\n      \"kind\": \"A\",\n      \"n\": 1\n    }\n  ]\n}\n"
+        );
+    }
+
+    #[test]
+    fn bad_input_is_a_clear_error() {
+        let limits = Limits::default();
+        assert_eq!(
+            parse(b"a: \xff", &limits).unwrap_err(),
+            InputError::NotUtf8 { offset: 3 }
+        );
+        assert_eq!(
+            parse(b"kind: ResourceList\nitems: 3\n", &limits).unwrap_err(),
+            InputError::ItemsNotAList("a number")
+        );
+        assert!(matches!(
+            parse(b"a: [", &limits).unwrap_err(),
+            InputError::Yaml(_)
+        ));
+    }
+}

@@ -1,0 +1,633 @@
+//! The transformation: find CAPI kubeconfig Secrets, convert them, and reconcile the Argo CD cluster Secrets.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use base64::Engine;
+
+use crate::argocd::{ClusterSecret, OWNED_LABEL, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL};
+use crate::config::{Config, ConfigError, Mode};
+use crate::kubeconfig::{self, Credentials};
+use crate::limits::Limits;
+use crate::names;
+use crate::resource_list::{self, Form, Input, InputError, Item, Out};
+use crate::results::{Diagnostic, FileRef, ResourceRef, Severity};
+use crate::yaml::{Node, Value, parse_stream, same_content};
+
+pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
+const CAPI_SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
+const PATH_ANNOTATION: &str = "internal.config.kubernetes.io/path";
+const LEGACY_PATH_ANNOTATION: &str = "config.kubernetes.io/path";
+const INDEX_ANNOTATION: &str = "internal.config.kubernetes.io/index";
+const LEGACY_INDEX_ANNOTATION: &str = "config.kubernetes.io/index";
+
+/// How to run, besides the input itself.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A functionConfig object (YAML or JSON) that replaces the one in the ResourceList.
+    pub function_config: Option<String>,
+    /// `key=value` settings applied over the functionConfig.
+    pub overrides: Vec<String>,
+    pub limits: Limits,
+}
+
+/// What a run produced. The output is complete even when there are error results.
+#[derive(Debug)]
+pub struct Outcome {
+    pub output: String,
+    pub results: Vec<Diagnostic>,
+}
+
+impl Outcome {
+    pub fn failed(&self) -> bool {
+        self.results.iter().any(|r| r.severity == Severity::Error)
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Input(#[from] InputError),
+    #[error("function config: {0}")]
+    FunctionConfig(String),
+}
+
+/// Runs the function over one input.
+pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
+    let parsed = resource_list::parse(input, &options.limits)?;
+    let override_doc = match &options.function_config {
+        Some(text) => Some(
+            parse_stream(text, &options.limits)
+                .map_err(|e| RunError::FunctionConfig(e.to_string()))?
+                .into_iter()
+                .next()
+                .map(|d| d.root)
+                .ok_or_else(|| RunError::FunctionConfig("is empty".into()))?,
+        ),
+        None => None,
+    };
+    let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
+    let config = match Config::from_parts(fc, &options.overrides) {
+        Ok(config) => config,
+        Err(e) => return Ok(config_failure(&parsed, fc, &e)),
+    };
+    Ok(Run::new(&parsed, &config, &options.limits).finish())
+}
+
+/// A bad configuration converts nothing and loses nothing: every item goes out as it came.
+fn config_failure(input: &Input, fc: Option<&Node>, error: &ConfigError) -> Outcome {
+    let mut diagnostic = Diagnostic::error(error.to_string());
+    if let Some(fc) = fc {
+        diagnostic = diagnostic.on(Some(resource_ref(fc)), None);
+    }
+    if let Some(field) = error.field() {
+        diagnostic = diagnostic.at(field);
+    }
+    let results = vec![diagnostic];
+    let items: Vec<Out> = input.items.iter().map(Out::Keep).collect();
+    Outcome {
+        output: resource_list::render(input, &items, &results),
+        results,
+    }
+}
+
+fn text_at<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {
+    node.path(path).and_then(Node::as_str)
+}
+
+fn resource_ref(node: &Node) -> ResourceRef {
+    ResourceRef {
+        api_version: text_at(node, &["apiVersion"])
+            .unwrap_or_default()
+            .to_string(),
+        kind: text_at(node, &["kind"]).unwrap_or_default().to_string(),
+        name: text_at(node, &["metadata", "name"])
+            .unwrap_or_default()
+            .to_string(),
+        namespace: text_at(node, &["metadata", "namespace"]).map(String::from),
+    }
+}
+
+fn file_ref(node: &Node) -> Option<FileRef> {
+    let annotation = |keys: [&str; 2]| {
+        keys.iter()
+            .find_map(|k| text_at(node, &["metadata", "annotations", k]))
+            .map(String::from)
+    };
+    Some(FileRef {
+        path: annotation([PATH_ANNOTATION, LEGACY_PATH_ANNOTATION])?,
+        index: annotation([INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION]),
+    })
+}
+
+/// The namespace a resource lives in; none written means `default`, as the API server reads it.
+fn namespace_of(node: &Node) -> String {
+    text_at(node, &["metadata", "namespace"])
+        .filter(|n| !n.is_empty())
+        .unwrap_or("default")
+        .to_string()
+}
+
+/// Which of a cluster's kubeconfig Secrets this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    /// `<cluster>-kubeconfig`: what CAPI's contract names.
+    Plain,
+    /// `<cluster>-user-kubeconfig` / `<cluster>-kubeconfig-user`: long-lived provider logins (EKS, GKE, AKS).
+    User,
+}
+
+/// Splits a Secret name into cluster name and variant, if it is a kubeconfig Secret's name.
+fn kubeconfig_secret_name(name: &str) -> Option<(&str, Variant)> {
+    let (cluster, variant) = if let Some(c) = name.strip_suffix("-user-kubeconfig") {
+        (c, Variant::User)
+    } else if let Some(c) = name.strip_suffix("-kubeconfig-user") {
+        (c, Variant::User)
+    } else {
+        (name.strip_suffix("-kubeconfig")?, Variant::Plain)
+    };
+    (!cluster.is_empty()).then_some((cluster, variant))
+}
+
+/// A CAPI kubeconfig Secret found in the input.
+struct Candidate {
+    index: usize,
+    namespace: String,
+    name: String,
+    cluster: String,
+    variant: Variant,
+}
+
+/// Outcome of converting one candidate.
+struct Converted {
+    connection: Option<kubeconfig::Connection>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+struct Run<'x, 'a> {
+    input: &'x Input<'a>,
+    config: &'x Config,
+    limits: &'x Limits,
+    results: Vec<Diagnostic>,
+}
+
+impl<'x, 'a> Run<'x, 'a> {
+    fn new(input: &'x Input<'a>, config: &'x Config, limits: &'x Limits) -> Self {
+        Run {
+            input,
+            config,
+            limits,
+            results: Vec::new(),
+        }
+    }
+
+    fn item(&self, index: usize) -> &'x Item<'a> {
+        &self.input.items[index]
+    }
+
+    fn report(&mut self, index: usize, severity: Severity, field: Option<&str>, message: String) {
+        let node = &self.item(index).node;
+        let mut d = Diagnostic::new(severity, message).on(Some(resource_ref(node)), file_ref(node));
+        if let Some(field) = field {
+            d = d.at(field);
+        }
+        self.results.push(d);
+    }
+
+    fn finish(mut self) -> Outcome {
+        let (candidates, owned) = self.scan();
+
+        // Group the kubeconfig Secrets of each cluster.
+        let mut groups: BTreeMap<(String, String), Vec<&Candidate>> = BTreeMap::new();
+        for c in &candidates {
+            groups
+                .entry((c.namespace.clone(), c.cluster.clone()))
+                .or_default()
+                .push(c);
+        }
+        let mut generated: Vec<(Vec<usize>, ClusterSecret)> = Vec::new();
+        // Sources whose Argo CD Secret must be left alone because this run could not redo it.
+        let mut unsettled: HashSet<(String, String)> = HashSet::new();
+        for ((namespace, cluster), members) in &groups {
+            match self.convert_cluster(namespace, cluster, members) {
+                Some(secret) => generated.push((members.iter().map(|c| c.index).collect(), secret)),
+                None => unsettled.extend(members.iter().map(|c| source_key(&c.namespace, &c.name))),
+            }
+        }
+
+        // Two clusters must never write one Argo CD Secret.
+        let mut by_target: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        for (i, (_, secret)) in generated.iter().enumerate() {
+            by_target
+                .entry((secret.namespace.clone(), secret.secret_name.clone()))
+                .or_default()
+                .push(i);
+        }
+        let mut dropped = vec![false; generated.len()];
+        for ((ns, name), clashing) in &by_target {
+            if clashing.len() < 2 {
+                continue;
+            }
+            let sources: Vec<String> = clashing
+                .iter()
+                .map(|&i| {
+                    format!(
+                        "{}/{}",
+                        generated[i].1.source_namespace, generated[i].1.source_name
+                    )
+                })
+                .collect();
+            for &i in clashing {
+                dropped[i] = true;
+                let (members, secret) = &generated[i];
+                unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
+                self.report(
+                    members[0],
+                    Severity::Error,
+                    Some("metadata.name"),
+                    format!(
+                        "clusters {} all map to Argo CD Secret {ns}/{name}; set namespacedNames=true to keep them apart",
+                        sources.join(" and ")
+                    ),
+                );
+            }
+        }
+
+        // Existing Secrets by namespace/name, to replace owned ones in place and never touch others.
+        let mut existing: HashMap<(String, String), usize> = HashMap::new();
+        for (index, item) in self.input.items.iter().enumerate() {
+            let name = text_at(&item.node, &["metadata", "name"]);
+            if let Some(name) = name.filter(|_| is_secret(&item.node)) {
+                existing
+                    .entry((namespace_of(&item.node), name.to_string()))
+                    .or_insert(index);
+            }
+        }
+        let owned_set: HashSet<usize> = owned.iter().map(|o| o.index).collect();
+        let mut replaced: HashMap<usize, Out<'x, 'a>> = HashMap::new();
+        let mut appended: Vec<Out<'x, 'a>> = Vec::new();
+        for (i, (members, mut secret)) in generated.into_iter().enumerate() {
+            if dropped[i] {
+                continue;
+            }
+            match existing.get(&(secret.namespace.clone(), secret.secret_name.clone())) {
+                Some(&at) if owned_set.contains(&at) => {
+                    let old = self.item(at);
+                    secret.annotations = reserved_annotations(&old.node);
+                    let node = self.secret_node(&secret);
+                    let out = if same_content(&old.node, &node) {
+                        Out::Keep(old)
+                    } else {
+                        Out::New(node)
+                    };
+                    replaced.insert(at, out);
+                }
+                Some(&at) => {
+                    let target = resource_ref(&self.item(at).node);
+                    unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
+                    self.report(
+                        members[0],
+                        Severity::Error,
+                        None,
+                        format!("{target} already exists and is not owned by capi2argo (no {OWNED_LABEL}: \"true\" label); it is not overwritten"),
+                    );
+                }
+                None => {
+                    if matches!(self.input.form, Form::ResourceList { .. }) {
+                        secret.annotations = vec![(
+                            PATH_ANNOTATION.to_string(),
+                            format!("{}/{}.yaml", secret.namespace, secret.secret_name),
+                        )];
+                    }
+                    appended.push(Out::New(self.secret_node(&secret)));
+                }
+            }
+        }
+
+        // Owned Secrets that nothing produced any more are pruned, unless their source failed this time.
+        let mut pruned: HashSet<usize> = HashSet::new();
+        if self.config.prune {
+            for o in &owned {
+                if replaced.contains_key(&o.index) || unsettled.contains(&o.source) {
+                    continue;
+                }
+                pruned.insert(o.index);
+                self.report(
+                    o.index,
+                    Severity::Info,
+                    None,
+                    format!("pruned: owned Argo CD cluster Secret whose source Secret {}/{} is not in the input (or no longer converted)", o.source.0, o.source.1),
+                );
+            }
+        }
+
+        let mut out: Vec<Out> = Vec::with_capacity(self.input.items.len() + appended.len());
+        for (index, item) in self.input.items.iter().enumerate() {
+            if pruned.contains(&index) {
+                continue;
+            }
+            out.push(replaced.remove(&index).unwrap_or(Out::Keep(item)));
+        }
+        out.extend(appended);
+        let mut results = self.results;
+        if !self.config.strict {
+            for r in &mut results {
+                if r.severity == Severity::Error && r.resource.is_some() {
+                    r.severity = Severity::Warning;
+                }
+            }
+        }
+        Outcome {
+            output: resource_list::render(self.input, &out, &results),
+            results,
+        }
+    }
+
+    fn secret_node(&self, secret: &ClusterSecret) -> Node<'static> {
+        secret.to_node(self.config.data_field, true)
+    }
+
+    /// Finds kubeconfig Secrets and owned Argo CD Secrets; reports items that are not objects at all.
+    fn scan(&mut self) -> (Vec<Candidate>, Vec<Owned>) {
+        let mut candidates = Vec::new();
+        let mut owned = Vec::new();
+        for index in 0..self.input.items.len() {
+            let node = &self.item(index).node;
+            if node.as_map().is_none() {
+                let message = format!(
+                    "item {index} is not a Kubernetes object (got {}); passed through unchanged",
+                    node.type_name()
+                );
+                self.results.push(Diagnostic::error(message));
+                continue;
+            }
+            if !is_secret(node) {
+                continue;
+            }
+            let labels = node.path(&["metadata", "labels"]);
+            let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Node::as_str);
+            if label(OWNED_LABEL) == Some("true") {
+                owned.push(Owned {
+                    index,
+                    source: (
+                        label(SOURCE_NAMESPACE_LABEL)
+                            .unwrap_or_default()
+                            .to_string(),
+                        label(SOURCE_NAME_LABEL).unwrap_or_default().to_string(),
+                    ),
+                });
+                continue;
+            }
+            let Some(name) = text_at(node, &["metadata", "name"]) else {
+                continue;
+            };
+            let Some((cluster, variant)) = kubeconfig_secret_name(name) else {
+                continue;
+            };
+            if label(CLUSTER_NAME_LABEL).is_none() {
+                continue;
+            }
+            match node.get("type").filter(|t| !t.is_null()) {
+                None => {}
+                Some(t) if matches!(t.as_str(), Some(CAPI_SECRET_TYPE | "Opaque")) => {}
+                Some(_) => continue,
+            }
+            let namespace = namespace_of(node);
+            if !self.config.allows(&namespace) {
+                continue;
+            }
+            candidates.push(Candidate {
+                index,
+                namespace,
+                name: name.to_string(),
+                cluster: cluster.to_string(),
+                variant,
+            });
+        }
+        (candidates, owned)
+    }
+
+    /// Converts a cluster's kubeconfig Secrets and picks the one Argo CD should use.
+    fn convert_cluster(
+        &mut self,
+        namespace: &str,
+        cluster: &str,
+        members: &[&Candidate],
+    ) -> Option<ClusterSecret> {
+        let converted: Vec<Converted> = members.iter().map(|c| self.convert(c)).collect();
+        let ok = |i: &usize| converted[*i].connection.is_some();
+        let indices: Vec<usize> = (0..members.len()).collect();
+        let by_variant = |v: Variant| {
+            indices
+                .iter()
+                .copied()
+                .filter(|&i| members[i].variant == v && ok(&i))
+                .collect::<Vec<_>>()
+        };
+        let (plain, user) = (by_variant(Variant::Plain), by_variant(Variant::User));
+        let user_via_argocd = user.iter().copied().find(|&i| {
+            converted[i]
+                .connection
+                .as_ref()
+                .is_some_and(|c| c.config.uses_argocd_k8s_auth())
+        });
+        let chosen = match self.config.mode {
+            Mode::Pull => plain.first().or(user.first()).copied(),
+            Mode::Push => user_via_argocd
+                .or(plain.first().copied())
+                .or(user.first().copied()),
+        };
+        for (i, conv) in converted.iter().enumerate() {
+            for d in &conv.diagnostics {
+                let mut d = d.clone();
+                if chosen.is_some_and(|c| c != i) {
+                    if d.severity != Severity::Error {
+                        continue;
+                    }
+                    // A broken alternative does not stop the cluster; it is still worth fixing.
+                    d.severity = Severity::Warning;
+                    d.message = format!(
+                        "{} (not used: {} converted instead)",
+                        d.message,
+                        members[chosen.unwrap_or(i)].name
+                    );
+                }
+                self.results.push(d);
+            }
+        }
+        let chosen = chosen?;
+        let source = members[chosen];
+        let connection = converted.into_iter().nth(chosen)?.connection?;
+        let mut config = connection.config;
+        if self.config.mode == Mode::Pull {
+            config = without_credentials(config);
+        }
+        let (secret_base, cluster_name) = if self.config.namespaced_names {
+            (
+                format!("cluster-{namespace}-{cluster}"),
+                format!("{namespace}-{cluster}"),
+            )
+        } else {
+            (format!("cluster-{cluster}"), cluster.to_string())
+        };
+        Some(ClusterSecret {
+            secret_name: names::dns1123_subdomain(&secret_base),
+            namespace: self.config.argo_namespace.clone(),
+            cluster_name,
+            server: connection.server,
+            config,
+            source_name: source.name.clone(),
+            source_namespace: source.namespace.clone(),
+            annotations: Vec::new(),
+        })
+    }
+
+    /// Decodes and reads one kubeconfig Secret.
+    fn convert(&self, c: &Candidate) -> Converted {
+        let node = &self.item(c.index).node;
+        let at = |severity, field: &str, message: String| {
+            Diagnostic::new(severity, message)
+                .on(Some(resource_ref(node)), file_ref(node))
+                .at(field)
+        };
+        let failed = |d: Diagnostic| Converted {
+            connection: None,
+            diagnostics: vec![d],
+        };
+        let (field, text) =
+            match secret_value(node, "value") {
+                Ok(Some(v)) => v,
+                Ok(None) => return failed(at(
+                    Severity::Error,
+                    "data.value",
+                    "is missing: a CAPI kubeconfig Secret holds the kubeconfig under data.value"
+                        .into(),
+                )),
+                Err((field, message)) => return failed(at(Severity::Error, &field, message)),
+            };
+        let credentials = match self.config.mode {
+            Mode::Push => Credentials::Read,
+            Mode::Pull => Credentials::Skip,
+        };
+        let reading = kubeconfig::read(
+            &text,
+            self.config.context.as_deref(),
+            credentials,
+            self.limits,
+        );
+        let mut diagnostics: Vec<Diagnostic> = reading
+            .findings
+            .iter()
+            .map(|f| {
+                let message = if f.path.is_empty() {
+                    format!("kubeconfig {}", f.message)
+                } else {
+                    format!("kubeconfig {}: {}", f.path, f.message)
+                };
+                at(f.severity, &field, message)
+            })
+            .collect();
+        let mut connection = reading.connection;
+        // Rancher keeps the token beside the kubeconfig rather than in it.
+        if let Some(conn) = connection
+            .as_mut()
+            .filter(|c| credentials == Credentials::Read && !c.config.has_credentials())
+        {
+            match secret_value(node, "token") {
+                Ok(Some((_, token))) if !token.trim().is_empty() => {
+                    conn.config.bearer_token =
+                        Some(crate::argocd::Sensitive(token.trim().to_string()));
+                }
+                _ => diagnostics.push(at(
+                    Severity::Warning,
+                    &field,
+                    "kubeconfig has no credentials: Argo CD will connect anonymously".into(),
+                )),
+            }
+        }
+        Converted {
+            connection,
+            diagnostics,
+        }
+    }
+}
+
+/// An owned Argo CD Secret in the input, and the source its labels name.
+struct Owned {
+    index: usize,
+    source: (String, String),
+}
+
+fn source_key(namespace: &str, name: &str) -> (String, String) {
+    (names::label_value(namespace), names::label_value(name))
+}
+
+fn is_secret(node: &Node) -> bool {
+    text_at(node, &["kind"]) == Some("Secret") && text_at(node, &["apiVersion"]) == Some("v1")
+}
+
+/// A Secret value by key: `data` (base64) or `stringData`. `Err` names the field and what is wrong.
+fn secret_value(node: &Node, key: &str) -> Result<Option<(String, String)>, (String, String)> {
+    for section in ["stringData", "data"] {
+        let field = format!("{section}.{key}");
+        let Some(container) = node.get(section).filter(|n| !n.is_null()) else {
+            continue;
+        };
+        if container.as_map().is_none() {
+            return Err((
+                section.to_string(),
+                format!("expected a mapping, got {}", container.type_name()),
+            ));
+        }
+        let Some(value) = container.get(key).filter(|n| !n.is_null()) else {
+            continue;
+        };
+        let Some(text) = value.as_str() else {
+            return Err((
+                field,
+                format!("expected a string, got {}", value.type_name()),
+            ));
+        };
+        if section == "stringData" {
+            return Ok(Some((field, text.to_string())));
+        }
+        let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(compact)
+            .map_err(|_| (field.clone(), "is not valid base64".to_string()))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| (field.clone(), "does not decode to UTF-8 text".to_string()))?;
+        return Ok(Some((field, text)));
+    }
+    Ok(None)
+}
+
+/// Annotations kpt and kustomize own, carried over so the Secret stays in its file.
+fn reserved_annotations(node: &Node) -> Vec<(String, String)> {
+    let Some(Value::Map(entries)) = node.path(&["metadata", "annotations"]).map(|a| &a.value)
+    else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str()?, v.as_str()?)))
+        .filter(|(k, _)| {
+            k.starts_with("internal.config.kubernetes.io/")
+                || k.starts_with("config.kubernetes.io/")
+                || k.starts_with("config.k8s.io/")
+        })
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// Pull mode keeps what identifies and reaches the cluster, never what logs in to it.
+fn without_credentials(config: crate::argocd::ClusterConfig) -> crate::argocd::ClusterConfig {
+    let mut tls = config.tls_client_config;
+    tls.cert_data = None;
+    tls.key_data = None;
+    crate::argocd::ClusterConfig {
+        tls_client_config: tls,
+        proxy_url: config.proxy_url,
+        disable_compression: config.disable_compression,
+        ..Default::default()
+    }
+}

@@ -1,0 +1,597 @@
+//! A YAML tree with byte spans, built from saphyr-parser events, so unchanged input can be copied verbatim.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
+
+use crate::limits::Limits;
+
+/// A parsed YAML node and where it sits in the input (byte offsets; zero for generated nodes).
+#[derive(Debug, Clone)]
+pub struct Node<'a> {
+    pub value: Value<'a>,
+    pub start: usize,
+    /// Whether a collection was written in flow style (`{}` / `[]`, hence also JSON).
+    pub flow: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Value<'a> {
+    Scalar(Scalar<'a>),
+    Seq(Vec<Node<'a>>),
+    Map(Vec<(Node<'a>, Node<'a>)>),
+}
+
+#[derive(Debug, Clone)]
+pub struct Scalar<'a> {
+    pub text: Cow<'a, str>,
+    /// Plain scalars are resolved by the core schema (`true`, `3`, `null`); any other style is a string.
+    pub plain: bool,
+    /// A non-core tag such as `!foo`, kept so it can be written back.
+    pub tag: Option<String>,
+}
+
+/// What a scalar means under the YAML 1.2 core schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScalarKind {
+    Null,
+    Bool(bool),
+    Int,
+    Float,
+    Str,
+}
+
+impl Scalar<'_> {
+    pub fn kind(&self) -> ScalarKind {
+        if !self.plain {
+            return ScalarKind::Str;
+        }
+        resolve_plain(&self.text)
+    }
+}
+
+/// Resolves a plain scalar the way the core schema (and Kubernetes' YAML→JSON step) does.
+pub fn resolve_plain(text: &str) -> ScalarKind {
+    match text {
+        "" | "~" | "null" | "Null" | "NULL" => return ScalarKind::Null,
+        "true" | "True" | "TRUE" => return ScalarKind::Bool(true),
+        "false" | "False" | "FALSE" => return ScalarKind::Bool(false),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
+        | ".nan" | ".NaN" | ".NAN" => return ScalarKind::Float,
+        _ => {}
+    }
+    let digits = text.strip_prefix(['-', '+']).unwrap_or(text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        return ScalarKind::Int;
+    }
+    let radix = |prefix: &str, ok: fn(u8) -> bool| {
+        text.strip_prefix(prefix)
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(ok))
+    };
+    if radix("0x", |b| b.is_ascii_hexdigit()) || radix("0o", |b| (b'0'..=b'7').contains(&b)) {
+        return ScalarKind::Int;
+    }
+    if looks_like_float(digits) {
+        return ScalarKind::Float;
+    }
+    ScalarKind::Str
+}
+
+fn looks_like_float(s: &str) -> bool {
+    let (mantissa, exponent) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let (int, frac) = match mantissa.find('.') {
+        Some(i) => (&mantissa[..i], Some(&mantissa[i + 1..])),
+        None => (mantissa, None),
+    };
+    let all_digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    if !all_digits(int) || !frac.is_none_or(all_digits) {
+        return false;
+    }
+    if int.is_empty() && frac.is_none_or(str::is_empty) {
+        return false;
+    }
+    if frac.is_none() && exponent.is_none() {
+        return false;
+    }
+    match exponent {
+        None => true,
+        Some(e) => {
+            let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+            !e.is_empty() && all_digits(e)
+        }
+    }
+}
+
+impl<'a> Node<'a> {
+    pub fn scalar(&self) -> Option<&Scalar<'a>> {
+        match &self.value {
+            Value::Scalar(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    pub fn is_null(&self) -> bool {
+        self.scalar().is_some_and(|s| s.kind() == ScalarKind::Null)
+    }
+
+    /// The text of a scalar that is a string (quoted, or plain and not a number/bool/null).
+    pub fn as_str(&self) -> Option<&str> {
+        self.scalar()
+            .filter(|s| s.kind() == ScalarKind::Str)
+            .map(|s| s.text.as_ref())
+    }
+
+    pub fn as_bool(&self) -> Option<bool> {
+        match self.scalar()?.kind() {
+            ScalarKind::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    pub fn as_map(&self) -> Option<&[(Node<'a>, Node<'a>)]> {
+        match &self.value {
+            Value::Map(m) => Some(m),
+            _ => None,
+        }
+    }
+
+    pub fn as_seq(&self) -> Option<&[Node<'a>]> {
+        match &self.value {
+            Value::Seq(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value under a string key of a mapping (the first one, as the API server would keep).
+    pub fn get(&self, key: &str) -> Option<&Node<'a>> {
+        self.as_map()?
+            .iter()
+            .find(|(k, _)| k.scalar().is_some_and(|s| s.text == key))
+            .map(|(_, v)| v)
+    }
+
+    /// Follows a path of string keys through nested mappings.
+    pub fn path(&self, keys: &[&str]) -> Option<&Node<'a>> {
+        keys.iter().try_fold(self, |node, key| node.get(key))
+    }
+
+    /// A short name for the node's type, for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match &self.value {
+            Value::Map(_) => "a mapping",
+            Value::Seq(_) => "a list",
+            Value::Scalar(s) => match s.kind() {
+                ScalarKind::Null => "null",
+                ScalarKind::Bool(_) => "a boolean",
+                ScalarKind::Int | ScalarKind::Float => "a number",
+                ScalarKind::Str => "a string",
+            },
+        }
+    }
+
+    /// Converts to an owned tree, for values kept past the input's lifetime.
+    pub fn into_owned(self) -> Node<'static> {
+        let value = match self.value {
+            Value::Scalar(s) => Value::Scalar(Scalar {
+                text: Cow::Owned(s.text.into_owned()),
+                plain: s.plain,
+                tag: s.tag,
+            }),
+            Value::Seq(items) => Value::Seq(items.into_iter().map(Node::into_owned).collect()),
+            Value::Map(entries) => Value::Map(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                    .collect(),
+            ),
+        };
+        Node {
+            value,
+            start: self.start,
+            flow: self.flow,
+        }
+    }
+}
+
+/// Constructors for generated nodes.
+impl Node<'static> {
+    pub fn string(text: impl Into<String>) -> Self {
+        Self::from_value(Value::Scalar(Scalar {
+            text: Cow::Owned(text.into()),
+            plain: false,
+            tag: None,
+        }))
+    }
+
+    /// A plain scalar: a number, boolean or null, written without quotes.
+    pub fn plain(text: impl Into<String>) -> Self {
+        Self::from_value(Value::Scalar(Scalar {
+            text: Cow::Owned(text.into()),
+            plain: true,
+            tag: None,
+        }))
+    }
+
+    pub fn map(entries: Vec<(&str, Node<'static>)>) -> Self {
+        Self::from_value(Value::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| (Node::string(k), v))
+                .collect(),
+        ))
+    }
+
+    fn from_value(value: Value<'static>) -> Self {
+        Node {
+            value,
+            start: 0,
+            flow: false,
+        }
+    }
+}
+
+/// Compares meaning, not form: scalar styles and spans are ignored, `"3"` still differs from `3`.
+pub fn same_content(a: &Node, b: &Node) -> bool {
+    match (&a.value, &b.value) {
+        (Value::Scalar(x), Value::Scalar(y)) => {
+            x.kind() == y.kind() && x.text == y.text && x.tag == y.tag
+        }
+        (Value::Seq(x), Value::Seq(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_content(p, q))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| same_content(k1, k2) && same_content(v1, v2))
+        }
+        _ => false,
+    }
+}
+
+/// One document of a stream, with the byte range of its text (markers `---`/`...` excluded).
+#[derive(Debug)]
+pub struct Document<'a> {
+    pub root: Node<'a>,
+    pub text_start: usize,
+    pub text_end: usize,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum YamlError {
+    #[error("invalid YAML at line {line} column {col}: {message}")]
+    Syntax {
+        line: usize,
+        col: usize,
+        message: String,
+    },
+    #[error("YAML nesting deeper than {limit} levels at line {line}")]
+    TooDeep { limit: usize, line: usize },
+    #[error(
+        "YAML has more than {limit} nodes once aliases are expanded (a billion-laughs document?)"
+    )]
+    TooManyNodes { limit: usize },
+    #[error("YAML alias at line {line} refers to an unknown anchor")]
+    UnknownAnchor { line: usize },
+}
+
+/// Maps saphyr's character-based markers to byte offsets.
+struct Offsets<'a> {
+    input: &'a str,
+    ascii: bool,
+    line_starts: Vec<usize>,
+}
+
+impl<'a> Offsets<'a> {
+    fn new(input: &'a str) -> Self {
+        let ascii = input.is_ascii();
+        let line_starts = if ascii {
+            Vec::new()
+        } else {
+            std::iter::once(0)
+                .chain(input.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        };
+        Offsets {
+            input,
+            ascii,
+            line_starts,
+        }
+    }
+
+    fn byte(&self, m: &Marker) -> usize {
+        if self.ascii {
+            return m.index().min(self.input.len());
+        }
+        let line_start = self
+            .line_starts
+            .get(m.line().saturating_sub(1))
+            .copied()
+            .unwrap_or(self.input.len());
+        let rest = &self.input[line_start..];
+        line_start
+            + rest
+                .char_indices()
+                .nth(m.col())
+                .map_or(rest.len(), |(i, _)| i)
+    }
+}
+
+enum Frame<'a> {
+    Seq(Node<'a>, usize),
+    /// A mapping under construction, and a key waiting for its value.
+    Map(Node<'a>, usize, Option<Node<'a>>),
+}
+
+/// Parses every document of a YAML (or JSON) stream into trees.
+pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<'a>>, YamlError> {
+    let offsets = Offsets::new(input);
+    let mut parser = Parser::new_from_str(input);
+    let mut docs = Vec::new();
+    let mut stack: Vec<Frame<'a>> = Vec::new();
+    let mut anchors: HashMap<usize, (Node<'a>, usize)> = HashMap::new();
+    let mut nodes = 0usize;
+    // Where the current document's text begins, and whether it began with an explicit `---`.
+    let mut doc_start = 0usize;
+    let mut pending_root: Option<(Node<'a>, usize)> = None;
+
+    let syntax = |m: &Marker, message: String| YamlError::Syntax {
+        line: m.line(),
+        col: m.col() + 1,
+        message,
+    };
+
+    while let Some(event) = parser.next_event() {
+        let (event, span): (Event<'a>, Span) =
+            event.map_err(|e| syntax(e.marker(), e.info().to_string()))?;
+        let start = offsets.byte(&span.start);
+        let completed: Option<(Node<'a>, usize)> = match event {
+            Event::StreamStart | Event::Nothing => None,
+            Event::StreamEnd => break,
+            Event::DocumentStart(explicit) => {
+                doc_start = if explicit {
+                    let after = offsets.byte(&span.end);
+                    after_line_break(input, after)
+                } else {
+                    start
+                };
+                None
+            }
+            Event::DocumentEnd => {
+                if let Some((root, _)) = pending_root.take() {
+                    let text_end = document_text_end(input, doc_start, start);
+                    docs.push(Document {
+                        text_start: doc_start.min(root.start),
+                        root,
+                        text_end,
+                    });
+                }
+                anchors.clear();
+                None
+            }
+            Event::Alias(id) => {
+                let (node, count) = anchors.get(&id).cloned().ok_or(YamlError::UnknownAnchor {
+                    line: span.start.line(),
+                })?;
+                nodes += count;
+                Some((node, count))
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                nodes += 1;
+                let tag = tag.and_then(|t| {
+                    if t.is_yaml_core_schema() {
+                        None
+                    } else {
+                        Some(t.to_string())
+                    }
+                });
+                let node = Node {
+                    value: Value::Scalar(Scalar {
+                        text,
+                        plain: style == ScalarStyle::Plain,
+                        tag,
+                    }),
+                    start,
+                    flow: false,
+                };
+                if anchor > 0 {
+                    anchors.insert(anchor, (node.clone(), 1));
+                }
+                Some((node, 1))
+            }
+            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
+                nodes += 1;
+                if stack.len() >= limits.max_depth {
+                    return Err(YamlError::TooDeep {
+                        limit: limits.max_depth,
+                        line: span.start.line(),
+                    });
+                }
+                let flow = input[start..].starts_with(['[', '{']);
+                let is_seq = matches!(event, Event::SequenceStart(..));
+                let node = Node {
+                    value: if is_seq {
+                        Value::Seq(Vec::new())
+                    } else {
+                        Value::Map(Vec::new())
+                    },
+                    start,
+                    flow,
+                };
+                stack.push(if is_seq {
+                    Frame::Seq(node, anchor)
+                } else {
+                    Frame::Map(node, anchor, None)
+                });
+                None
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let (node, anchor) = match stack.pop() {
+                    Some(Frame::Seq(n, a)) | Some(Frame::Map(n, a, _)) => (n, a),
+                    None => return Err(syntax(&span.start, "unbalanced collection end".into())),
+                };
+                let count = count_nodes(&node);
+                if anchor > 0 {
+                    anchors.insert(anchor, (node.clone(), count));
+                }
+                Some((node, count))
+            }
+        };
+        if nodes > limits.max_nodes {
+            return Err(YamlError::TooManyNodes {
+                limit: limits.max_nodes,
+            });
+        }
+        if let Some((node, count)) = completed {
+            match stack.last_mut() {
+                None => pending_root = Some((node, count)),
+                Some(Frame::Seq(seq, _)) => {
+                    if let Value::Seq(items) = &mut seq.value {
+                        items.push(node);
+                    }
+                }
+                Some(Frame::Map(map, _, key)) => match key.take() {
+                    None => *key = Some(node),
+                    Some(k) => {
+                        if let Value::Map(entries) = &mut map.value {
+                            entries.push((k, node));
+                        }
+                    }
+                },
+            }
+        }
+    }
+    Ok(docs)
+}
+
+fn count_nodes(node: &Node) -> usize {
+    1 + match &node.value {
+        Value::Scalar(_) => 0,
+        Value::Seq(items) => items.iter().map(count_nodes).sum(),
+        Value::Map(entries) => entries
+            .iter()
+            .map(|(k, v)| count_nodes(k) + count_nodes(v))
+            .sum(),
+    }
+}
+
+/// The offset just past the line break that follows `at`, unless text follows on the same line.
+fn after_line_break(input: &str, at: usize) -> usize {
+    let rest = &input[at..];
+    let blank = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    match rest[blank..].chars().next() {
+        Some('\n') => at + blank + 1,
+        Some('\r') if rest[blank..].starts_with("\r\n") => at + blank + 2,
+        None => input.len(),
+        _ => at + blank,
+    }
+}
+
+/// A document's text runs until the line where the next marker (`---` or `...`) stands.
+fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize {
+    let mut end = line_start(input, end_marker.max(doc_start));
+    if end_marker >= input.len() {
+        end = input.len();
+    }
+    let text = &input[doc_start.min(end)..end];
+    // An explicit `...` line ends the document: it is not part of its text.
+    if let Some(pos) = text.rfind("\n...") {
+        let tail = text[pos + 4..].trim();
+        if tail.is_empty() || tail.starts_with('#') {
+            return doc_start + pos + 1;
+        }
+    }
+    if text.starts_with("...") {
+        return doc_start;
+    }
+    end
+}
+
+/// The offset of the start of the line holding `at`.
+pub fn line_start(input: &str, at: usize) -> usize {
+    input[..at].rfind('\n').map_or(0, |i| i + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(input: &str) -> Vec<Document<'_>> {
+        parse_stream(input, &Limits::default()).expect("parses")
+    }
+
+    #[test]
+    fn resolves_plain_scalars_by_core_schema() {
+        assert_eq!(resolve_plain("true"), ScalarKind::Bool(true));
+        assert_eq!(resolve_plain("~"), ScalarKind::Null);
+        assert_eq!(resolve_plain("-12"), ScalarKind::Int);
+        assert_eq!(resolve_plain("1.5e3"), ScalarKind::Float);
+        assert_eq!(resolve_plain("1e3"), ScalarKind::Float);
+        assert_eq!(resolve_plain("."), ScalarKind::Str);
+        assert_eq!(resolve_plain("1.2.3"), ScalarKind::Str);
+        assert_eq!(resolve_plain("yes"), ScalarKind::Str);
+        assert_eq!(resolve_plain("0x1F"), ScalarKind::Int);
+    }
+
+    #[test]
+    fn byte_offsets_survive_multibyte_text() {
+        let input = "a: é\nb: [x]\n";
+        let docs = parse(input);
+        let b = docs[0].root.get("b").expect("b");
+        assert_eq!(&input[b.start..b.start + 3], "[x]");
+        assert!(b.flow);
+    }
+
+    #[test]
+    fn document_text_excludes_markers() {
+        let input = "# head\n---\n# c1\na: 1\n---\nb: 2\n...\n";
+        let docs = parse(input);
+        assert_eq!(docs.len(), 2);
+        assert_eq!(&input[docs[0].text_start..docs[0].text_end], "# c1\na: 1\n");
+        assert_eq!(&input[docs[1].text_start..docs[1].text_end], "b: 2\n");
+    }
+
+    #[test]
+    fn aliases_are_expanded_and_counted() {
+        let docs = parse("a: &x {k: v}\nb: *x\n");
+        assert_eq!(
+            docs[0].root.path(&["b", "k"]).and_then(Node::as_str),
+            Some("v")
+        );
+        let laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n";
+        let limits = Limits {
+            max_nodes: 10_000,
+            ..Limits::default()
+        };
+        assert_eq!(
+            parse_stream(laughs, &limits).unwrap_err(),
+            YamlError::TooManyNodes { limit: 10_000 }
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_stack_overflow() {
+        // The scanner itself stops flow nesting at 255 levels.
+        let input = "[".repeat(100_000);
+        let err = parse_stream(&input, &Limits::default()).unwrap_err();
+        assert!(err.to_string().contains("recursion limit"), "{err}");
+        let block: String = (0..1_000)
+            .map(|i| format!("{}k:\n", " ".repeat(i)))
+            .collect();
+        let err = parse_stream(&block, &Limits::default()).unwrap_err();
+        assert!(matches!(err, YamlError::TooDeep { .. }), "{err}");
+    }
+
+    #[test]
+    fn same_content_ignores_style_but_not_type() {
+        let a = parse("k: \"v\"\nn: '3'\n");
+        let b = parse("k: v\nn: '3'\n");
+        let c = parse("k: v\nn: 3\n");
+        assert!(same_content(&a[0].root, &b[0].root));
+        assert!(!same_content(&b[0].root, &c[0].root));
+    }
+}
