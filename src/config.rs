@@ -76,6 +76,17 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
+    /// The message without the field, for a result that names the field separately.
+    pub fn detail(&self) -> String {
+        match self {
+            ConfigError::UnknownKey { .. } => {
+                format!("unknown key; known keys: {}", KEYS.join(", "))
+            }
+            ConfigError::BadValue { message, .. } => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
     /// The field the error is about, for a result's `field.path`.
     pub fn field(&self) -> Option<&str> {
         match self {

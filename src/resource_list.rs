@@ -143,13 +143,32 @@ fn resource_list<'a>(text: &'a str, root: Node<'a>) -> Result<Input<'a>, InputEr
 }
 
 /// The offset of the `-` that opens a block sequence entry whose node starts at `node_start`.
+///
+/// The dash may stand on an earlier line, followed by nothing or by a comment (`- # note`).
 fn entry_start(text: &str, node_start: usize) -> usize {
-    let before = text[..node_start].trim_end_matches([' ', '\t', '\r', '\n']);
-    if before.ends_with('-') {
-        before.len() - 1
-    } else {
-        node_start
+    let line = line_start(text, node_start);
+    let before = text[line..node_start].trim_end();
+    if before.trim_start() == "-" {
+        return line + before.len() - 1;
     }
+    let mut end = line;
+    while end > 0 {
+        let start = line_start(text, end - 1);
+        let content = text[start..end].trim();
+        let indent = text[start..end].len() - text[start..end].trim_start().len();
+        if let Some(rest) = content.strip_prefix('-') {
+            let rest = rest.trim_start();
+            if rest.is_empty() || rest.starts_with('#') {
+                return start + indent;
+            }
+            break;
+        }
+        if !(content.is_empty() || content.starts_with('#')) {
+            break;
+        }
+        end = start;
+    }
+    node_start
 }
 
 fn with_newline(chunk: &str) -> Cow<'_, str> {
@@ -356,7 +375,7 @@ mod tests {
 
     #[test]
     fn resource_list_items_are_copied_byte_for_byte() {
-        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap # why\n  data:\n    script: |\n      echo \"hi\"\n    list: [a, b]\n    q: 'x'\n-\n  kind: B\n# trailing\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n";
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # a note\n  # more\n\n  kind: Z\n- apiVersion: v1\n  kind: ConfigMap # why\n  data:\n    script: |\n      echo \"hi\"\n    list: [a, b]\n    q: 'x'\n-\n  kind: B\n# trailing\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n";
         assert_eq!(keep_all(input), input);
     }
 

@@ -75,7 +75,7 @@ pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
 
 /// A bad configuration converts nothing and loses nothing: every item goes out as it came.
 fn config_failure(input: &Input, fc: Option<&Node>, error: &ConfigError) -> Outcome {
-    let mut diagnostic = Diagnostic::error(error.to_string());
+    let mut diagnostic = Diagnostic::error(format!("functionConfig: {}", error.detail()));
     if let Some(fc) = fc {
         diagnostic = diagnostic.on(Some(resource_ref(fc)), None);
     }

@@ -1,0 +1,203 @@
+//! Golden tests: each directory under tests/golden is one case, run through the library and the binary, twice.
+//!
+//! A case holds `input.yaml` (standard input), optionally `args` (one argument per line), and
+//! `expected/{output.yaml, stderr.txt, exit-code}`. `UPDATE_GOLDEN=1 cargo test --test golden`
+//! rewrites the expectations from the current behaviour; review the diff before committing.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use capi2argo::{Options, Severity};
+
+/// What a run printed and how it exited.
+#[derive(Debug, PartialEq, Eq)]
+struct Run {
+    stdout: String,
+    stderr: String,
+    code: i32,
+}
+
+fn cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut cases: Vec<PathBuf> = fs::read_dir(&root)
+        .expect("tests/golden exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.join("input.yaml").is_file())
+        .collect();
+    cases.sort();
+    assert!(
+        cases.len() >= 30,
+        "expected the golden cases, found {}",
+        cases.len()
+    );
+    cases
+}
+
+fn args_of(case: &Path) -> Vec<String> {
+    fs::read_to_string(case.join("args"))
+        .map(|t| t.lines().map(String::from).collect())
+        .unwrap_or_default()
+}
+
+/// The library, with the binary's stderr and exit-code conventions applied.
+fn run_library(input: &[u8], args: &[String]) -> Run {
+    let mut options = Options::default();
+    let mut it = args.iter();
+    while let Some(arg) = it.next() {
+        match arg.as_str() {
+            "--set" => options
+                .overrides
+                .push(it.next().expect("--set value").clone()),
+            other => panic!("golden args support --set only, got {other}"),
+        }
+    }
+    match capi2argo::run(input, &options) {
+        Ok(outcome) => Run {
+            stderr: outcome
+                .results
+                .iter()
+                .filter(|r| r.severity != Severity::Info)
+                .map(|r| format!("{r}\n"))
+                .collect(),
+            code: i32::from(outcome.failed()),
+            stdout: outcome.output,
+        },
+        Err(e) => Run {
+            stdout: String::new(),
+            stderr: format!("capi2argo: {e}\n"),
+            code: 2,
+        },
+    }
+}
+
+fn run_binary(input: &[u8], args: &[String]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_capi2argo"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("input written");
+    let out = child.wait_with_output().expect("binary finishes");
+    Run {
+        stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
+        code: out.status.code().expect("exit code, not a signal"),
+    }
+}
+
+fn expected(case: &Path) -> Run {
+    let read =
+        |name: &str| fs::read_to_string(case.join("expected").join(name)).unwrap_or_default();
+    Run {
+        stdout: read("output.yaml"),
+        stderr: read("stderr.txt"),
+        code: read("exit-code").trim().parse().unwrap_or(0),
+    }
+}
+
+fn write_expected(case: &Path, run: &Run) {
+    let dir = case.join("expected");
+    fs::create_dir_all(&dir).expect("expected/ created");
+    fs::write(dir.join("output.yaml"), &run.stdout).expect("written");
+    fs::write(dir.join("stderr.txt"), &run.stderr).expect("written");
+    fs::write(dir.join("exit-code"), format!("{}\n", run.code)).expect("written");
+}
+
+/// The first differing line with some context: enough to see what changed.
+fn difference(what: &str, want: &str, got: &str) -> Option<String> {
+    if want == got {
+        return None;
+    }
+    let (w, g): (Vec<&str>, Vec<&str>) = (want.lines().collect(), got.lines().collect());
+    let at = w
+        .iter()
+        .zip(&g)
+        .position(|(a, b)| a != b)
+        .unwrap_or(w.len().min(g.len()));
+    let show = |lines: &[&str]| {
+        let mut shown: String = lines
+            [at.saturating_sub(3).min(lines.len())..(at + 4).min(lines.len())]
+            .iter()
+            .map(|l| format!("    |{l}\n"))
+            .collect();
+        if at + 4 > lines.len() {
+            shown.push_str("    <end>\n");
+        }
+        shown
+    };
+    Some(format!(
+        "{what} differs at line {}:\n  expected:\n{}  got:\n{}",
+        at + 1,
+        show(&w),
+        show(&g)
+    ))
+}
+
+/// A ResourceList's text without its trailing `results:` section.
+fn without_results(output: &str) -> &str {
+    output
+        .find("\nresults:\n")
+        .map_or(output, |i| &output[..=i])
+}
+
+fn compare(label: &str, want: &Run, got: &Run) -> Vec<String> {
+    let mut problems: Vec<String> = [
+        difference(&format!("{label} stdout"), &want.stdout, &got.stdout),
+        difference(&format!("{label} stderr"), &want.stderr, &got.stderr),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if want.code != got.code {
+        problems.push(format!(
+            "{label} exit code: expected {}, got {}",
+            want.code, got.code
+        ));
+    }
+    problems
+}
+
+#[test]
+fn golden_cases() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let mut failures = Vec::new();
+    for case in cases() {
+        let name = case
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .into_owned();
+        let input = fs::read(case.join("input.yaml")).expect("input readable");
+        let args = args_of(&case);
+        let library = run_library(&input, &args);
+        if update {
+            write_expected(&case, &library);
+        }
+        let want = expected(&case);
+        let mut problems = compare("library", &want, &library);
+        problems.extend(compare("binary", &want, &run_binary(&input, &args)));
+        // Idempotence: the function's own output goes through unchanged (results may differ:
+        // a second run has nothing left to prune, for one).
+        if library.code != 2 {
+            let again = run_library(library.stdout.as_bytes(), &args);
+            problems.extend(difference(
+                "second run output (results aside)",
+                without_results(&library.stdout),
+                without_results(&again.stdout),
+            ));
+        }
+        if !problems.is_empty() {
+            failures.push(format!("case {name}:\n{}", problems.join("\n")));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

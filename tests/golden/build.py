@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Write the input side of every golden case under tests/golden/<case>/.
+
+Each case directory holds what goes in (`input.yaml`, and `args` with one
+command-line argument per line when the case needs any) and what must come out
+(`expected/output.yaml`, `expected/stderr.txt`, `expected/exit-code`). This
+script writes only the inputs; the expectations are the function's own output,
+written with `UPDATE_GOLDEN=1 cargo test --test golden` and then read and
+checked by a person before they are committed.
+
+Provider cases wrap tests/fixtures/providers/*.yaml into a ResourceList shaped
+exactly as `kpt fn eval` sends it (path/index/id annotations on every item).
+The other cases are small hand-written inputs, each about one rule.
+
+Usage: python3 tests/golden/build.py
+"""
+
+import base64
+import json
+import re
+import textwrap
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+PROVIDERS = HERE.parent / "fixtures" / "providers"
+
+
+def split_docs(text):
+    docs = re.split(r"^---\n", text, flags=re.M)
+    return [d for d in docs if d.strip() and not all(l.startswith("#") for l in d.strip().splitlines())]
+
+
+def kpt_item(doc, path, index, ident):
+    """Indent one resource as a ResourceList item with the annotations kpt adds."""
+    lines = [l for l in doc.rstrip("\n").split("\n") if not l.startswith("#")]
+    out = []
+    annotations = [
+        f"config.kubernetes.io/index: '{index}'",
+        f"config.kubernetes.io/path: '{path}'",
+        f"internal.config.kubernetes.io/index: '{index}'",
+        f"internal.config.kubernetes.io/path: '{path}'",
+        "internal.config.kubernetes.io/seqindent: 'compact'",
+        f"internal.config.kubernetes.io/id: '{ident}'",
+        f"config.k8s.io/id: '{ident}'",
+    ]
+    has_annotations = "  annotations:" in lines
+    for line in lines:
+        out.append(line)
+        if line == ("  annotations:" if has_annotations else "metadata:"):
+            if not has_annotations:
+                out.append("  annotations:")
+            out.extend("    " + a for a in annotations)
+    body = "\n".join(("  " + l) if l else l for l in out)
+    return "- " + body[2:] + "\n"
+
+
+def resource_list(items, function_config=None):
+    text = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n" + "".join(items)
+    if function_config:
+        text += "functionConfig:\n" + textwrap.indent(function_config, "  ")
+    return text
+
+
+def kpt_package(files, function_config=None):
+    """Items for a package: {path: multi-doc text}; each document gets kpt's annotations."""
+    items, ident = [], 0
+    for path, text in files.items():
+        for index, doc in enumerate(split_docs(text)):
+            ident += 1
+            items.append(kpt_item(doc, path, index, ident))
+    return resource_list(items, function_config)
+
+
+def config_map(**data):
+    lines = "".join(f"  {k}: {json.dumps(v)}\n" for k, v in data.items())
+    return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n{lines}"
+
+
+def kubeconfig(server="https://10.0.0.1:6443", user="token: fake-token-value", cluster_extra="", name="c", more=""):
+    """A small kubeconfig; token auth keeps hand-written cases readable."""
+    cluster = f"server: {server}\n" + cluster_extra
+    return (
+        "apiVersion: v1\nkind: Config\nclusters:\n"
+        f"- name: {name}\n  cluster:\n{textwrap.indent(cluster, '    ')}"
+        f"users:\n- name: {name}-admin\n  user:\n{textwrap.indent(user.rstrip() + chr(10), '    ')}"
+        f"contexts:\n- name: {name}-admin@{name}\n  context:\n    cluster: {name}\n    user: {name}-admin\n"
+        f"current-context: {name}-admin@{name}\n" + more
+    )
+
+
+def secret(name, namespace, cluster_label, value=None, string_value=None, extra_labels="", type_line="type: cluster.x-k8s.io/secret\n", extra=""):
+    doc = f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: {namespace}\n  labels:\n    cluster.x-k8s.io/cluster-name: {cluster_label}\n{extra_labels}"
+    doc += type_line
+    if value is not None:
+        doc += f"data:\n  value: {value}\n"
+    if string_value is not None:
+        doc += "stringData:\n  value: |\n" + textwrap.indent(string_value, "    ")
+    return doc + extra
+
+
+def b64(text):
+    return base64.b64encode(text.encode()).decode()
+
+
+def argo_secret(name, source, source_ns, owned=True, annotations="", server="https://old.example:6443", cluster="old"):
+    labels = "    argocd.argoproj.io/secret-type: cluster\n"
+    if owned:
+        labels += f'    capi-to-argocd/owned: "true"\n    capi-to-argocd/cluster-secret-name: {source}\n    capi-to-argocd/cluster-namespace: {source_ns}\n'
+    return (
+        f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: argocd\n{annotations}  labels:\n{labels}"
+        f"type: Opaque\nstringData:\n  name: {cluster}\n  server: {server}\n"
+    )
+
+
+def write(case, input_text, args=()):
+    d = HERE / case
+    d.mkdir(exist_ok=True)
+    (d / "input.yaml").write_text(input_text)
+    args_file = d / "args"
+    if args:
+        args_file.write_text("".join(a + "\n" for a in args))
+    elif args_file.exists():
+        args_file.unlink()
+
+
+def provider_cases():
+    for f in sorted(PROVIDERS.glob("*.yaml")):
+        write(f"provider-{f.stem}", kpt_package({f"capi/{f.name}": f.read_text()}))
+
+
+def rule_cases():
+    ok = lambda ns, c, **kw: secret(f"{c}-kubeconfig", ns, c, string_value=kubeconfig(name=c, server=f"https://{c}.{ns}.example:6443"), **kw)
+
+    write("namespaced-names", kpt_package(
+        {"a.yaml": ok("team-a", "prod"), "b.yaml": ok("team-b", "prod")},
+        config_map(namespacedNames="true"),
+    ))
+    write("name-collision", kpt_package(
+        {"a.yaml": ok("team-a", "prod"), "b.yaml": ok("team-b", "prod"), "c.yaml": ok("team-c", "other")},
+    ))
+    write("allowed-namespaces", kpt_package(
+        {"a.yaml": ok("team-a", "a1"), "b.yaml": ok("team-b", "b1"), "c.yaml": ok("team-c", "c1")},
+        config_map(allowedNamespaces="team-a, team-c"),
+    ))
+    write("typed-config", kpt_package(
+        {"a.yaml": ok("team-a", "a1")},
+        "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nmetadata:\n  name: fleet\nspec:\n  argoNamespace: gitops\n  dataField: data\n  namespacedNames: true\n",
+    ))
+    write("pull-mode", kpt_package(
+        {"eks.yaml": (PROVIDERS / "eks.yaml").read_text(), "insecure.yaml": (PROVIDERS / "insecure.yaml").read_text()},
+        config_map(mode="pull"),
+    ))
+    write("prune-owned", kpt_package({
+        "capi.yaml": ok("team-a", "live") + "---\n" + secret("broken-kubeconfig", "team-a", "broken", value="'%%%'"),
+        "argocd.yaml": "---\n".join([
+            argo_secret("cluster-live", "live-kubeconfig", "team-a"),
+            argo_secret("cluster-gone", "gone-kubeconfig", "team-a"),
+            argo_secret("cluster-broken", "broken-kubeconfig", "team-a"),
+            argo_secret("hand-made", "", "", owned=False),
+        ]),
+    }))
+    write("prune-disabled", kpt_package(
+        {"argocd.yaml": argo_secret("cluster-gone", "gone-kubeconfig", "team-a")},
+        config_map(prune="false"),
+    ))
+    write("unowned-conflict", kpt_package({
+        "capi.yaml": ok("team-a", "prod"),
+        "argocd.yaml": argo_secret("cluster-prod", "", "", owned=False),
+    }))
+    write("strict-false", kpt_package(
+        {"capi.yaml": ok("team-a", "good") + "---\n" + secret("bad-kubeconfig", "team-a", "bad", string_value=kubeconfig(name="bad", user="client-key: /home/me/.kube/key.pem\nclient-certificate: /home/me/.kube/cert.pem"))},
+        config_map(strict="false"),
+    ))
+    write("config-unknown-key", kpt_package({"capi.yaml": ok("team-a", "prod")}, config_map(namespaceNames="true")))
+    write("config-bad-value", kpt_package({"capi.yaml": ok("team-a", "prod")}, config_map(mode="fetch")))
+
+    two_contexts = (
+        "apiVersion: v1\nkind: Config\nclusters:\n- {name: blue, cluster: {server: 'https://blue:6443'}}\n- {name: green, cluster: {server: 'https://green:6443'}}\n"
+        "users:\n- {name: admin, user: {token: t0k3n}}\n"
+        "contexts:\n- {name: blue, context: {cluster: blue, user: admin}}\n- {name: green, context: {cluster: green, user: admin}}\n"
+    )
+    broken = [
+        secret("file-refs-kubeconfig", "team-x", "file-refs", string_value=kubeconfig(name="file-refs", cluster_extra="certificate-authority: /etc/kubernetes/pki/ca.crt\n", user="client-certificate: /home/me/cert.pem\nclient-key: /home/me/key.pem")),
+        secret("auth-provider-kubeconfig", "team-x", "auth-provider", string_value=kubeconfig(name="auth-provider", user="auth-provider:\n  name: oidc\n  config:\n    id-token: do-not-print-me")),
+        secret("impersonate-kubeconfig", "team-x", "impersonate", string_value=kubeconfig(name="impersonate", user="token: abc\nas: system:serviceaccount:x:y")),
+        secret("bad-base64-kubeconfig", "team-x", "bad-base64", value="not*base64"),
+        secret("no-value-kubeconfig", "team-x", "no-value"),
+        secret("not-yaml-kubeconfig", "team-x", "not-yaml", value=b64("clusters: [unclosed\n")),
+        secret("not-config-kubeconfig", "team-x", "not-config", string_value="apiVersion: v1\nkind: Pod\n"),
+        secret("two-contexts-kubeconfig", "team-x", "two-contexts", string_value=two_contexts),
+        secret("data-not-map-kubeconfig", "team-x", "data-not-map", extra="data: [value]\n"),
+        secret("wrong-types-kubeconfig", "team-x", "wrong-types", string_value=kubeconfig(name="wrong-types", cluster_extra="insecure-skip-tls-verify: \"yes\"\n", user="token: [a, b]")),
+        ok("team-x", "still-works"),
+    ]
+    write("kubeconfig-errors", kpt_package({"capi.yaml": "---\n".join(broken)}))
+    write("context-option", kpt_package(
+        {"capi.yaml": secret("multi-kubeconfig", "team-a", "multi", string_value=two_contexts)},
+        config_map(context="green"),
+    ))
+    execs = [
+        secret("devicecode-kubeconfig-user", "azure", "devicecode", type_line="", string_value=kubeconfig(name="devicecode", user="exec:\n  apiVersion: client.authentication.k8s.io/v1beta1\n  command: kubelogin\n  args: [get-token, --server-id, 6dae42f8-4368-4678-94ff-3960e28e3630, --tenant-id, 72f988bf-0000-0000-0000-2d7cd011db47]")),
+        secret("vault-kubeconfig", "onprem", "vault", string_value=kubeconfig(name="vault", user="exec:\n  apiVersion: client.authentication.k8s.io/v1\n  command: /usr/local/bin/vault-k8s-login\n  args: [--role, capi-admin]\n  env:\n  - name: VAULT_ADDR\n    value: https://vault.example:8200\n  installHint: install vault-k8s-login\n  provideClusterInfo: true")),
+        secret("outposts-user-kubeconfig", "aws", "outposts-user", string_value=kubeconfig(name="outposts", user="exec:\n  apiVersion: client.authentication.k8s.io/v1beta1\n  command: aws\n  args: [eks, get-token, --cluster-id, 0123abcd]")),
+        secret("outposts-kubeconfig", "aws", "outposts", string_value=kubeconfig(name="outposts", user="token: k8s-aws-v1.short-lived")),
+    ]
+    write("exec-plugins", kpt_package({"capi.yaml": "---\n".join(execs)}))
+
+    untouched = textwrap.dedent("""\
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: scripts # keep this comment
+          annotations:
+            note: "double \\"quoted\\""
+        data:
+          run.sh: |
+            #!/bin/sh
+            echo "hello"   # trailing comment inside a block scalar
+
+          folded: >
+            folded text
+            over lines
+          flow: [a, b, {c: d}]
+          single: 'it''s'
+          empty: ""
+          number: "0755"
+        ---
+        # a comment before a document
+        apiVersion: apps/v1
+        kind: Deployment
+        metadata: {name: web, labels: {app: web}}
+        spec:
+          replicas: 2
+          template:
+            spec:
+              containers:
+                - name: web
+                  image: "nginx:1.27"
+                  args: ["--port", "8080"]
+        """)
+    write("untouched-items", kpt_package({"app.yaml": untouched, "capi.yaml": ok("team-a", "prod")}))
+
+    long_cluster = "c" * 63
+    write("long-names", kpt_package(
+        {"capi.yaml": ok("a-very-long-namespace-name-for-a-platform-team-with-many-clusters", long_cluster) + "---\n" + ok("team-a", "Prod_EU")},
+        config_map(namespacedNames="true"),
+    ))
+
+    existing_annotations = (
+        "  annotations:\n"
+        "    config.kubernetes.io/index: '0'\n"
+        "    config.kubernetes.io/path: 'argocd/cluster-prod.yaml'\n"
+        "    internal.config.kubernetes.io/path: 'argocd/cluster-prod.yaml'\n"
+        "    internal.config.kubernetes.io/id: '9'\n"
+        "    config.k8s.io/id: '9'\n"
+        "    stale-note: dropped-on-regeneration\n"
+    )
+    write("replace-owned", resource_list([
+        kpt_item(ok("team-a", "prod"), "capi.yaml", 0, 1),
+        "- " + textwrap.indent(argo_secret("cluster-prod", "prod-kubeconfig", "team-a", annotations=existing_annotations), "  ")[2:],
+    ]))
+
+    kubectl_list = {
+        "apiVersion": "v1",
+        "kind": "List",
+        "metadata": {"resourceVersion": ""},
+        "items": [],
+    }
+    for doc in split_docs((PROVIDERS / "k3s.yaml").read_text())[:2]:
+        kubectl_list["items"].append(doc)
+    list_yaml = "apiVersion: v1\nitems:\n" + "".join(
+        "- " + textwrap.indent("\n".join(l for l in d.strip().split("\n") if not l.startswith("#")), "  ")[2:]
+        .replace("  metadata:\n", "  metadata:\n    managedFields:\n    - apiVersion: v1\n      fieldsType: FieldsV1\n      manager: manager\n      operation: Update\n", 1) + "\n"
+        for d in kubectl_list["items"]
+    ) + "kind: List\nmetadata:\n  resourceVersion: \"\"\n"
+    write("kubectl-list", list_yaml)
+    write("yaml-stream", ok("team-a", "one") + "---\n" + ok("team-b", "one") + "---\n" + argo_secret("cluster-team-a-stale", "stale-kubeconfig", "team-a"), args=["--set", "namespacedNames=true"])
+
+    json_rl = {
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": [{
+            "apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "j-kubeconfig", "namespace": "json", "labels": {"cluster.x-k8s.io/cluster-name": "j"}},
+            "type": "cluster.x-k8s.io/secret",
+            "data": {"value": b64(kubeconfig(name="j", server="https://j.example:6443/"))},
+        }, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"}, "data": {"n": "1"}}],
+    }
+    write("json-resource-list", json.dumps(json_rl, indent=2) + "\n")
+    write("invalid-yaml", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {unclosed: [\n")
+    write("non-object-items", resource_list(["- 42\n", "- [a, b]\n", "- " + textwrap.indent(ok("team-a", "prod"), "  ")[2:]]))
+    write("empty-resource-list", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n")
+    write("empty-input", "")
+
+
+def main():
+    provider_cases()
+    rule_cases()
+
+
+if __name__ == "__main__":
+    main()
