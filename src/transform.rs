@@ -47,7 +47,8 @@ impl Outcome {
 pub enum RunError {
     #[error("{0}")]
     Input(#[from] InputError),
-    #[error("function config: {0}")]
+    /// The `--fn-config` file or a `--set` setting is unusable.
+    #[error("{0}")]
     FunctionConfig(String),
 }
 
@@ -57,14 +58,17 @@ pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
     let override_doc = match &options.function_config {
         Some(text) => Some(
             parse_stream(text, &options.limits)
-                .map_err(|e| RunError::FunctionConfig(e.to_string()))?
+                .map_err(|e| RunError::FunctionConfig(format!("function config: {e}")))?
                 .into_iter()
                 .next()
                 .map(|d| d.root)
-                .ok_or_else(|| RunError::FunctionConfig("is empty".into()))?,
+                .ok_or_else(|| RunError::FunctionConfig("function config is empty".into()))?,
         ),
         None => None,
     };
+    // Settings given on the command line are checked on their own: a mistake there is a usage error.
+    Config::from_parts(override_doc.as_ref(), &options.overrides)
+        .map_err(|e| RunError::FunctionConfig(e.to_string()))?;
     let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
     let config = match Config::from_parts(fc, &options.overrides) {
         Ok(config) => config,

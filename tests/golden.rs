@@ -201,3 +201,18 @@ fn golden_cases() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
+
+/// kpt rewrites files whose scalars change style; untouched items must come out exactly as they came in.
+#[test]
+fn untouched_items_are_copied_byte_for_byte() {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/untouched-items");
+    let input = fs::read_to_string(case.join("input.yaml")).expect("input readable");
+    let outcome = capi2argo::run(input.as_bytes(), &Options::default()).expect("runs");
+    // Generated Secrets are appended: everything before them is the input, to the byte.
+    assert!(
+        outcome.output.starts_with(&input),
+        "{}",
+        difference("items", &input, &outcome.output[..input.len().min(outcome.output.len())]).unwrap_or_default()
+    );
+    assert!(outcome.output.len() > input.len(), "a cluster Secret was generated");
+}
