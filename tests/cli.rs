@@ -13,7 +13,12 @@ fn capi2argo(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("binary starts");
-    child.stdin.take().expect("stdin").write_all(stdin).expect("input written");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("input written");
     child.wait_with_output().expect("binary finishes")
 }
 
@@ -27,7 +32,10 @@ const SECRET: &str = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c1-kubeco
 fn version_and_help() {
     let out = capi2argo(&["--version"], b"");
     assert!(out.status.success());
-    assert_eq!(text(&out.stdout), format!("capi2argo {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        text(&out.stdout),
+        format!("capi2argo {}\n", env!("CARGO_PKG_VERSION"))
+    );
     let help = text(&capi2argo(&["--help"], b"").stdout);
     for needle in ["ResourceList", "Exit codes", "--fn-config", "--set"] {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
@@ -48,7 +56,11 @@ fn reads_a_file_argument_and_reports_unreadable_ones() {
     let out = capi2argo(&[missing.to_str().unwrap()], b"");
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
-    assert!(text(&out.stderr).starts_with("capi2argo: cannot read "), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with("capi2argo: cannot read "),
+        "{}",
+        text(&out.stderr)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -57,21 +69,44 @@ fn fn_config_file_and_set_override_the_resource_lists_config() {
     let dir = std::env::temp_dir().join(format!("capi2argo-fncfg-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("fn.yaml");
-    std::fs::write(&cfg, "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nspec:\n  argoNamespace: gitops\n").unwrap();
+    std::fs::write(
+        &cfg,
+        "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nspec:\n  argoNamespace: gitops\n",
+    )
+    .unwrap();
     let input = format!(
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data:\n    argoNamespace: ignored\n",
-        SECRET.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "- " } else { "  " })).collect::<String>()
+        SECRET
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("{}{l}\n", if i == 0 { "- " } else { "  " }))
+            .collect::<String>()
     );
-    let out = capi2argo(&["--fn-config", cfg.to_str().unwrap(), "--set", "namespacedNames=true"], input.as_bytes());
+    let out = capi2argo(
+        &[
+            "--fn-config",
+            cfg.to_str().unwrap(),
+            "--set",
+            "namespacedNames=true",
+        ],
+        input.as_bytes(),
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
-    assert!(stdout.contains("  name: cluster-ns-c1\n    namespace: gitops\n"), "{stdout}");
+    assert!(
+        stdout.contains("  name: cluster-ns-c1\n    namespace: gitops\n"),
+        "{stdout}"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
 fn unusable_input_is_one_line_on_stderr_and_exit_2() {
-    for input in [&b"\xff\xfe not utf-8"[..], b"items: [", b"kind: ResourceList\nitems: {a: b}\n"] {
+    for input in [
+        &b"\xff\xfe not utf-8"[..],
+        b"items: [",
+        b"kind: ResourceList\nitems: {a: b}\n",
+    ] {
         let out = capi2argo(&[], input);
         assert_eq!(out.status.code(), Some(2));
         assert!(out.stdout.is_empty());
@@ -87,21 +122,46 @@ fn unusable_input_is_one_line_on_stderr_and_exit_2() {
 /// Distinctive credentials pushed through every error and warning path must never be printed.
 #[test]
 fn credentials_never_reach_stderr_or_results() {
-    let secrets = ["TOKEN-d1st1nct", "PASSWORD-d1st1nct", "ENV-SECRET-d1st1nct", "IDTOKEN-d1st1nct", "KEY-d1st1nct"];
-    let key_b64 = base64::engine::general_purpose::STANDARD.encode("-----BEGIN PRIVATE KEY-----\nKEY-d1st1nct\n-----END PRIVATE KEY-----\n");
+    let secrets = [
+        "TOKEN-d1st1nct",
+        "PASSWORD-d1st1nct",
+        "ENV-SECRET-d1st1nct",
+        "IDTOKEN-d1st1nct",
+        "KEY-d1st1nct",
+    ];
+    let key_b64 = base64::engine::general_purpose::STANDARD
+        .encode("-----BEGIN PRIVATE KEY-----\nKEY-d1st1nct\n-----END PRIVATE KEY-----\n");
     let kubeconfigs = [
         // A file reference next to a token: error path.
-        format!("clusters:\n- {{name: c, cluster: {{server: 'https://a', certificate-authority: /ca.crt}}}}\nusers:\n- {{name: u, user: {{token: {}}}}}\n", secrets[0]),
+        format!(
+            "clusters:\n- {{name: c, cluster: {{server: 'https://a', certificate-authority: /ca.crt}}}}\nusers:\n- {{name: u, user: {{token: {}}}}}\n",
+            secrets[0]
+        ),
         // auth-provider with an id-token inside: error path.
-        format!("clusters:\n- {{name: c, cluster: {{server: 'https://a'}}}}\nusers:\n- {{name: u, user: {{auth-provider: {{name: oidc, config: {{id-token: {}}}}}}}}}\n", secrets[3]),
+        format!(
+            "clusters:\n- {{name: c, cluster: {{server: 'https://a'}}}}\nusers:\n- {{name: u, user: {{auth-provider: {{name: oidc, config: {{id-token: {}}}}}}}}}\n",
+            secrets[3]
+        ),
         // Impersonation with basic auth: error path.
-        format!("clusters:\n- {{name: c, cluster: {{server: 'https://a'}}}}\nusers:\n- {{name: u, user: {{username: me, password: {}, as: admin}}}}\n", secrets[1]),
+        format!(
+            "clusters:\n- {{name: c, cluster: {{server: 'https://a'}}}}\nusers:\n- {{name: u, user: {{username: me, password: {}, as: admin}}}}\n",
+            secrets[1]
+        ),
         // Unknown exec plugin with a secret in env: warning path.
-        format!("clusters:\n- {{name: c, cluster: {{server: 'https://a'}}}}\nusers:\n- {{name: u, user: {{exec: {{command: x, apiVersion: client.authentication.k8s.io/v1, env: [{{name: S, value: {}}}]}}}}}}\n", secrets[2]),
+        format!(
+            "clusters:\n- {{name: c, cluster: {{server: 'https://a'}}}}\nusers:\n- {{name: u, user: {{exec: {{command: x, apiVersion: client.authentication.k8s.io/v1, env: [{{name: S, value: {}}}]}}}}}}\n",
+            secrets[2]
+        ),
         // Key without certificate, and a token of the wrong type: error paths.
-        format!("clusters:\n- {{name: c, cluster: {{server: 'https://a'}}}}\nusers:\n- {{name: u, user: {{client-key-data: {key_b64}, token: [{}]}}}}\n", secrets[0]),
+        format!(
+            "clusters:\n- {{name: c, cluster: {{server: 'https://a'}}}}\nusers:\n- {{name: u, user: {{client-key-data: {key_b64}, token: [{}]}}}}\n",
+            secrets[0]
+        ),
         // No current-context among several: error path, with secrets elsewhere in the file.
-        format!("clusters:\n- {{name: a, cluster: {{server: 'https://a'}}}}\n- {{name: b, cluster: {{server: 'https://b'}}}}\nusers:\n- {{name: u, user: {{token: {}}}}}\ncontexts:\n- {{name: x, context: {{cluster: a, user: u}}}}\n- {{name: y, context: {{cluster: b, user: u}}}}\n", secrets[0]),
+        format!(
+            "clusters:\n- {{name: a, cluster: {{server: 'https://a'}}}}\n- {{name: b, cluster: {{server: 'https://b'}}}}\nusers:\n- {{name: u, user: {{token: {}}}}}\ncontexts:\n- {{name: x, context: {{cluster: a, user: u}}}}\n- {{name: y, context: {{cluster: b, user: u}}}}\n",
+            secrets[0]
+        ),
         // Not YAML at all, right at the secret.
         format!("users: [{{token: {} ", secrets[0]),
     ];
@@ -122,8 +182,14 @@ fn credentials_never_reach_stderr_or_results() {
         for secret in secrets {
             let encoded = base64::engine::general_purpose::STANDARD.encode(secret);
             for (place, printed) in [("stderr", &stderr), ("results", &results.to_string())] {
-                assert!(!printed.contains(secret), "{secret} printed in {place}:\n{printed}");
-                assert!(!printed.contains(&encoded), "base64 of {secret} printed in {place}");
+                assert!(
+                    !printed.contains(secret),
+                    "{secret} printed in {place}:\n{printed}"
+                );
+                assert!(
+                    !printed.contains(&encoded),
+                    "base64 of {secret} printed in {place}"
+                );
             }
         }
         assert!(!results.contains(&key_b64));

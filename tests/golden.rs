@@ -212,7 +212,15 @@ fn untouched_items_are_copied_byte_for_byte() {
     assert!(
         outcome.output.starts_with(&input),
         "{}",
-        difference("items", &input, &outcome.output[..input.len().min(outcome.output.len())]).unwrap_or_default()
+        difference(
+            "items",
+            &input,
+            &outcome.output[..input.len().min(outcome.output.len())]
+        )
+        .unwrap_or_default()
     );
-    assert!(outcome.output.len() > input.len(), "a cluster Secret was generated");
+    assert!(
+        outcome.output.len() > input.len(),
+        "a cluster Secret was generated"
+    );
 }
