@@ -287,6 +287,8 @@ def rule_cases():
         }, {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "keep"}, "data": {"n": "1"}}],
     }
     write("json-resource-list", json.dumps(json_rl, indent=2) + "\n")
+    json_list = dict(json_rl, apiVersion="v1", kind="List", metadata={"resourceVersion": ""})
+    write("kubectl-json-list", json.dumps(json_list, indent=4) + "\n")
     write("invalid-yaml", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {unclosed: [\n")
     write("non-object-items", resource_list(["- 42\n", "- [a, b]\n", "- " + textwrap.indent(ok("team-a", "prod"), "  ")[2:]]))
     write("empty-resource-list", "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n")
