@@ -7,6 +7,8 @@ use base64::Engine;
 use serde::Serialize;
 
 use crate::config::DataField;
+use crate::inventory::Fields;
+use crate::names::fnv64a;
 use crate::yaml::Node;
 
 pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
@@ -129,8 +131,35 @@ pub struct ClusterSecret {
     pub config: ClusterConfig,
     pub source_name: String,
     pub source_namespace: String,
-    /// Extra annotations (kpt's path, or ones carried over from the Secret this one replaces).
+    /// kpt's annotations: the path for a new Secret, or those of the Secret this one replaces.
     pub annotations: Vec<(String, String)>,
+    /// Labels, annotations and Argo CD fields from the config, the inventory and the Cluster.
+    pub fields: Fields,
+    pub shard: Option<u32>,
+}
+
+/// Labels the function owns on every Secret; nothing from a config or a Cluster may replace them.
+pub const PROTECTED_LABELS: &[&str] = &[
+    SECRET_TYPE_LABEL,
+    OWNED_LABEL,
+    SOURCE_NAME_LABEL,
+    SOURCE_NAMESPACE_LABEL,
+];
+
+/// The application-controller shard of a cluster: a jump consistent hash of its Argo CD name.
+///
+/// Each cluster's shard depends on its name alone, so adding or removing clusters moves no
+/// other cluster, and growing from N to N+1 shards moves only about 1/(N+1) of them.
+pub fn shard(cluster_name: &str, shards: u32) -> u32 {
+    // Lamping & Veach, "A Fast, Minimal Memory, Consistent Hash Algorithm" (2014).
+    let mut key = fnv64a(cluster_name);
+    let (mut bucket, mut next) = (-1i64, 0i64);
+    while next < i64::from(shards) {
+        bucket = next;
+        key = key.wrapping_mul(2_862_933_555_777_941_757).wrapping_add(1);
+        next = ((bucket + 1) as f64 * ((1u64 << 31) as f64 / ((key >> 33) + 1) as f64)) as i64;
+    }
+    u32::try_from(bucket.max(0)).unwrap_or(0)
 }
 
 impl ClusterSecret {
@@ -138,38 +167,58 @@ impl ClusterSecret {
     pub fn to_node(&self, data_field: DataField, with_config: bool) -> Node<'static> {
         let mut metadata = vec![("name", Node::string(self.secret_name.clone()))];
         metadata.push(("namespace", Node::string(self.namespace.clone())));
-        if !self.annotations.is_empty() {
-            metadata.push((
-                "annotations",
-                Node::map(
-                    self.annotations
-                        .iter()
-                        .map(|(k, v)| (k.as_str(), Node::string(v.clone())))
-                        .collect(),
-                ),
-            ));
+        let annotations: Vec<(&str, Node<'static>)> = self
+            .annotations
+            .iter()
+            .map(|(k, v)| (k.as_str(), Node::string(v.clone())))
+            .chain(
+                self.fields
+                    .annotations
+                    .iter()
+                    .map(|(k, v)| (k.as_str(), Node::string(v.clone()))),
+            )
+            .collect();
+        if !annotations.is_empty() {
+            metadata.push(("annotations", Node::map(annotations)));
         }
-        metadata.push((
-            "labels",
-            Node::map(vec![
-                (SECRET_TYPE_LABEL, Node::string("cluster")),
-                (OWNED_LABEL, Node::string("true")),
-                (
-                    SOURCE_NAME_LABEL,
-                    Node::string(crate::names::label_value(&self.source_name)),
-                ),
-                (
-                    SOURCE_NAMESPACE_LABEL,
-                    Node::string(crate::names::label_value(&self.source_namespace)),
-                ),
-            ]),
-        ));
+        let mut labels = vec![
+            (SECRET_TYPE_LABEL, Node::string("cluster")),
+            (OWNED_LABEL, Node::string("true")),
+            (
+                SOURCE_NAME_LABEL,
+                Node::string(crate::names::label_value(&self.source_name)),
+            ),
+            (
+                SOURCE_NAMESPACE_LABEL,
+                Node::string(crate::names::label_value(&self.source_namespace)),
+            ),
+        ];
+        labels.extend(
+            self.fields
+                .labels
+                .iter()
+                .filter(|(k, _)| !PROTECTED_LABELS.contains(&k.as_str()))
+                .map(|(k, v)| (k.as_str(), Node::string(v.clone()))),
+        );
+        metadata.push(("labels", Node::map(labels)));
         let mut values = vec![
             ("name", self.cluster_name.clone()),
             ("server", self.server.clone()),
         ];
         if with_config {
             values.push(("config", self.config.to_json()));
+        }
+        if let Some(namespaces) = self.fields.namespaces.as_ref().filter(|n| !n.is_empty()) {
+            values.push(("namespaces", namespaces.join(",")));
+        }
+        if self.fields.cluster_resources == Some(true) {
+            values.push(("clusterResources", "true".into()));
+        }
+        if let Some(project) = self.fields.project.as_ref().filter(|p| !p.is_empty()) {
+            values.push(("project", project.clone()));
+        }
+        if let Some(shard) = self.shard {
+            values.push(("shard", shard.to_string()));
         }
         let (field, values): (&str, Vec<(&str, Node<'static>)>) = match data_field {
             DataField::StringData => (
@@ -228,6 +277,27 @@ mod tests {
             ClusterConfig::default().to_json(),
             "{\n  \"tlsClientConfig\": {\n    \"insecure\": false\n  }\n}"
         );
+    }
+
+    #[test]
+    fn shards_are_stable_and_evenly_spread() {
+        let names: Vec<String> = (0..10_000).map(|i| format!("cluster-{i}")).collect();
+        let mut counts = [0u32; 10];
+        for name in &names {
+            counts[shard(name, 10) as usize] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (900..=1100).contains(&c)),
+            "{counts:?}"
+        );
+        // Growing to 11 shards moves about 1/11 of the clusters, and only to the new shard.
+        let moved: Vec<&String> = names
+            .iter()
+            .filter(|n| shard(n, 10) != shard(n, 11))
+            .collect();
+        assert!((700..=1100).contains(&moved.len()), "{}", moved.len());
+        assert!(moved.iter().all(|n| shard(n, 11) == 10));
+        assert_eq!(shard("x", 1), 0);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The function's configuration: a ConfigMap of strings or a typed `Capi2Argo` object, validated key by key.
 
-use crate::yaml::{Node, Value};
+use crate::inventory::{self, Fields, Layer};
+use crate::limits::Limits;
+use crate::yaml::{Node, parse_stream};
 
 pub const API_VERSION: &str = "fn.capi2argo.dev/v1alpha1";
 pub const KIND: &str = "Capi2Argo";
@@ -32,6 +34,14 @@ pub struct Config {
     pub data_field: DataField,
     pub prune: bool,
     pub strict: bool,
+    /// Config-wide fields for every Secret: the bottom of the merge order.
+    pub defaults: Fields,
+    /// Layers in priority order: each overrides the ones before it.
+    pub inventory: Vec<Layer>,
+    /// Spread clusters over this many application-controller shards.
+    pub shards: Option<u32>,
+    pub copy_cluster_labels: bool,
+    pub copy_cluster_annotations: bool,
 }
 
 impl Default for Config {
@@ -45,6 +55,11 @@ impl Default for Config {
             data_field: DataField::StringData,
             prune: true,
             strict: true,
+            defaults: Fields::default(),
+            inventory: Vec::new(),
+            shards: None,
+            copy_cluster_labels: false,
+            copy_cluster_annotations: false,
         }
     }
 }
@@ -59,6 +74,15 @@ pub const KEYS: &[&str] = &[
     "dataField",
     "prune",
     "strict",
+    "project",
+    "namespaces",
+    "clusterResources",
+    "labels",
+    "annotations",
+    "shards",
+    "copyClusterLabels",
+    "copyClusterAnnotations",
+    "inventory",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -67,7 +91,7 @@ pub enum ConfigError {
     WrongKind(String),
     #[error("functionConfig {0} must be a mapping")]
     NotAMapping(&'static str),
-    #[error("functionConfig {field}: unknown key; known keys: {}", KEYS.join(", "))]
+    #[error("functionConfig {field}: {}", unknown_key_hint(field))]
     UnknownKey { field: String },
     #[error("functionConfig {field}: {message}")]
     BadValue { field: String, message: String },
@@ -204,6 +228,79 @@ impl Config {
             }
             "prune" => self.prune = boolean(&raw).map_err(&bad)?,
             "strict" => self.strict = boolean(&raw).map_err(&bad)?,
+            "project" => {
+                let project = text(&raw).map_err(&bad)?;
+                self.defaults.project = (!project.is_empty()).then_some(project);
+            }
+            "namespaces" => {
+                let list = list(&raw).map_err(&bad)?;
+                self.defaults.namespaces = (!list.is_empty()).then_some(list);
+            }
+            "clusterResources" => {
+                self.defaults.cluster_resources = Some(boolean(&raw).map_err(&bad)?)
+            }
+            "labels" | "annotations" => {
+                let labels = key == "labels";
+                let map = match raw {
+                    Raw::Text(t) => inventory::parse_pairs(t, labels),
+                    Raw::Node(n) if n.is_null() => Ok(Default::default()),
+                    Raw::Node(n) => inventory::string_map(n, labels),
+                }
+                .map_err(&bad)?;
+                if labels {
+                    self.defaults.labels = map;
+                } else {
+                    self.defaults.annotations = map;
+                }
+            }
+            "shards" => {
+                let n = match raw {
+                    Raw::Node(n) if n.scalar().is_some() => {
+                        n.scalar().map(|s| s.text.trim().to_string())
+                    }
+                    Raw::Text(t) => Some(t.trim().to_string()),
+                    Raw::Node(_) => None,
+                };
+                self.shards = match n.as_deref().map(str::parse::<u32>) {
+                    Some(Ok(0)) => None,
+                    Some(Ok(n)) => Some(n),
+                    _ => {
+                        return Err(bad(
+                            "expected a whole number of shards (0 or absent: no shard field)"
+                                .into(),
+                        ));
+                    }
+                };
+            }
+            "copyClusterLabels" => self.copy_cluster_labels = boolean(&raw).map_err(&bad)?,
+            "copyClusterAnnotations" => {
+                self.copy_cluster_annotations = boolean(&raw).map_err(&bad)?
+            }
+            "inventory" => {
+                let parsed;
+                let node = match raw {
+                    Raw::Node(n) => n,
+                    // In a ConfigMap the inventory is YAML text.
+                    Raw::Text(t) => {
+                        parsed =
+                            parse_stream(t, &Limits::default()).map_err(|e| bad(e.to_string()))?;
+                        match parsed.first() {
+                            Some(doc) => &doc.root,
+                            None => return Ok(()),
+                        }
+                    }
+                };
+                self.inventory = if node.is_null() {
+                    Vec::new()
+                } else {
+                    inventory::parse_inventory(node).map_err(|(path, message)| {
+                        ConfigError::BadValue {
+                            field: format!("{field}{path}"),
+                            message,
+                        }
+                    })?
+                };
+            }
             _ => return Err(ConfigError::UnknownKey { field }),
         }
         Ok(())
@@ -215,6 +312,41 @@ impl Config {
             .as_ref()
             .is_none_or(|list| list.iter().any(|n| n == namespace))
     }
+}
+
+/// "unknown key", with the closest known key when it is likely a typo, else the list of keys.
+fn unknown_key_hint(field: &str) -> String {
+    let key = field.rsplit('.').next().unwrap_or(field);
+    let closest = KEYS
+        .iter()
+        .map(|k| {
+            (
+                edit_distance(&k.to_ascii_lowercase(), &key.to_ascii_lowercase()),
+                k,
+            )
+        })
+        .min();
+    match closest {
+        Some((d, k)) if d <= 3 => format!("unknown key; did you mean {k}?"),
+        _ => format!("unknown key; known keys: {}", KEYS.join(", ")),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 fn text(raw: &Raw) -> Result<String, String> {
@@ -247,32 +379,10 @@ fn boolean(raw: &Raw) -> Result<bool, String> {
 
 /// A list: YAML sequence of strings, or a comma-separated string (items trimmed, empties dropped).
 fn list(raw: &Raw) -> Result<Vec<String>, String> {
-    let split = |t: &str| {
-        t.split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(String::from)
-            .collect()
-    };
     match raw {
-        Raw::Text(t) => Ok(split(t)),
-        Raw::Node(n) => match &n.value {
-            Value::Seq(items) => items
-                .iter()
-                .map(|i| {
-                    i.as_str()
-                        .map(|s| s.trim().to_string())
-                        .ok_or_else(|| format!("list items must be strings, got {}", i.type_name()))
-                })
-                .collect(),
-            _ if n.is_null() => Ok(Vec::new()),
-            _ => n.as_str().map(split).ok_or_else(|| {
-                format!(
-                    "expected a list or a comma-separated string, got {}",
-                    n.type_name()
-                )
-            }),
-        },
+        Raw::Text(t) => Ok(inventory::split_list(t)),
+        Raw::Node(n) if n.is_null() => Ok(Vec::new()),
+        Raw::Node(n) => inventory::string_list(n),
     }
 }
 
@@ -329,7 +439,19 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.field(), Some("data.namespaceNames"));
-        assert!(err.to_string().contains("unknown key"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "functionConfig data.namespaceNames: unknown key; did you mean namespacedNames?"
+        );
+        let err = parse(
+            "apiVersion: v1\nkind: ConfigMap\ndata:\n  colour: red\n",
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("known keys: argoNamespace"),
+            "{err}"
+        );
         let err = parse(
             "apiVersion: v1\nkind: ConfigMap\ndata:\n  prune: \"yes\"\n",
             &[],

@@ -11,9 +11,11 @@
 //! ```
 
 pub mod argocd;
+pub mod cluster;
 pub mod config;
 pub mod emit;
 pub mod exec;
+pub mod inventory;
 pub mod kubeconfig;
 pub mod limits;
 pub mod names;

@@ -12,6 +12,13 @@ pub fn fnv32a(text: &str) -> u32 {
     })
 }
 
+/// FNV-1a (64 bit), for spreading names evenly.
+pub fn fnv64a(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 /// Makes a valid DNS-1123 subdomain: lowercase, `[a-z0-9.-]`, alphanumeric at both ends, at most 253 characters.
 pub fn dns1123_subdomain(name: &str) -> String {
     let cleaned: String = name
@@ -58,6 +65,7 @@ mod tests {
         assert_eq!(fnv32a(""), 0x811c_9dc5);
         assert_eq!(fnv32a("a"), 0xe40c_292c);
         assert_eq!(fnv32a("foobar"), 0xbf9c_f968);
+        assert_eq!(fnv64a("foobar"), 0x85944171f73967e8);
     }
 
     #[test]

@@ -4,8 +4,12 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use base64::Engine;
 
-use crate::argocd::{ClusterSecret, OWNED_LABEL, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL};
+use crate::argocd::{
+    self, ClusterSecret, OWNED_LABEL, PROTECTED_LABELS, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
+};
+use crate::cluster;
 use crate::config::{Config, ConfigError, Mode};
+use crate::inventory::Selector;
 use crate::kubeconfig::{self, Credentials};
 use crate::limits::Limits;
 use crate::names;
@@ -74,7 +78,7 @@ pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
         Ok(config) => config,
         Err(e) => return Ok(config_failure(&parsed, fc, &e)),
     };
-    Ok(Run::new(&parsed, &config, &options.limits).finish())
+    Ok(Run::new(&parsed, &config, &options.limits, fc.map(resource_ref)).finish())
 }
 
 /// A bad configuration converts nothing and loses nothing: every item goes out as it came.
@@ -171,15 +175,34 @@ struct Run<'x, 'a> {
     input: &'x Input<'a>,
     config: &'x Config,
     limits: &'x Limits,
+    /// The functionConfig, for results about the configuration.
+    function_config: Option<ResourceRef>,
     results: Vec<Diagnostic>,
 }
 
+/// What the first pass over the items found, hashed for lookups.
+#[derive(Default)]
+struct Scan {
+    candidates: Vec<Candidate>,
+    owned: Vec<Owned>,
+    /// CAPI Clusters by namespace and name.
+    clusters: HashMap<(String, String), usize>,
+    /// Control plane objects by namespace, kind and name (for the Kubernetes version).
+    control_planes: HashMap<(String, String, String), usize>,
+}
+
 impl<'x, 'a> Run<'x, 'a> {
-    fn new(input: &'x Input<'a>, config: &'x Config, limits: &'x Limits) -> Self {
+    fn new(
+        input: &'x Input<'a>,
+        config: &'x Config,
+        limits: &'x Limits,
+        function_config: Option<ResourceRef>,
+    ) -> Self {
         Run {
             input,
             config,
             limits,
+            function_config,
             results: Vec::new(),
         }
     }
@@ -198,11 +221,12 @@ impl<'x, 'a> Run<'x, 'a> {
     }
 
     fn finish(mut self) -> Outcome {
-        let (candidates, owned) = self.scan();
+        let scan = self.scan();
+        let (candidates, owned) = (&scan.candidates, &scan.owned);
 
         // Group the kubeconfig Secrets of each cluster.
         let mut groups: BTreeMap<(String, String), Vec<&Candidate>> = BTreeMap::new();
-        for c in &candidates {
+        for c in candidates {
             groups
                 .entry((c.namespace.clone(), c.cluster.clone()))
                 .or_default()
@@ -211,12 +235,34 @@ impl<'x, 'a> Run<'x, 'a> {
         let mut generated: Vec<(Vec<usize>, ClusterSecret)> = Vec::new();
         // Sources whose Argo CD Secret must be left alone because this run could not redo it.
         let mut unsettled: HashSet<(String, String)> = HashSet::new();
-        for ((namespace, cluster), members) in &groups {
-            match self.convert_cluster(namespace, cluster, members) {
-                Some(secret) => generated.push((members.iter().map(|c| c.index).collect(), secret)),
+        let mut used: Vec<Vec<bool>> = self
+            .config
+            .inventory
+            .iter()
+            .map(|l| vec![false; l.values.len()])
+            .collect();
+        for ((namespace, name), members) in &groups {
+            let capi_cluster = scan
+                .clusters
+                .get(&(namespace.clone(), name.clone()))
+                .copied();
+            if let Some(at) = capi_cluster.filter(|&i| cluster::is_ignored(&self.item(i).node)) {
+                let message = format!(
+                    "ignored: the Cluster has the {} label, so it gets no Argo CD Secret",
+                    cluster::IGNORE_LABEL
+                );
+                self.report(at, Severity::Info, Some("metadata.labels"), message);
+                continue;
+            }
+            match self.convert_cluster(namespace, name, members) {
+                Some((mut secret, source)) => {
+                    self.apply_fleet(&mut secret, source, capi_cluster, &scan, &mut used);
+                    generated.push((members.iter().map(|c| c.index).collect(), secret));
+                }
                 None => unsettled.extend(members.iter().map(|c| source_key(&c.namespace, &c.name))),
             }
         }
+        self.report_unused_entries(&used);
 
         // Two clusters must never write one Argo CD Secret.
         let mut by_target: HashMap<(String, String), Vec<usize>> = HashMap::new();
@@ -310,7 +356,7 @@ impl<'x, 'a> Run<'x, 'a> {
         // Owned Secrets that nothing produced any more are pruned, unless their source failed this time.
         let mut pruned: HashSet<usize> = HashSet::new();
         if self.config.prune {
-            for o in &owned {
+            for o in owned {
                 if replaced.contains_key(&o.index) || unsettled.contains(&o.source) {
                     continue;
                 }
@@ -351,9 +397,8 @@ impl<'x, 'a> Run<'x, 'a> {
     }
 
     /// Finds kubeconfig Secrets and owned Argo CD Secrets; reports items that are not objects at all.
-    fn scan(&mut self) -> (Vec<Candidate>, Vec<Owned>) {
-        let mut candidates = Vec::new();
-        let mut owned = Vec::new();
+    fn scan(&mut self) -> Scan {
+        let mut scan = Scan::default();
         for index in 0..self.input.items.len() {
             let node = &self.item(index).node;
             if node.as_map().is_none() {
@@ -364,13 +409,29 @@ impl<'x, 'a> Run<'x, 'a> {
                 self.results.push(Diagnostic::error(message));
                 continue;
             }
+            if cluster::is_cluster(node) {
+                if let Some(name) = text_at(node, &["metadata", "name"]) {
+                    scan.clusters
+                        .entry((namespace_of(node), name.to_string()))
+                        .or_insert(index);
+                }
+                continue;
+            }
+            if let Some(kind) = text_at(node, &["kind"]).filter(|k| k.ends_with("ControlPlane")) {
+                if let Some(name) = text_at(node, &["metadata", "name"]) {
+                    scan.control_planes
+                        .entry((namespace_of(node), kind.to_string(), name.to_string()))
+                        .or_insert(index);
+                }
+                continue;
+            }
             if !is_secret(node) {
                 continue;
             }
             let labels = node.path(&["metadata", "labels"]);
             let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Node::as_str);
             if label(OWNED_LABEL) == Some("true") {
-                owned.push(Owned {
+                scan.owned.push(Owned {
                     index,
                     source: (
                         label(SOURCE_NAMESPACE_LABEL)
@@ -399,7 +460,7 @@ impl<'x, 'a> Run<'x, 'a> {
             if !self.config.allows(&namespace) {
                 continue;
             }
-            candidates.push(Candidate {
+            scan.candidates.push(Candidate {
                 index,
                 namespace,
                 name: name.to_string(),
@@ -407,7 +468,97 @@ impl<'x, 'a> Run<'x, 'a> {
                 variant,
             });
         }
-        (candidates, owned)
+        scan
+    }
+
+    /// Sets the fleet metadata: config defaults, then inventory layers in order, then the Cluster's own.
+    fn apply_fleet(
+        &mut self,
+        secret: &mut ClusterSecret,
+        source: usize,
+        capi_cluster: Option<usize>,
+        scan: &Scan,
+        used: &mut [Vec<bool>],
+    ) {
+        let source_node = &self.item(source).node;
+        let cluster_node = capi_cluster.map(|i| &self.item(i).node);
+        let label = |node: &'x Node<'a>, key: &str| {
+            cluster::string_entries(node, "labels")
+                .into_iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v)
+        };
+        let mut fields = self.config.defaults.clone();
+        for (li, layer) in self.config.inventory.iter().enumerate() {
+            let value = match &layer.selector {
+                Selector::Label(key) => cluster_node
+                    .and_then(|c| label(c, key))
+                    .or_else(|| label(source_node, key)),
+                Selector::Infrastructure => cluster_node.and_then(cluster::infrastructure_kind),
+            };
+            if let Some((ei, entry)) = value.and_then(|v| layer.entry(v)) {
+                fields.overlay(entry);
+                used[li][ei] = true;
+            }
+        }
+        if let (Some(at), Some(node)) = (capi_cluster, cluster_node) {
+            let control_plane_version = node
+                .path(&["spec", "controlPlaneRef"])
+                .and_then(|r| {
+                    let kind = text_at(r, &["kind"])?;
+                    let name = text_at(r, &["name"])?;
+                    scan.control_planes.get(&(
+                        namespace_of(node),
+                        kind.to_string(),
+                        name.to_string(),
+                    ))
+                })
+                .and_then(|&i| text_at(&self.item(i).node, &["spec", "version"]));
+            fields
+                .labels
+                .extend(cluster::facts(node, control_plane_version));
+            let (own, warnings) = cluster::own_metadata(
+                node,
+                self.config.copy_cluster_labels,
+                self.config.copy_cluster_annotations,
+            );
+            fields.overlay(&own);
+            for (field, message) in warnings {
+                self.report(at, Severity::Warning, Some(&field), message);
+            }
+        }
+        for key in PROTECTED_LABELS {
+            if fields.labels.remove(*key).is_some() {
+                let message = format!("label {key} is set by capi2argo and is not overridden");
+                self.report(source, Severity::Warning, None, message);
+            }
+        }
+        secret.shard = self
+            .config
+            .shards
+            .map(|n| argocd::shard(&secret.cluster_name, n));
+        secret.fields = fields;
+    }
+
+    /// An inventory entry no cluster used is most likely a typo: say so.
+    fn report_unused_entries(&mut self, used: &[Vec<bool>]) {
+        for (li, layer) in self.config.inventory.iter().enumerate() {
+            for (ei, (value, _)) in layer.values.iter().enumerate() {
+                if used[li][ei] {
+                    continue;
+                }
+                let mut d = Diagnostic::info(format!(
+                    "inventory layer {li} ({}): no cluster has the value {value:?}",
+                    layer.describe()
+                ))
+                .on(self.function_config.clone(), None)
+                .at(format!("spec.inventory[{li}].values.{value}"));
+                if self.function_config.is_none() {
+                    d.resource = None;
+                }
+                self.results.push(d);
+            }
+        }
     }
 
     /// Converts a cluster's kubeconfig Secrets and picks the one Argo CD should use.
@@ -416,7 +567,7 @@ impl<'x, 'a> Run<'x, 'a> {
         namespace: &str,
         cluster: &str,
         members: &[&Candidate],
-    ) -> Option<ClusterSecret> {
+    ) -> Option<(ClusterSecret, usize)> {
         let converted: Vec<Converted> = members.iter().map(|c| self.convert(c)).collect();
         let ok = |i: &usize| converted[*i].connection.is_some();
         let indices: Vec<usize> = (0..members.len()).collect();
@@ -473,16 +624,21 @@ impl<'x, 'a> Run<'x, 'a> {
         } else {
             (format!("cluster-{cluster}"), cluster.to_string())
         };
-        Some(ClusterSecret {
-            secret_name: names::dns1123_subdomain(&secret_base),
-            namespace: self.config.argo_namespace.clone(),
-            cluster_name,
-            server: connection.server,
-            config,
-            source_name: source.name.clone(),
-            source_namespace: source.namespace.clone(),
-            annotations: Vec::new(),
-        })
+        Some((
+            ClusterSecret {
+                secret_name: names::dns1123_subdomain(&secret_base),
+                namespace: self.config.argo_namespace.clone(),
+                cluster_name,
+                server: connection.server,
+                config,
+                source_name: source.name.clone(),
+                source_namespace: source.namespace.clone(),
+                annotations: Vec::new(),
+                fields: Default::default(),
+                shard: None,
+            },
+            source.index,
+        ))
     }
 
     /// Decodes and reads one kubeconfig Secret.

@@ -295,9 +295,101 @@ def rule_cases():
     write("empty-input", "")
 
 
+def capi_cluster(name, namespace, labels="", annotations="", spec=""):
+    meta = f"apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+    if labels:
+        meta += "  labels:\n" + textwrap.indent(labels, "    ")
+    if annotations:
+        meta += "  annotations:\n" + textwrap.indent(annotations, "    ")
+    return meta + ("spec:\n" + textwrap.indent(spec, "  ") if spec else "")
+
+
+def fleet_cases():
+    ok = lambda ns, c, labels="": secret(f"{c}-kubeconfig", ns, c, string_value=kubeconfig(name=c, server=f"https://{c}.{ns}.example:6443"), extra_labels=labels)
+    topology = lambda version, infra: f"topology:\n  class: standard\n  version: {version}\ninfrastructureRef:\n  apiVersion: infrastructure.cluster.x-k8s.io/v1beta2\n  kind: {infra}\n  name: x\n"
+
+    write("cluster-take-along", kpt_package({
+        "clusters.yaml": "---\n".join([
+            capi_cluster("payments", "team-a",
+                labels="team: payments\ncost-center: \"4711\"\ntake-along-label.capi-to-argocd.team: \"\"\ntake-along-label.capi-to-argocd.region: \"\"\n",
+                annotations="owner: alice@example.com\ntake-along-annotation.capi-to-argocd.owner: \"\"\n",
+                spec=topology("v1.31.2", "AWSCluster")),
+            ok("team-a", "payments"),
+        ]),
+    }))
+    write("cluster-ignore", kpt_package({
+        "clusters.yaml": "---\n".join([
+            capi_cluster("legacy", "team-a", labels="ignore-cluster.capi-to-argocd: \"\"\n"),
+            ok("team-a", "legacy"),
+            ok("team-a", "kept"),
+        ]),
+        "argocd.yaml": argo_secret("cluster-legacy", "legacy-kubeconfig", "team-a"),
+    }))
+    write("cluster-copy-metadata", kpt_package(
+        {"clusters.yaml": "---\n".join([
+            capi_cluster("edge", "retail",
+                labels="env: prod\ncluster.x-k8s.io/cluster-name: edge\ntopology.cluster.x-k8s.io/owned: \"\"\nkubernetes.io/os: linux\n",
+                annotations="kubectl.kubernetes.io/last-applied-configuration: \"{}\"\nnote: copied\n",
+                spec="controlPlaneRef:\n  apiVersion: controlplane.cluster.x-k8s.io/v1beta2\n  kind: KubeadmControlPlane\n  name: edge-control-plane\ninfrastructureRef:\n  kind: Metal3Cluster\n  name: edge\n"),
+            "apiVersion: controlplane.cluster.x-k8s.io/v1beta2\nkind: KubeadmControlPlane\nmetadata:\n  name: edge-control-plane\n  namespace: retail\nspec:\n  version: v1.30.4\n  replicas: 3\n",
+            ok("retail", "edge"),
+        ])},
+        config_map(copyClusterLabels="true", copyClusterAnnotations="true"),
+    ))
+    inventory = textwrap.dedent("""\
+        apiVersion: fn.capi2argo.dev/v1alpha1
+        kind: Capi2Argo
+        metadata:
+          name: fleet
+        spec:
+          project: default-project
+          labels:
+            managed-by: capi2argo
+            tier: bronze
+          shards: 3
+          inventory:
+          - label: environment
+            values:
+              prod: {labels: {tier: gold}, project: production, namespaces: [payments, web], clusterResources: true}
+              staging: {labels: {tier: silver}, project: staging}
+              prd: {labels: {tier: typo}}
+          - label: customer
+            values:
+              acme: {labels: {tier: platinum, customer: acme}, annotations: {contact: ops@acme.example}}
+          - infrastructure: true
+            values:
+              AWSCluster: {labels: {cloud: aws}}
+              AzureCluster: {labels: {cloud: azure}, project: azure-only}
+        """)
+    write("inventory-layers", kpt_package({
+        "fleet.yaml": "---\n".join([
+            capi_cluster("eu-1", "fleet", labels="environment: prod\ncustomer: acme\n", spec=topology("v1.31.2", "AWSCluster")),
+            ok("fleet", "eu-1"),
+            capi_cluster("us-1", "fleet", labels="environment: staging\ntier: from-cluster\ntake-along-label.capi-to-argocd.tier: \"\"\n", spec=topology("v1.30.6", "AzureCluster")),
+            ok("fleet", "us-1"),
+            # No Cluster object: the layer label is read from the kubeconfig Secret.
+            ok("fleet", "lab-1", labels="    environment: prod\n"),
+        ]),
+    }, inventory))
+    write("argo-fields-configmap", kpt_package(
+        {"capi.yaml": ok("team-a", "one") + "---\n" + ok("team-a", "two")},
+        config_map(project="platform", namespaces="kube-system, monitoring", clusterResources="true",
+                   labels="team=platform", annotations="example.com/owner=platform-team", shards="4"),
+    ))
+    write("config-protected-label", kpt_package(
+        {"capi.yaml": ok("team-a", "one")},
+        config_map(labels="team=platform,argocd.argoproj.io/secret-type=hijack"),
+    ))
+    write("inventory-bad-entry", kpt_package(
+        {"capi.yaml": ok("team-a", "one")},
+        "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nmetadata:\n  name: fleet\nspec:\n  inventory:\n  - label: environment\n    values:\n      prod: {labels: {tier: gold}, projct: x}\n",
+    ))
+
+
 def main():
     provider_cases()
     rule_cases()
+    fleet_cases()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,272 @@
+//! What a Cluster API `Cluster` object adds: the ignore label, take-along and copied metadata, and facts as labels.
+
+use std::collections::BTreeMap;
+
+use crate::inventory::Fields;
+use crate::names::label_value;
+use crate::yaml::{Node, Value};
+
+/// A Cluster with this label gets no Argo CD Secret (CACO's marker).
+pub const IGNORE_LABEL: &str = "ignore-cluster.capi-to-argocd";
+const TAKE_ALONG_LABEL: &str = "take-along-label.capi-to-argocd.";
+const TAKEN_LABEL: &str = "taken-from-cluster-label.capi-to-argocd.";
+const TAKE_ALONG_ANNOTATION: &str = "take-along-annotation.capi-to-argocd.";
+const TAKEN_ANNOTATION: &str = "taken-from-cluster-annotation.capi-to-argocd.";
+
+/// Prefix of the labels capi2argo derives from the Cluster.
+pub const FACT_PREFIX: &str = "capi2argo.dev/";
+
+/// Whether `node` is a Cluster API `Cluster`.
+pub fn is_cluster(node: &Node) -> bool {
+    node.get("kind").and_then(Node::as_str) == Some("Cluster")
+        && node
+            .get("apiVersion")
+            .and_then(Node::as_str)
+            .is_some_and(|v| v.starts_with("cluster.x-k8s.io/"))
+}
+
+/// A metadata map of strings (labels or annotations); entries of other types are skipped.
+pub fn string_entries<'n>(node: &'n Node, field: &str) -> Vec<(&'n str, &'n str)> {
+    let Some(Value::Map(entries)) = node.path(&["metadata", field]).map(|n| &n.value) else {
+        return Vec::new();
+    };
+    entries
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_str()?, v.scalar().map(|s| s.text.as_ref())?)))
+        .collect()
+}
+
+pub fn is_ignored(cluster: &Node) -> bool {
+    string_entries(cluster, "labels")
+        .iter()
+        .any(|(k, _)| *k == IGNORE_LABEL)
+}
+
+/// The infrastructure provider's kind, e.g. `AWSCluster`.
+pub fn infrastructure_kind<'n>(cluster: &'n Node) -> Option<&'n str> {
+    cluster
+        .path(&["spec", "infrastructureRef", "kind"])
+        .and_then(Node::as_str)
+}
+
+/// `AWSManagedCluster` → `aws`: the cloud or platform, for ApplicationSet selectors.
+fn provider_of(kind: &str) -> String {
+    let base = ["ManagedCluster", "ManagedControlPlane", "Cluster"]
+        .iter()
+        .find_map(|suffix| kind.strip_suffix(suffix))
+        .filter(|b| !b.is_empty())
+        .unwrap_or(kind);
+    base.to_ascii_lowercase()
+}
+
+/// Facts about the cluster as labels under `capi2argo.dev/`, when the Cluster (or its control plane) states them.
+///
+/// `control_plane_version` is the `spec.version` of the control plane object the Cluster refers to, if in the input.
+pub fn facts(cluster: &Node, control_plane_version: Option<&str>) -> BTreeMap<String, String> {
+    let mut labels = BTreeMap::new();
+    let version = cluster
+        .path(&["spec", "topology", "version"])
+        .and_then(Node::as_str)
+        .or(control_plane_version);
+    if let Some(version) = version {
+        labels.insert(
+            format!("{FACT_PREFIX}kubernetes-version"),
+            label_value(version),
+        );
+        let mut parts = version.trim_start_matches('v').split('.');
+        if let (Some(major), Some(minor)) = (parts.next(), parts.next()) {
+            labels.insert(
+                format!("{FACT_PREFIX}kubernetes-minor"),
+                label_value(&format!("{major}.{minor}")),
+            );
+        }
+    }
+    if let Some(kind) = infrastructure_kind(cluster) {
+        labels.insert(
+            format!("{FACT_PREFIX}infrastructure-kind"),
+            label_value(kind),
+        );
+        labels.insert(
+            format!("{FACT_PREFIX}infrastructure-provider"),
+            label_value(&provider_of(kind)),
+        );
+    }
+    if let Some(class) = cluster
+        .path(&["spec", "topology", "class"])
+        .and_then(Node::as_str)
+    {
+        labels.insert(format!("{FACT_PREFIX}cluster-class"), label_value(class));
+    }
+    if let Some(kind) = cluster
+        .path(&["spec", "controlPlaneRef", "kind"])
+        .and_then(Node::as_str)
+    {
+        labels.insert(
+            format!("{FACT_PREFIX}control-plane-kind"),
+            label_value(kind),
+        );
+    }
+    labels
+}
+
+/// Keys never copied: CACO's list (system, CAPI, its own bookkeeping), plus the annotations kpt and
+/// kustomize attach to every resource they pass to a function (they name the Cluster's file, not the Secret's).
+fn copyable(key: &str, annotation: bool) -> bool {
+    let system = [
+        "kubernetes.io/",
+        "cluster.x-k8s.io/",
+        "capi-to-argocd/",
+        "config.kubernetes.io/",
+        "internal.config.kubernetes.io/",
+        "config.k8s.io/",
+        "kustomize.config.k8s.io/",
+    ];
+    !(system.iter().any(|p| key.starts_with(p))
+        || key.starts_with(TAKE_ALONG_LABEL)
+        || key.starts_with(TAKE_ALONG_ANNOTATION)
+        || key == IGNORE_LABEL
+        || (annotation && key.starts_with("kubectl.kubernetes.io/")))
+}
+
+/// The Cluster's own metadata for its Argo CD Secret: copied, then taken along; plus warnings.
+///
+/// Warnings come as (field, message) pairs.
+pub fn own_metadata(
+    cluster: &Node,
+    copy_labels: bool,
+    copy_annotations: bool,
+) -> (Fields, Vec<(String, String)>) {
+    let mut fields = Fields::default();
+    let mut warnings = Vec::new();
+    for (field, copy, take, taken) in [
+        ("labels", copy_labels, TAKE_ALONG_LABEL, TAKEN_LABEL),
+        (
+            "annotations",
+            copy_annotations,
+            TAKE_ALONG_ANNOTATION,
+            TAKEN_ANNOTATION,
+        ),
+    ] {
+        let entries = string_entries(cluster, field);
+        let target = if field == "labels" {
+            &mut fields.labels
+        } else {
+            &mut fields.annotations
+        };
+        if copy {
+            target.extend(
+                entries
+                    .iter()
+                    .filter(|(k, _)| copyable(k, field == "annotations"))
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+            );
+        }
+        for (marker, _) in &entries {
+            let Some(key) = marker.strip_prefix(take) else {
+                continue;
+            };
+            match entries.iter().find(|(k, _)| *k == key) {
+                Some((_, value)) if !key.is_empty() => {
+                    target.insert(key.to_string(), value.to_string());
+                    target.insert(format!("{taken}{key}"), String::new());
+                }
+                _ => warnings.push((
+                    format!("metadata.{field}.{marker}"),
+                    format!(
+                        "take-along {} {key:?} is not set on the Cluster",
+                        &field[..field.len() - 1]
+                    ),
+                )),
+            }
+        }
+    }
+    (fields, warnings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Limits;
+    use crate::yaml::parse_stream;
+
+    fn cluster(yaml: &str) -> Node<'static> {
+        let text: &'static str = Box::leak(yaml.to_string().into_boxed_str());
+        parse_stream(text, &Limits::default())
+            .unwrap()
+            .remove(0)
+            .root
+    }
+
+    #[test]
+    fn take_along_copies_and_records_markers() {
+        let c = cluster(
+            "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n  labels:\n    team: payments\n    take-along-label.capi-to-argocd.team: ''\n    take-along-label.capi-to-argocd.missing: ''\n  annotations:\n    owner: alice\n    take-along-annotation.capi-to-argocd.owner: ''\n",
+        );
+        let (fields, warnings) = own_metadata(&c, false, false);
+        assert_eq!(
+            fields.labels.get("team").map(String::as_str),
+            Some("payments")
+        );
+        assert_eq!(
+            fields
+                .labels
+                .get("taken-from-cluster-label.capi-to-argocd.team")
+                .map(String::as_str),
+            Some("")
+        );
+        assert_eq!(
+            fields.annotations.get("owner").map(String::as_str),
+            Some("alice")
+        );
+        assert!(
+            fields
+                .annotations
+                .contains_key("taken-from-cluster-annotation.capi-to-argocd.owner")
+        );
+        assert_eq!(warnings.len(), 1);
+        assert_eq!(
+            warnings[0].0,
+            "metadata.labels.take-along-label.capi-to-argocd.missing"
+        );
+        assert!(warnings[0].1.contains("\"missing\""), "{warnings:?}");
+    }
+
+    #[test]
+    fn copy_skips_system_and_marker_keys() {
+        let c = cluster(
+            "metadata:\n  labels:\n    cluster.x-k8s.io/cluster-name: x\n    config.k8s.io/id: '1'\n    kubernetes.io/os: linux\n    topology.kubernetes.io/region: eu\n    env: prod\n    ignore-cluster.capi-to-argocd: ''\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: '{}'\n    internal.config.kubernetes.io/path: a.yaml\n    note: hi\n",
+        );
+        let (fields, _) = own_metadata(&c, true, true);
+        let labels: Vec<&str> = fields.labels.keys().map(String::as_str).collect();
+        assert_eq!(labels, vec!["env", "topology.kubernetes.io/region"]);
+        let annotations: Vec<&str> = fields.annotations.keys().map(String::as_str).collect();
+        assert_eq!(annotations, vec!["note"]);
+    }
+
+    #[test]
+    fn facts_from_topology_and_refs() {
+        let c = cluster(
+            "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nspec:\n  topology: {class: standard, version: v1.31.2}\n  infrastructureRef: {kind: AWSManagedCluster}\n  controlPlaneRef: {kind: AWSManagedControlPlane}\n",
+        );
+        let f = facts(&c, None);
+        assert_eq!(
+            f.get("capi2argo.dev/kubernetes-minor").map(String::as_str),
+            Some("1.31")
+        );
+        assert_eq!(
+            f.get("capi2argo.dev/infrastructure-provider")
+                .map(String::as_str),
+            Some("aws")
+        );
+        assert_eq!(
+            f.get("capi2argo.dev/cluster-class").map(String::as_str),
+            Some("standard")
+        );
+        assert_eq!(
+            facts(&cluster("spec: {}"), Some("v1.30.1"))
+                .get("capi2argo.dev/kubernetes-version")
+                .map(String::as_str),
+            Some("v1.30.1")
+        );
+    }
+}

@@ -1,0 +1,389 @@
+//! Fleet metadata: the Argo CD fields a cluster Secret carries, and the layered inventory that sets them.
+
+use std::collections::BTreeMap;
+
+use crate::yaml::{Node, Value};
+
+/// What a layer entry (or the config-wide defaults) sets on a cluster's Argo CD Secret.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fields {
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub project: Option<String>,
+    pub namespaces: Option<Vec<String>>,
+    pub cluster_resources: Option<bool>,
+}
+
+impl Fields {
+    /// Applies `other` on top: its map entries and set fields win.
+    pub fn overlay(&mut self, other: &Fields) {
+        self.labels.extend(other.labels.clone());
+        self.annotations.extend(other.annotations.clone());
+        if other.project.is_some() {
+            self.project.clone_from(&other.project);
+        }
+        if other.namespaces.is_some() {
+            self.namespaces.clone_from(&other.namespaces);
+        }
+        if other.cluster_resources.is_some() {
+            self.cluster_resources = other.cluster_resources;
+        }
+    }
+}
+
+/// What selects a layer's entry for a cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selector {
+    /// The value of this label on the Cluster (or, without a Cluster, on the kubeconfig Secret).
+    Label(String),
+    /// The Cluster's `spec.infrastructureRef.kind`, e.g. `AWSCluster`.
+    Infrastructure,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    pub selector: Selector,
+    /// Entries in the order written, for stable reports.
+    pub values: Vec<(String, Fields)>,
+}
+
+impl Layer {
+    pub fn entry(&self, value: &str) -> Option<(usize, &Fields)> {
+        self.values
+            .iter()
+            .enumerate()
+            .find(|(_, (v, _))| v == value)
+            .map(|(i, (_, f))| (i, f))
+    }
+
+    pub fn describe(&self) -> String {
+        match &self.selector {
+            Selector::Label(l) => format!("label {l}"),
+            Selector::Infrastructure => "infrastructure".into(),
+        }
+    }
+}
+
+/// A parse problem: the path below the inventory key, and what is wrong.
+pub type Problem = (String, String);
+
+/// Reads `inventory`: a list of layers.
+pub fn parse_inventory(node: &Node) -> Result<Vec<Layer>, Problem> {
+    let Some(layers) = node.as_seq() else {
+        return Err((
+            String::new(),
+            format!("expected a list of layers, got {}", node.type_name()),
+        ));
+    };
+    layers
+        .iter()
+        .enumerate()
+        .map(|(i, layer)| parse_layer(layer).map_err(|(p, m)| (format!("[{i}]{p}"), m)))
+        .collect()
+}
+
+fn parse_layer(node: &Node) -> Result<Layer, Problem> {
+    let Some(entries) = node.as_map() else {
+        return Err((
+            String::new(),
+            format!("expected a mapping, got {}", node.type_name()),
+        ));
+    };
+    let mut label = None;
+    let mut infrastructure = false;
+    let mut values = None;
+    for (key, value) in entries {
+        match key.as_str().unwrap_or_default() {
+            "label" => {
+                label = Some(
+                    value
+                        .as_str()
+                        .filter(|s| !s.is_empty())
+                        .ok_or_else(|| (".label".to_string(), "expected a label key".to_string()))?
+                        .to_string(),
+                )
+            }
+            "infrastructure" => {
+                infrastructure = value.as_bool().ok_or_else(|| {
+                    (
+                        ".infrastructure".to_string(),
+                        "expected true or false".to_string(),
+                    )
+                })?
+            }
+            "values" => values = Some(parse_values(value)?),
+            other => {
+                return Err((
+                    format!(".{other}"),
+                    "unknown key; a layer has label or infrastructure, and values".into(),
+                ));
+            }
+        }
+    }
+    let selector = match (label, infrastructure) {
+        (Some(l), false) => Selector::Label(l),
+        (None, true) => Selector::Infrastructure,
+        (Some(_), true) => {
+            return Err((
+                String::new(),
+                "a layer has either label or infrastructure: true, not both".into(),
+            ));
+        }
+        (None, false) => {
+            return Err((
+                String::new(),
+                "a layer needs label or infrastructure: true".into(),
+            ));
+        }
+    };
+    Ok(Layer {
+        selector,
+        values: values.unwrap_or_default(),
+    })
+}
+
+fn parse_values(node: &Node) -> Result<Vec<(String, Fields)>, Problem> {
+    let Some(entries) = node.as_map() else {
+        return Err((
+            ".values".into(),
+            format!(
+                "expected a mapping of value to fields, got {}",
+                node.type_name()
+            ),
+        ));
+    };
+    entries
+        .iter()
+        .map(|(k, v)| {
+            // Label values such as `1` or `true` arrive as YAML numbers or booleans: use their text.
+            let name = k.scalar().map(|s| s.text.to_string()).unwrap_or_default();
+            let fields = parse_fields(v).map_err(|(p, m)| (format!(".values.{name}{p}"), m))?;
+            Ok((name, fields))
+        })
+        .collect()
+}
+
+/// Reads a layer entry's fields (typed YAML).
+pub fn parse_fields(node: &Node) -> Result<Fields, Problem> {
+    let mut fields = Fields::default();
+    if node.is_null() {
+        return Ok(fields);
+    }
+    let Some(entries) = node.as_map() else {
+        return Err((
+            String::new(),
+            format!("expected a mapping, got {}", node.type_name()),
+        ));
+    };
+    for (key, value) in entries {
+        let key = key.as_str().unwrap_or_default();
+        let at = |m: String| (format!(".{key}"), m);
+        match key {
+            "labels" => fields.labels = string_map(value, true).map_err(at)?,
+            "annotations" => fields.annotations = string_map(value, false).map_err(at)?,
+            "project" => fields.project = Some(value.as_str().ok_or_else(|| at(format!("expected a string, got {}", value.type_name())))?.to_string()),
+            "namespaces" => fields.namespaces = Some(string_list(value).map_err(at)?),
+            "clusterResources" => fields.cluster_resources = Some(value.as_bool().ok_or_else(|| at("expected true or false".into()))?),
+            other => {
+                return Err((
+                    format!(".{other}"),
+                    "unknown key; known keys: labels, annotations, project, namespaces, clusterResources".into(),
+                ))
+            }
+        }
+    }
+    Ok(fields)
+}
+
+/// A map of strings from typed YAML; label maps are checked against Kubernetes' label rules.
+pub fn string_map(node: &Node, labels: bool) -> Result<BTreeMap<String, String>, String> {
+    let Some(entries) = node.as_map() else {
+        return Err(format!("expected a mapping, got {}", node.type_name()));
+    };
+    let mut map = BTreeMap::new();
+    for (k, v) in entries {
+        let key = k.as_str().ok_or("keys must be strings")?;
+        // Numbers and booleans are common label values; Kubernetes stores them as their text.
+        let value = match v.scalar() {
+            Some(s) if !v.is_null() => s.text.to_string(),
+            _ => return Err(format!("{key}: expected a string, got {}", v.type_name())),
+        };
+        check_key(key)?;
+        if labels {
+            check_label(key, &value)?;
+        }
+        map.insert(key.to_string(), value);
+    }
+    Ok(map)
+}
+
+/// `k=v,k2=v2`, as a ConfigMap carries a map.
+pub fn parse_pairs(text: &str, labels: bool) -> Result<BTreeMap<String, String>, String> {
+    let mut map = BTreeMap::new();
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (k, v) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("{pair:?} is not key=value"))?;
+        let (k, v) = (k.trim(), v.trim());
+        check_key(k)?;
+        if labels {
+            check_label(k, v)?;
+        }
+        map.insert(k.to_string(), v.to_string());
+    }
+    Ok(map)
+}
+
+pub fn string_list(node: &Node) -> Result<Vec<String>, String> {
+    match &node.value {
+        Value::Seq(items) => items
+            .iter()
+            .map(|i| {
+                i.as_str()
+                    .map(|s| s.trim().to_string())
+                    .ok_or_else(|| format!("list items must be strings, got {}", i.type_name()))
+            })
+            .collect(),
+        _ => node.as_str().map(split_list).ok_or_else(|| {
+            format!(
+                "expected a list or a comma-separated string, got {}",
+                node.type_name()
+            )
+        }),
+    }
+}
+
+pub fn split_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect()
+}
+
+/// A qualified name: optional DNS prefix and `/`, then 1–63 of `[A-Za-z0-9._-]`, alphanumeric at the ends.
+fn check_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= 253
+            && p.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && !part.starts_with('-')
+                    && !part.ends_with('-')
+            })
+    });
+    if name_ok && prefix_ok {
+        Ok(())
+    } else {
+        Err(format!("{key:?} is not a valid label or annotation key"))
+    }
+}
+
+fn check_label(key: &str, value: &str) -> Result<(), String> {
+    if crate::argocd::PROTECTED_LABELS.contains(&key) {
+        return Err(format!("{key}: this label is set by capi2argo itself"));
+    }
+    let ok = value.is_empty()
+        || (value.len() <= 63
+            && value.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && value.ends_with(|c: char| c.is_ascii_alphanumeric())
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{key}: {value:?} is not a valid label value"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Limits;
+    use crate::yaml::parse_stream;
+
+    fn parse(yaml: &str) -> Result<Vec<Layer>, Problem> {
+        let docs = parse_stream(yaml, &Limits::default()).unwrap();
+        parse_inventory(&docs[0].root)
+    }
+
+    #[test]
+    fn layers_parse_with_their_entries() {
+        let layers = parse("- label: environment\n  values:\n    prod: {labels: {tier: gold}, project: production, namespaces: [a, b], clusterResources: true}\n- infrastructure: true\n  values:\n    AWSCluster: {labels: {cloud: aws}}\n").unwrap();
+        assert_eq!(layers[0].selector, Selector::Label("environment".into()));
+        let (_, prod) = layers[0].entry("prod").unwrap();
+        assert_eq!(prod.project.as_deref(), Some("production"));
+        assert_eq!(prod.namespaces, Some(vec!["a".into(), "b".into()]));
+        assert_eq!(prod.cluster_resources, Some(true));
+        assert_eq!(layers[1].selector, Selector::Infrastructure);
+    }
+
+    #[test]
+    fn mistakes_name_their_path() {
+        assert_eq!(
+            parse("- label: env\n  values:\n    prod: {labelz: {}}\n")
+                .unwrap_err()
+                .0,
+            "[0].values.prod.labelz"
+        );
+        assert!(
+            parse("- values: {}\n")
+                .unwrap_err()
+                .1
+                .contains("needs label")
+        );
+        assert_eq!(
+            parse("- label: env\n  values:\n    prod: {labels: {tier: 'not valid'}}\n")
+                .unwrap_err(),
+            (
+                "[0].values.prod.labels".into(),
+                "tier: \"not valid\" is not a valid label value".into()
+            )
+        );
+    }
+
+    #[test]
+    fn later_overlays_win() {
+        let mut base = Fields {
+            project: Some("a".into()),
+            labels: BTreeMap::from([("x".into(), "1".into()), ("y".into(), "1".into())]),
+            ..Default::default()
+        };
+        base.overlay(&Fields {
+            labels: BTreeMap::from([("y".into(), "2".into())]),
+            cluster_resources: Some(false),
+            ..Default::default()
+        });
+        assert_eq!(base.project.as_deref(), Some("a"));
+        assert_eq!(base.labels.get("y").map(String::as_str), Some("2"));
+        assert_eq!(base.cluster_resources, Some(false));
+    }
+
+    #[test]
+    fn pairs_parse_like_a_config_map_value() {
+        let m = parse_pairs("team=platform, tier=gold", true).unwrap();
+        assert_eq!(m.len(), 2);
+        assert!(parse_pairs("novalue", true).is_err());
+        assert!(parse_pairs("Bad Key=v", false).is_err());
+        assert!(
+            parse_pairs("capi-to-argocd/owned=false", true)
+                .unwrap_err()
+                .contains("set by capi2argo")
+        );
+    }
+}
