@@ -1,0 +1,219 @@
+//! The Kptfile-examples packages, rendered by the real `kpt` with the built binary as the `exec` function.
+//!
+//! Each package's `.expected/` is the package after `kpt fn render` (minus the Kptfile, which must
+//! not change). `UPDATE_GOLDEN=1 cargo test --test kpt` rewrites it; review the diff before committing.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn kpt_available() -> bool {
+    Command::new("kpt")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// A loud skip: the suite still passes where kpt is missing, but says so.
+fn skip_without_kpt() -> bool {
+    if kpt_available() {
+        return false;
+    }
+    eprintln!(
+        "\n*** SKIPPED: `kpt` is not on PATH, so the Kptfile-examples packages were NOT rendered. ***\n"
+    );
+    true
+}
+
+fn packages() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("Kptfile-examples");
+    let mut packages: Vec<PathBuf> = fs::read_dir(root)
+        .expect("Kptfile-examples exists")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.join("Kptfile").is_file())
+        .collect();
+    packages.sort();
+    assert!(!packages.is_empty(), "no packages in Kptfile-examples");
+    packages
+}
+
+/// Every file below `dir` (relative path → content), except the `.expected/` snapshot.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, Vec<u8>>) {
+        for entry in fs::read_dir(dir).expect("readable dir") {
+            let path = entry.expect("entry").path();
+            let rel = path
+                .strip_prefix(root)
+                .expect("below root")
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".expected" {
+                continue;
+            }
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                out.insert(rel, fs::read(&path).expect("readable file"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+fn copy_package(from: &Path, to: &Path) {
+    for (rel, content) in files(from) {
+        let target = to.join(rel);
+        fs::create_dir_all(target.parent().expect("parent")).expect("dir created");
+        fs::write(target, content).expect("file copied");
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("capi2argo-kpt-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// kpt resolves `exec: capi2argo` from PATH: put the freshly built binary first.
+fn kpt(args: &[&str]) -> std::process::Output {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_capi2argo"))
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    Command::new("kpt")
+        .args(args)
+        .env("PATH", path)
+        .output()
+        .expect("kpt runs")
+}
+
+fn render(dir: &Path) {
+    let out = kpt(&[
+        "fn",
+        "render",
+        dir.to_str().expect("utf-8 path"),
+        "--allow-exec",
+    ]);
+    assert!(
+        out.status.success(),
+        "kpt fn render failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn differences(want: &BTreeMap<String, Vec<u8>>, got: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (rel, content) in want {
+        match got.get(rel) {
+            None => problems.push(format!("missing after render: {rel}")),
+            Some(c) if c != content => problems.push(format!("differs: {rel}")),
+            Some(_) => {}
+        }
+    }
+    problems.extend(
+        got.keys()
+            .filter(|k| !want.contains_key(*k))
+            .map(|k| format!("unexpected file: {k}")),
+    );
+    problems
+}
+
+#[test]
+fn packages_render_to_their_snapshot_and_render_again_unchanged() {
+    if skip_without_kpt() {
+        return;
+    }
+    for package in packages() {
+        let name = package
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        let work = scratch(&name);
+        copy_package(&package, &work);
+        render(&work);
+        let mut rendered = files(&work);
+        let kptfile = rendered.remove("Kptfile").expect("Kptfile kept");
+        assert_eq!(
+            kptfile,
+            fs::read(package.join("Kptfile")).expect("Kptfile"),
+            "{name}: render changed the Kptfile"
+        );
+        let expected_dir = package.join(".expected");
+        if std::env::var_os("UPDATE_GOLDEN").is_some() {
+            let _ = fs::remove_dir_all(&expected_dir);
+            for (rel, content) in &rendered {
+                let target = expected_dir.join(rel);
+                fs::create_dir_all(target.parent().expect("parent")).expect("dir");
+                fs::write(target, content).expect("snapshot written");
+            }
+        }
+        let expected = files(&expected_dir);
+        let problems = differences(&expected, &rendered);
+        assert!(
+            problems.is_empty(),
+            "{name}: rendered package differs from .expected/:\n{}",
+            problems.join("\n")
+        );
+
+        render(&work);
+        let mut again = files(&work);
+        again.remove("Kptfile");
+        let problems = differences(&rendered, &again);
+        assert!(
+            problems.is_empty(),
+            "{name}: a second render changed the package:\n{}",
+            problems.join("\n")
+        );
+        let _ = fs::remove_dir_all(&work);
+    }
+}
+
+/// `kpt fn eval --exec … -- k=v`: settings arrive as a ConfigMap, untouched files stay as they were.
+#[test]
+fn eval_with_key_value_settings() {
+    if skip_without_kpt() {
+        return;
+    }
+    let package = Path::new(env!("CARGO_MANIFEST_DIR")).join("Kptfile-examples/layered-fleet");
+    let work = scratch("eval");
+    copy_package(&package, &work);
+    let before = files(&work);
+    let out = kpt(&[
+        "fn",
+        "eval",
+        work.to_str().expect("utf-8"),
+        "--exec",
+        "capi2argo",
+        "--",
+        "argoNamespace=gitops",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = files(&work);
+    let generated: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+    assert_eq!(
+        generated,
+        vec![
+            "gitops/cluster-aks-weu-prod.yaml",
+            "gitops/cluster-payments-eks.yaml",
+            "gitops/cluster-prod-eu-1.yaml"
+        ]
+    );
+    for (rel, content) in &before {
+        assert_eq!(after.get(rel), Some(content), "eval changed {rel}");
+    }
+    let _ = fs::remove_dir_all(&work);
+}
