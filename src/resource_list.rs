@@ -303,7 +303,7 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic]) -> String {
                     e.push((Node::string("functionConfig"), fc.clone()));
                 }
                 if !results.is_empty() {
-                    e.push((Node::string("results"), results_node(results)));
+                    e.push((Node::string("results"), crate::results::list_node(results)));
                 }
             }
             write_json(&mut out, &root, Some(0));
@@ -337,7 +337,7 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic]) -> String {
             }
             if !results.is_empty() {
                 out.push_str("results:\n");
-                write_block(&mut out, &results_node(results), 0);
+                write_block(&mut out, &crate::results::list_node(results), 0);
             }
         }
         Form::Stream => {
@@ -353,14 +353,6 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic]) -> String {
         }
     }
     out
-}
-
-fn results_node(results: &[Diagnostic]) -> Node<'static> {
-    Node {
-        value: Value::Seq(results.iter().map(Diagnostic::to_node).collect()),
-        start: 0,
-        flow: false,
-    }
 }
 
 #[cfg(test)]

@@ -124,6 +124,22 @@ impl Diagnostic {
     }
 }
 
+/// Results as the KRM `results` list.
+pub fn list_node(results: &[Diagnostic]) -> Node<'static> {
+    Node {
+        value: crate::yaml::Value::Seq(results.iter().map(Diagnostic::to_node).collect()),
+        start: 0,
+        flow: false,
+    }
+}
+
+/// Results as a JSON array of KRM `results[]` entries (for hosts that want structured results).
+pub fn to_json(results: &[Diagnostic]) -> String {
+    let mut out = String::new();
+    crate::emit::write_json(&mut out, &list_node(results), None);
+    out
+}
+
 /// One readable line, as printed on stderr: `error: Secret ns/name: data.value: message`.
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

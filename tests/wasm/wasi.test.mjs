@@ -1,0 +1,18 @@
+// The WASI module (dist/capi2argo.wasm) under Node's WASI: every golden case, byte for byte, same exit code.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { cases, root } from './cases.mjs';
+
+const module = join(root, 'dist', 'capi2argo.wasm');
+const runner = join(root, 'tests', 'wasm', 'wasi-run.mjs');
+
+for (const c of cases()) {
+  test(`wasi/node: ${c.name}`, () => {
+    const run = spawnSync(process.execPath, ['--no-warnings', runner, module, ...c.args], { input: c.input });
+    assert.equal(run.stdout.toString(), c.stdout);
+    assert.equal(run.stderr.toString(), c.stderr);
+    assert.equal(run.status, c.code);
+  });
+}

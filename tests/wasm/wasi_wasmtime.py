@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The WASI module (dist/capi2argo.wasm) under wasmtime: every golden case, byte for byte, same exit code.
+
+Runs with no preopened directories: the module can read nothing but its standard input.
+Usage: python3 tests/wasm/wasi_wasmtime.py   (needs the `wasmtime` package from PyPI)
+"""
+
+import sys
+import tempfile
+from pathlib import Path
+
+import wasmtime
+
+ROOT = Path(__file__).resolve().parents[2]
+MODULE = ROOT / "dist" / "capi2argo.wasm"
+
+
+def run(engine, module, stdin: bytes, args):
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        (tmp / "in").write_bytes(stdin)
+        wasi = wasmtime.WasiConfig()
+        wasi.argv = ["capi2argo", *args]
+        wasi.stdin_file = str(tmp / "in")
+        wasi.stdout_file = str(tmp / "out")
+        wasi.stderr_file = str(tmp / "err")
+        store = wasmtime.Store(engine)
+        store.set_wasi(wasi)
+        linker = wasmtime.Linker(engine)
+        linker.define_wasi()
+        instance = linker.instantiate(store, module)
+        code = 0
+        try:
+            instance.exports(store)["_start"](store)
+        except wasmtime.ExitTrap as exit_trap:
+            code = exit_trap.code
+        return (tmp / "out").read_bytes().decode(), (tmp / "err").read_bytes().decode(), code
+
+
+def main():
+    engine = wasmtime.Engine()
+    module = wasmtime.Module.from_file(engine, str(MODULE))
+    passed, failed = 0, 0
+    for case in sorted((ROOT / "tests" / "golden").iterdir()):
+        if not (case / "input.yaml").is_file():
+            continue
+        expected = lambda name, default="": (case / "expected" / name).read_text() if (case / "expected" / name).exists() else default
+        args = [a for a in (case / "args").read_text().splitlines() if a] if (case / "args").exists() else []
+        out, err, code = run(engine, module, (case / "input.yaml").read_bytes(), args)
+        problems = []
+        if out != expected("output.yaml"):
+            problems.append("stdout differs")
+        if err != expected("stderr.txt"):
+            problems.append(f"stderr differs: {err[:300]!r}")
+        if code != int(expected("exit-code", "0").strip()):
+            problems.append(f"exit code {code}")
+        if problems:
+            failed += 1
+            print(f"FAIL wasi/wasmtime: {case.name}: {'; '.join(problems)}")
+        else:
+            passed += 1
+    print(f"wasmtime: {passed} passed, {failed} failed")
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

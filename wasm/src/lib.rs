@@ -1,0 +1,109 @@
+//! JavaScript bindings (wasm-bindgen) over the capi2argo core: the same transformation, errors as JS `Error`s.
+
+use capi2argo::{Options, Outcome, RunError};
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(typescript_custom_section)]
+const TYPES: &'static str = r#"
+/** A KRM function result, as in a ResourceList's `results`. */
+export interface Result {
+  message: string;
+  severity: "error" | "warning" | "info";
+  resourceRef?: { apiVersion: string; kind: string; name: string; namespace?: string };
+  field?: { path: string };
+  file?: { path: string; index?: number };
+}
+
+/** The whole outcome of a run. */
+export interface Outcome {
+  /** The output ResourceList or YAML stream, exactly as the native binary prints it. */
+  output: string;
+  results: Result[];
+  /** True when an error result exists: the native binary exits 1 then. */
+  failed: boolean;
+}
+
+/**
+ * A functionConfig: YAML/JSON text, a ConfigMap or Capi2Argo object, or a plain settings
+ * object such as `{ namespacedNames: true }` (read as a Capi2Argo `spec`).
+ */
+export type Config = string | Record<string, unknown>;
+"#;
+
+/// Turns a JS config into functionConfig text (JSON is YAML).
+fn config_text(config: &JsValue) -> Result<Option<String>, JsError> {
+    if config.is_undefined() || config.is_null() {
+        return Ok(None);
+    }
+    if let Some(text) = config.as_string() {
+        return Ok(Some(text));
+    }
+    let json = js_sys_json(config)?;
+    let value: serde_json::Value =
+        serde_json::from_str(&json).map_err(|e| JsError::new(&format!("config: {e}")))?;
+    let document = match &value {
+        serde_json::Value::Object(map) if map.contains_key("kind") => value,
+        serde_json::Value::Object(_) => serde_json::json!({
+            "apiVersion": capi2argo::config::API_VERSION,
+            "kind": capi2argo::config::KIND,
+            "spec": value,
+        }),
+        _ => return Err(JsError::new("config must be a string or an object")),
+    };
+    Ok(Some(document.to_string()))
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// The `config` argument, typed as `Config` for TypeScript.
+    #[wasm_bindgen(typescript_type = "Config")]
+    pub type ConfigArg;
+
+    #[wasm_bindgen(js_namespace = JSON, js_name = stringify, catch)]
+    fn json_stringify(value: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+fn js_sys_json(value: &JsValue) -> Result<String, JsError> {
+    json_stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .ok_or_else(|| JsError::new("config is not JSON-serializable"))
+}
+
+fn run(input: &str, config: &JsValue) -> Result<Outcome, JsError> {
+    let options = Options {
+        function_config: config_text(config)?,
+        ..Default::default()
+    };
+    // The same message the native binary prints after `capi2argo: `.
+    capi2argo::run(input.as_bytes(), &options).map_err(|e: RunError| JsError::new(&e.to_string()))
+}
+
+/// Runs the function: returns the output ResourceList (or YAML stream). Throws on unusable input.
+#[wasm_bindgen(unchecked_return_type = "string")]
+pub fn transform(input: &str, config: Option<ConfigArg>) -> Result<String, JsError> {
+    run(input, &config.map_or(JsValue::UNDEFINED, JsValue::from)).map(|o| o.output)
+}
+
+/// Runs the function and returns `{ output, results, failed }` with structured results.
+#[wasm_bindgen(js_name = transformWithResults, unchecked_return_type = "Outcome")]
+pub fn transform_with_results(input: &str, config: Option<ConfigArg>) -> Result<JsValue, JsError> {
+    let outcome = run(input, &config.map_or(JsValue::UNDEFINED, JsValue::from))?;
+    let json = format!(
+        "{{\"output\":{},\"results\":{},\"failed\":{}}}",
+        serde_json::Value::from(outcome.output.as_str()),
+        capi2argo::results::to_json(&outcome.results),
+        outcome.failed()
+    );
+    json_parse(&json)
+}
+
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn json_parse_js(text: &str) -> Result<JsValue, JsValue>;
+}
+
+fn json_parse(text: &str) -> Result<JsValue, JsError> {
+    json_parse_js(text).map_err(|_| JsError::new("internal: result is not JSON"))
+}
