@@ -11,11 +11,12 @@ VENV := $(TOOLS)/venv
 .PHONY: test lint unit wasm wasm-test example tools
 
 ## Every check and test: formatting, lints, unit, golden, CLI, kpt, kustomize, TLS and WASM tests.
-test: lint tools unit wasm wasm-test
+test: lint unit wasm-test
 
-lint:
+lint: tools
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
+	$(CARGO) clippy --locked -p capi2argo-wasm -p capi2argo-kpt --target wasm32-unknown-unknown -- -D warnings
 
 unit:
 	KUSTOMIZE=$(KUSTOMIZE) $(CARGO) test --locked
@@ -48,7 +49,9 @@ wasm: tools
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target nodejs --out-dir dist/npm/node --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target web --out-dir dist/npm/web --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
 	cp wasm/package.json wasm/README.md dist/npm/
+	$(CARGO) build --locked --profile wasm-kpt -p capi2argo-kpt --target wasm32-unknown-unknown
+	cp target/wasm32-unknown-unknown/wasm-kpt/capi2argo_kpt.wasm dist/capi2argo-kpt.wasm
 
 wasm-test: wasm
-	node --test tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs
+	node --test tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs tests/wasm/kpt.test.mjs
 	$(VENV)/bin/python tests/wasm/wasi_wasmtime.py

@@ -1,0 +1,71 @@
+//! capi2argo for kpt's WASM runtime: the shared core behind the Go `js/wasm` ABI kpt's Node glue speaks.
+//!
+//! kpt (`KPT_FN_WASM_RUNTIME=nodejs`, `--allow-alpha-wasm`) loads the module with Go's
+//! `wasm_exec.js` glue, calls the JS function `processResourceList(input)` the module registers,
+//! and prints what it returns. `go_abi` is that ABI; this file is plain, host-testable Rust.
+
+#[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)]
+mod go_abi;
+
+use capi2argo::{Diagnostic, Options};
+
+/// What the glue gets back: the output ResourceList, and whether the run failed.
+pub struct Response {
+    pub output: String,
+    pub failed: bool,
+}
+
+/// Runs the core on the ResourceList kpt sends. kpt's runtime has no exit code of its own, so a
+/// failure is an error result in a ResourceList (kpt needs the literal `kind: ResourceList`).
+pub fn process(input: &str) -> Response {
+    match capi2argo::run(input.as_bytes(), &Options::default()) {
+        Ok(outcome) => Response {
+            failed: outcome.failed(),
+            output: outcome.output,
+        },
+        Err(e) => {
+            // Unusable input: nothing to pass through, only the reason.
+            let result = capi2argo::results::list_node(&[Diagnostic::error(e.to_string())]);
+            let mut output = String::from(
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n",
+            );
+            capi2argo::emit::write_block(&mut output, &result, 0);
+            Response {
+                output,
+                failed: true,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converts_like_the_native_binary() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: c-kubeconfig\n    namespace: ns\n    labels: {cluster.x-k8s.io/cluster-name: c}\n  stringData:\n    value: |\n      clusters: [{name: c, cluster: {server: 'https://c'}}]\n      users: [{name: u, user: {token: t}}]\n";
+        let response = process(input);
+        assert!(!response.failed);
+        assert_eq!(
+            response.output,
+            capi2argo::run(input.as_bytes(), &Options::default())
+                .unwrap()
+                .output
+        );
+        assert!(response.output.contains("name: cluster-c\n"));
+    }
+
+    #[test]
+    fn unusable_input_is_an_error_result_in_a_resource_list() {
+        let response = process("items: [");
+        assert!(response.failed);
+        assert!(response.output.contains("kind: ResourceList\n"));
+        assert!(
+            response.output.contains("severity: error\n"),
+            "{}",
+            response.output
+        );
+    }
+}
