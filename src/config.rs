@@ -42,6 +42,10 @@ pub struct Config {
     pub shards: Option<u32>,
     pub copy_cluster_labels: bool,
     pub copy_cluster_annotations: bool,
+    /// Extra input resources written in the config (kustomize generators), each as JSON text.
+    pub resources: Vec<String>,
+    /// Files of extra input resources, relative to the working directory; the caller reads them.
+    pub resource_files: Vec<String>,
 }
 
 impl Default for Config {
@@ -60,6 +64,8 @@ impl Default for Config {
             shards: None,
             copy_cluster_labels: false,
             copy_cluster_annotations: false,
+            resources: Vec::new(),
+            resource_files: Vec::new(),
         }
     }
 }
@@ -83,6 +89,8 @@ pub const KEYS: &[&str] = &[
     "copyClusterLabels",
     "copyClusterAnnotations",
     "inventory",
+    "resources",
+    "resourceFiles",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -273,6 +281,49 @@ impl Config {
                 };
             }
             "copyClusterLabels" => self.copy_cluster_labels = boolean(&raw).map_err(&bad)?,
+            "resources" => {
+                let parsed;
+                let items: Vec<&Node> = match raw {
+                    Raw::Node(n) if n.is_null() => Vec::new(),
+                    Raw::Node(n) => n
+                        .as_seq()
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "expected a list of resources, got {}",
+                                n.type_name()
+                            ))
+                        })?
+                        .iter()
+                        .collect(),
+                    // In a ConfigMap: YAML text, a stream of resources.
+                    Raw::Text(t) => {
+                        parsed =
+                            parse_stream(t, &Limits::default()).map_err(|e| bad(e.to_string()))?;
+                        parsed
+                            .iter()
+                            .map(|d| &d.root)
+                            .filter(|n| !n.is_null())
+                            .collect()
+                    }
+                };
+                self.resources = items
+                    .into_iter()
+                    .map(|item| {
+                        let mut json = String::new();
+                        crate::emit::write_json(&mut json, item, None);
+                        json
+                    })
+                    .collect();
+            }
+            "resourceFiles" => {
+                let files = list(&raw).map_err(&bad)?;
+                if let Some(f) = files.iter().find(|f| !is_plain_relative(f)) {
+                    return Err(bad(format!(
+                        "{f:?}: files must be relative paths inside the working directory"
+                    )));
+                }
+                self.resource_files = files;
+            }
             "copyClusterAnnotations" => {
                 self.copy_cluster_annotations = boolean(&raw).map_err(&bad)?
             }
@@ -384,6 +435,14 @@ fn list(raw: &Raw) -> Result<Vec<String>, String> {
         Raw::Node(n) if n.is_null() => Ok(Vec::new()),
         Raw::Node(n) => inventory::string_list(n),
     }
+}
+
+/// A relative path without `..`: a package may only point at its own files.
+fn is_plain_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && path.split('/').all(|part| part != "..")
 }
 
 fn is_dns1123_label(s: &str) -> bool {

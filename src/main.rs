@@ -60,11 +60,19 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         ),
         None => None,
     };
-    let options = capi2argo::Options {
+    let mut options = capi2argo::Options {
         function_config,
         overrides: cli.set.clone(),
         ..Default::default()
     };
+    // The config's `resourceFiles` (kustomize generators): read here, relative to the working directory.
+    let requested =
+        capi2argo::transform::requested_files(&input, &options).map_err(|e| e.to_string())?;
+    for path in requested {
+        let bytes = std::fs::read(&path)
+            .map_err(|e| format!("cannot read resourceFiles entry {path}: {e}"))?;
+        options.files.push((path, bytes));
+    }
     let outcome = capi2argo::run(&input, &options).map_err(|e| e.to_string())?;
     let mut stdout = std::io::stdout().lock();
     stdout

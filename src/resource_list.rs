@@ -21,6 +21,8 @@ pub struct Item<'a> {
     pub node: Node<'a>,
     /// The item's exact text, ready to emit in the output form, when it can be copied verbatim.
     pub text: Option<Cow<'a, str>>,
+    /// Read for conversion but not part of the output (resources named by the config).
+    pub source_only: bool,
 }
 
 #[derive(Debug)]
@@ -110,7 +112,11 @@ fn resource_list<'a>(text: &'a str, root: Node<'a>) -> Result<Input<'a>, InputEr
             if flow || json {
                 nodes
                     .into_iter()
-                    .map(|node| Item { node, text: None })
+                    .map(|node| Item {
+                        node,
+                        text: None,
+                        source_only: false,
+                    })
                     .collect()
             } else {
                 let starts: Vec<usize> = nodes.iter().map(|n| entry_start(text, n.start)).collect();
@@ -127,6 +133,7 @@ fn resource_list<'a>(text: &'a str, root: Node<'a>) -> Result<Input<'a>, InputEr
                         Item {
                             node,
                             text: Some(with_newline(chunk)),
+                            source_only: false,
                         }
                     })
                     .collect()
@@ -195,6 +202,7 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             items.push(Item {
                 node: doc.root,
                 text: Some(with_newline(chunk)),
+                source_only: false,
             });
             continue;
         }
@@ -233,6 +241,7 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             items.push(Item {
                 node,
                 text: item_text,
+                source_only: false,
             });
         }
     }

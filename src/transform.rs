@@ -31,7 +31,41 @@ pub struct Options {
     pub function_config: Option<String>,
     /// `key=value` settings applied over the functionConfig.
     pub overrides: Vec<String>,
+    /// Contents of the config's `resourceFiles`, read by the caller (path, bytes).
+    pub files: Vec<(String, Vec<u8>)>,
     pub limits: Limits,
+}
+
+/// The files the configuration asks for (`resourceFiles`), for the caller to read before `run`.
+pub fn requested_files(input: &[u8], options: &Options) -> Result<Vec<String>, RunError> {
+    let mentioned = |bytes: &[u8]| bytes.windows(13).any(|w| w == b"resourceFiles");
+    let in_options = options
+        .function_config
+        .as_deref()
+        .is_some_and(|c| mentioned(c.as_bytes()))
+        || options.overrides.iter().any(|o| mentioned(o.as_bytes()));
+    // Most inputs never mention it: skip a second parse then.
+    if !in_options && !mentioned(input) {
+        return Ok(Vec::new());
+    }
+    let parsed = resource_list::parse(input, &options.limits)?;
+    let override_doc = function_config_override(options)?;
+    let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
+    Ok(Config::from_parts(fc, &options.overrides)
+        .map(|c| c.resource_files)
+        .unwrap_or_default())
+}
+
+fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunError> {
+    let Some(text) = &options.function_config else {
+        return Ok(None);
+    };
+    let docs = parse_stream(text, &options.limits)
+        .map_err(|e| RunError::FunctionConfig(format!("function config: {e}")))?;
+    docs.into_iter()
+        .next()
+        .map(|d| Some(d.root))
+        .ok_or_else(|| RunError::FunctionConfig("function config is empty".into()))
 }
 
 /// What a run produced. The output is complete even when there are error results.
@@ -58,18 +92,8 @@ pub enum RunError {
 
 /// Runs the function over one input.
 pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
-    let parsed = resource_list::parse(input, &options.limits)?;
-    let override_doc = match &options.function_config {
-        Some(text) => Some(
-            parse_stream(text, &options.limits)
-                .map_err(|e| RunError::FunctionConfig(format!("function config: {e}")))?
-                .into_iter()
-                .next()
-                .map(|d| d.root)
-                .ok_or_else(|| RunError::FunctionConfig("function config is empty".into()))?,
-        ),
-        None => None,
-    };
+    let mut parsed = resource_list::parse(input, &options.limits)?;
+    let override_doc = function_config_override(options)?;
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
     Config::from_parts(override_doc.as_ref(), &options.overrides)
         .map_err(|e| RunError::FunctionConfig(e.to_string()))?;
@@ -78,7 +102,37 @@ pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
         Ok(config) => config,
         Err(e) => return Ok(config_failure(&parsed, fc, &e)),
     };
-    Ok(Run::new(&parsed, &config, &options.limits, fc.map(resource_ref)).finish())
+    let fc_ref = fc.map(resource_ref);
+    parsed.items.extend(extra_sources(&config, options)?);
+    Ok(Run::new(&parsed, &config, &options.limits, fc_ref).finish())
+}
+
+/// Resources the config brings along (`resources`, `resourceFiles`): read and converted, never emitted.
+fn extra_sources(config: &Config, options: &Options) -> Result<Vec<Item<'static>>, RunError> {
+    let mut texts: Vec<(&str, &[u8])> = config
+        .resources
+        .iter()
+        .map(|r| ("resources", r.as_bytes()))
+        .collect();
+    for path in &config.resource_files {
+        let (_, bytes) = options.files.iter().find(|(p, _)| p == path).ok_or_else(|| {
+            RunError::FunctionConfig(format!(
+                "resourceFiles: {path} was not provided (the function reads no files; the command-line tool reads them)"
+            ))
+        })?;
+        texts.push((path, bytes));
+    }
+    let mut items = Vec::new();
+    for (origin, bytes) in texts {
+        let input = resource_list::parse(bytes, &options.limits)
+            .map_err(|e| RunError::FunctionConfig(format!("{origin}: {e}")))?;
+        items.extend(input.items.into_iter().map(|item| Item {
+            node: item.node.into_owned(),
+            text: None,
+            source_only: true,
+        }));
+    }
+    Ok(items)
 }
 
 /// A bad configuration converts nothing and loses nothing: every item goes out as it came.
@@ -372,7 +426,7 @@ impl<'x, 'a> Run<'x, 'a> {
 
         let mut out: Vec<Out> = Vec::with_capacity(self.input.items.len() + appended.len());
         for (index, item) in self.input.items.iter().enumerate() {
-            if pruned.contains(&index) {
+            if pruned.contains(&index) || item.source_only {
                 continue;
             }
             out.push(replaced.remove(&index).unwrap_or(Out::Keep(item)));

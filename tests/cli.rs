@@ -195,3 +195,51 @@ fn credentials_never_reach_stderr_or_results() {
         assert!(!results.contains(&key_b64));
     }
 }
+
+/// kustomize generators name their Secrets in `resourceFiles`: the CLI reads them from the working
+/// directory (and nowhere else); they are converted but not echoed.
+#[test]
+fn resource_files_are_read_relative_to_the_working_directory() {
+    let dir = std::env::temp_dir().join(format!("capi2argo-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("capi.yaml"), SECRET).unwrap();
+    let run = |args: &[&str]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_capi2argo"))
+            .args(args)
+            .current_dir(&dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("binary starts");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n")
+            .expect("input written");
+        child.wait_with_output().expect("binary finishes")
+    };
+    let out = run(&["--set", "resourceFiles=capi.yaml"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("name: cluster-c1\n"), "{stdout}");
+    assert!(
+        !stdout.contains("metadata:\n    name: c1-kubeconfig\n"),
+        "the source is not echoed:\n{stdout}"
+    );
+
+    for bad in ["../capi.yaml", "/etc/hostname"] {
+        let out = run(&["--set", &format!("resourceFiles={bad}")]);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            text(&out.stderr).contains("relative paths inside the working directory"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    let out = run(&["--set", "resourceFiles=missing.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot read resourceFiles entry missing.yaml"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

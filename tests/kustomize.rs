@@ -237,20 +237,31 @@ fn transformer_adds_the_argo_cd_secret_and_keeps_the_input() {
 /// function has no other source of Secrets yet: today it runs cleanly and adds nothing.
 /// (Reading Secrets from the config is the planned feature; this test changes with it.)
 #[test]
-fn generator_runs_cleanly_and_adds_nothing_yet() {
+fn generator_reads_the_files_its_config_lists_and_emits_only_argo_secrets() {
     let Some(kustomize) = kustomize() else {
         return;
     };
     let dir = TempDir::new("generator");
-    package(&dir, K3S, "generators");
+    // As a generator the function sees only its own config: the Secrets come from `resourceFiles`
+    // and, being read rather than listed as resources, they are not in the build.
+    fs::copy(env!("CARGO_BIN_EXE_capi2argo"), dir.0.join("capi2argo")).expect("binary copied");
+    fs::write(dir.0.join("capi.yaml"), K3S).expect("capi.yaml");
+    fs::write(
+        dir.0.join("fn.yaml"),
+        format!("{FN_CONFIG}  resourceFiles: [capi.yaml]\n"),
+    )
+    .expect("fn.yaml");
+    fs::write(dir.0.join("kustomization.yaml"), "generators:\n- fn.yaml\n")
+        .expect("kustomization.yaml");
     let output = build_ok(&kustomize, &dir.0);
-    assert_eq!(
-        output,
-        baseline(&kustomize, &dir),
-        "as a generator the function changed the build"
+    let docs = documents(&output);
+    assert_eq!(docs.len(), 1, "only the Argo CD Secret:\n{output}");
+    assert!(
+        docs[0].contains("name: cluster-stores-retail-k3s-07\n"),
+        "{output}"
     );
+    assert!(docs[0].contains("argocd.argoproj.io/secret-type: cluster"));
     assert!(!output.contains("Capi2Argo"), "the function config leaked");
-    assert!(!output.contains("argocd.argoproj.io/secret-type"));
     assert_no_bookkeeping(&output);
 }
 

@@ -380,6 +380,12 @@ def fleet_cases():
         {"capi.yaml": ok("team-a", "one")},
         config_map(labels="team=platform,argocd.argoproj.io/secret-type=hijack"),
     ))
+    # A kustomize generator sees only its config: the Secrets come inline, and only Argo CD Secrets go out.
+    def list_entry(doc, indent):
+        lines = doc.rstrip("\n").split("\n")
+        return " " * indent + "- " + lines[0] + "\n" + "".join(" " * (indent + 2) + l + "\n" if l else "\n" for l in lines[1:])
+    generator = "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nmetadata:\n  name: gen\n  annotations:\n    config.kubernetes.io/local-config: 'true'\nspec:\n  resources:\n" + list_entry(ok("team-a", "inline"), 2)
+    write("config-inline-resources", resource_list([list_entry(generator, 0)], generator))
     write("inventory-bad-entry", kpt_package(
         {"capi.yaml": ok("team-a", "one")},
         "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nmetadata:\n  name: fleet\nspec:\n  inventory:\n  - label: environment\n    values:\n      prod: {labels: {tier: gold}, projct: x}\n",
