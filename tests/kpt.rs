@@ -157,6 +157,15 @@ fn packages_render_to_their_snapshot_and_render_again_unchanged() {
                 fs::write(target, content).expect("snapshot written");
             }
         }
+        // Every file the package had comes out byte-for-byte as it was: the function only adds.
+        for (rel, content) in files(&package) {
+            if rel != "Kptfile" && rendered.get(&rel) != Some(&content) {
+                panic!(
+                    "{name}: render changed {rel}:\n{}",
+                    String::from_utf8_lossy(rendered.get(&rel).map_or(&[][..], |c| c))
+                );
+            }
+        }
         let expected = files(&expected_dir);
         let problems = differences(&expected, &rendered);
         assert!(
