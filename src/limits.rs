@@ -11,6 +11,8 @@ pub struct Limits {
     pub max_nodes: usize,
     /// Most resources in one input.
     pub max_items: usize,
+    /// Most YAML nodes that aliases may add in one parse (Kubernetes YAML rarely uses aliases at all).
+    pub max_alias_nodes: usize,
 }
 
 impl Default for Limits {
@@ -20,6 +22,7 @@ impl Default for Limits {
             max_depth: 200,
             max_nodes: 20_000_000,
             max_items: 1_000_000,
+            max_alias_nodes: 100_000,
         }
     }
 }

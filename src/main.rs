@@ -27,6 +27,26 @@ struct Cli {
     /// A setting as key=value (for example namespacedNames=true); repeatable, applied last.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     set: Vec<String>,
+
+    /// Largest input accepted, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = capi2argo::Limits::default().max_input_bytes)]
+    max_input_bytes: usize,
+
+    /// Deepest YAML nesting accepted.
+    #[arg(long, value_name = "LEVELS", default_value_t = capi2argo::Limits::default().max_depth)]
+    max_depth: usize,
+
+    /// Most YAML nodes in one parse, aliases expanded.
+    #[arg(long, value_name = "NODES", default_value_t = capi2argo::Limits::default().max_nodes)]
+    max_nodes: usize,
+
+    /// Most YAML nodes aliases may add in one parse (billion-laughs guard).
+    #[arg(long, value_name = "NODES", default_value_t = capi2argo::Limits::default().max_alias_nodes)]
+    max_alias_nodes: usize,
+
+    /// Most resources in one input.
+    #[arg(long, value_name = "COUNT", default_value_t = capi2argo::Limits::default().max_items)]
+    max_items: usize,
 }
 
 fn main() -> ExitCode {
@@ -63,6 +83,13 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
     let mut options = capi2argo::Options {
         function_config,
         overrides: cli.set.clone(),
+        limits: capi2argo::Limits {
+            max_input_bytes: cli.max_input_bytes,
+            max_depth: cli.max_depth,
+            max_nodes: cli.max_nodes,
+            max_alias_nodes: cli.max_alias_nodes,
+            max_items: cli.max_items,
+        },
         ..Default::default()
     };
     // The config's `resourceFiles` (kustomize generators): read here, relative to the working directory.

@@ -21,13 +21,15 @@ pub fn fnv64a(text: &str) -> u64 {
 
 /// Makes a valid DNS-1123 subdomain: lowercase, `[a-z0-9.-]`, alphanumeric at both ends, at most 253 characters.
 pub fn dns1123_subdomain(name: &str) -> String {
-    let cleaned: String = name
-        .chars()
-        .map(|c| match c.to_ascii_lowercase() {
-            c @ ('a'..='z' | '0'..='9' | '.' | '-') => c,
-            _ => '-',
-        })
-        .collect();
+    let mut cleaned = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9' | '.' | '-') => cleaned.push(c),
+            // Characters a name cannot hold become one `-`, never a run of them.
+            _ if !cleaned.ends_with('-') => cleaned.push('-'),
+            _ => {}
+        }
+    }
     let trimmed = cleaned.trim_matches(|c: char| !c.is_ascii_alphanumeric());
     shorten(trimmed, name, MAX_NAME)
 }
@@ -72,6 +74,8 @@ mod tests {
     fn names_are_lowercased_and_cleaned() {
         assert_eq!(dns1123_subdomain("cluster-Prod_EU"), "cluster-prod-eu");
         assert_eq!(dns1123_subdomain("cluster-a.b"), "cluster-a.b");
+        assert_eq!(dns1123_subdomain("cluster-ünï_cødé"), "cluster-n-c-d");
+        assert_eq!(dns1123_subdomain("a--b"), "a--b");
     }
 
     #[test]

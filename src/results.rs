@@ -32,9 +32,14 @@ pub struct ResourceRef {
 
 impl fmt::Display for ResourceRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = if self.name.is_empty() {
+            "<no name>"
+        } else {
+            &self.name
+        };
         match &self.namespace {
-            Some(ns) => write!(f, "{} {}/{}", self.kind, ns, self.name),
-            None => write!(f, "{} {}", self.kind, self.name),
+            Some(ns) => write!(f, "{} {ns}/{name}", self.kind),
+            None => write!(f, "{} {name}", self.kind),
         }
     }
 }

@@ -463,6 +463,9 @@ impl<'x, 'a> Run<'x, 'a> {
                 self.results.push(Diagnostic::error(message));
                 continue;
             }
+            if (cluster::is_cluster(node) || is_secret(node)) && !self.metadata_is_sound(index) {
+                continue;
+            }
             if cluster::is_cluster(node) {
                 if let Some(name) = text_at(node, &["metadata", "name"]) {
                     scan.clusters
@@ -523,6 +526,60 @@ impl<'x, 'a> Run<'x, 'a> {
             });
         }
         scan
+    }
+
+    /// Secrets and Clusters are read, so their metadata must have the shape the API server enforces.
+    fn metadata_is_sound(&mut self, index: usize) -> bool {
+        let node = &self.item(index).node;
+        let mut problems: Vec<(String, String)> = Vec::new();
+        match node.get("metadata") {
+            Some(m) if m.as_map().is_some() => {
+                match m.get("name") {
+                    Some(n) if n.as_str().is_some_and(|s| !s.is_empty()) => {}
+                    Some(n) => problems.push((
+                        "metadata.name".into(),
+                        format!("expected a name, got {}", n.type_name()),
+                    )),
+                    None => problems.push(("metadata.name".into(), "is missing".into())),
+                }
+                for field in ["labels", "annotations"] {
+                    let Some(map) = m.get(field).filter(|v| !v.is_null()) else {
+                        continue;
+                    };
+                    let Some(entries) = map.as_map() else {
+                        problems.push((
+                            format!("metadata.{field}"),
+                            format!("expected a mapping, got {}", map.type_name()),
+                        ));
+                        continue;
+                    };
+                    for (k, v) in entries {
+                        if v.as_str().is_none() {
+                            let key = k.scalar().map(|s| s.text.to_string()).unwrap_or_default();
+                            problems.push((
+                                format!("metadata.{field}.{key}"),
+                                format!("expected a string, got {}", v.type_name()),
+                            ));
+                        }
+                    }
+                }
+            }
+            Some(m) => problems.push((
+                "metadata".into(),
+                format!("expected a mapping, got {}", m.type_name()),
+            )),
+            None => problems.push(("metadata".into(), "is missing".into())),
+        }
+        let sound = problems.is_empty();
+        for (field, message) in problems {
+            self.report(
+                index,
+                Severity::Error,
+                Some(&field),
+                format!("{message}; the resource is passed through unchanged"),
+            );
+        }
+        sound
     }
 
     /// Sets the fleet metadata: config defaults, then inventory layers in order, then the Cluster's own.

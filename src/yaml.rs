@@ -277,6 +277,8 @@ pub enum YamlError {
     TooManyNodes { limit: usize },
     #[error("YAML alias at line {line} refers to an unknown anchor")]
     UnknownAnchor { line: usize },
+    #[error("YAML aliases expand to more than {limit} nodes (a billion-laughs document?)")]
+    TooManyAliasNodes { limit: usize },
 }
 
 /// Maps saphyr's character-based markers to byte offsets.
@@ -335,6 +337,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
     let mut stack: Vec<Frame<'a>> = Vec::new();
     let mut anchors: HashMap<usize, (Node<'a>, usize)> = HashMap::new();
     let mut nodes = 0usize;
+    let mut alias_nodes = 0usize;
     // Where the current document's text begins, and whether it began with an explicit `---`.
     let mut doc_start = 0usize;
     let mut pending_root: Option<(Node<'a>, usize)> = None;
@@ -374,11 +377,18 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 None
             }
             Event::Alias(id) => {
-                let (node, count) = anchors.get(&id).cloned().ok_or(YamlError::UnknownAnchor {
+                let (node, count) = anchors.get(&id).ok_or(YamlError::UnknownAnchor {
                     line: span.start.line(),
                 })?;
+                // Checked before copying, so an expansion bomb never gets to allocate.
+                alias_nodes += count;
+                if alias_nodes > limits.max_alias_nodes {
+                    return Err(YamlError::TooManyAliasNodes {
+                        limit: limits.max_alias_nodes,
+                    });
+                }
                 nodes += count;
-                Some((node, count))
+                Some((node.clone(), *count))
             }
             Event::Scalar(text, style, anchor, tag) => {
                 nodes += 1;
@@ -562,15 +572,16 @@ mod tests {
             docs[0].root.path(&["b", "k"]).and_then(Node::as_str),
             Some("v")
         );
-        let laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\n";
+        let laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nf: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]\n";
+        let err = parse_stream(laughs, &Limits::default()).err();
+        assert_eq!(err, Some(YamlError::TooManyAliasNodes { limit: 100_000 }));
         let limits = Limits {
             max_nodes: 10_000,
+            max_alias_nodes: usize::MAX,
             ..Limits::default()
         };
-        assert_eq!(
-            parse_stream(laughs, &limits).unwrap_err(),
-            YamlError::TooManyNodes { limit: 10_000 }
-        );
+        let err = parse_stream(laughs, &limits).err();
+        assert_eq!(err, Some(YamlError::TooManyNodes { limit: 10_000 }));
     }
 
     #[test]

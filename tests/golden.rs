@@ -46,11 +46,21 @@ fn run_library(input: &[u8], args: &[String]) -> Run {
     let mut options = Options::default();
     let mut it = args.iter();
     while let Some(arg) = it.next() {
+        let mut number = || -> usize {
+            it.next()
+                .and_then(|v| v.parse().ok())
+                .expect("a number after a limit flag")
+        };
         match arg.as_str() {
             "--set" => options
                 .overrides
                 .push(it.next().expect("--set value").clone()),
-            other => panic!("golden args support --set only, got {other}"),
+            "--max-input-bytes" => options.limits.max_input_bytes = number(),
+            "--max-depth" => options.limits.max_depth = number(),
+            "--max-nodes" => options.limits.max_nodes = number(),
+            "--max-alias-nodes" => options.limits.max_alias_nodes = number(),
+            "--max-items" => options.limits.max_items = number(),
+            other => panic!("golden args support --set and the limit flags, got {other}"),
         }
     }
     match capi2argo::run(input, &options) {

@@ -392,10 +392,62 @@ def fleet_cases():
     ))
 
 
+def hostile_cases():
+    """Broken and hostile input: a clear error naming resource and field, and nothing lost."""
+    ok = lambda ns, c: secret(f"{c}-kubeconfig", ns, c, string_value=kubeconfig(name=c, server=f"https://{c}.{ns}.example:6443"))
+    good_value = lambda c: b64(kubeconfig(name=c))
+    wrong_types = [
+        "apiVersion: v1\nkind: Secret\nmetadata: null\ndata:\n  value: x\n",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: labels-list-kubeconfig\n  namespace: h\n  labels: [cluster.x-k8s.io/cluster-name]\n",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: label-number-kubeconfig\n  namespace: h\n  labels:\n    cluster.x-k8s.io/cluster-name: 42\n",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: [not, a, name]\n",
+        secret("value-number-kubeconfig", "h", "value-number", value="42"),
+        secret("value-list-kubeconfig", "h", "value-list", value="[a, b]"),
+        secret("data-string-kubeconfig", "h", "data-string", extra="data: just-a-string\n"),
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: a-string\n",
+        "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata: {name: annotated, namespace: h, annotations: 7}\n",
+        ok("h", "still-works"),
+    ]
+    write("hostile-wrong-types", kpt_package({"h.yaml": "---\n".join(wrong_types)}))
+
+    laughs_kubeconfig = "a: &a [x,x,x,x,x,x,x,x,x,x]\n" + "".join(
+        f"{n}: &{n} [" + ",".join([f"*{p}"] * 10) + "]\n" for p, n in zip("abcdefgh", "bcdefghi"))
+    weird = [
+        secret("bom-kubeconfig", "h", "bom", value=base64.b64encode(b"\xef\xbb\xbf" + kubeconfig(name="bom").encode()).decode()),
+        secret("crlf-kubeconfig", "h", "crlf", value=b64(kubeconfig(name="crlf").replace("\n", "\r\n"))),
+        secret("tabs-kubeconfig", "h", "tabs", value=b64("clusters:\n-\tname: c\n\tcluster: {}\n")),
+        secret("laughs-kubeconfig", "h", "laughs", value=b64(laughs_kubeconfig)),
+        secret("not-utf8-kubeconfig", "h", "not-utf8", value=base64.b64encode(b"clusters: \xff\xfe\n").decode()),
+        secret("empty-lists-kubeconfig", "h", "empty-lists", value=b64("apiVersion: v1\nkind: Config\nclusters: []\nusers: []\ncontexts: []\n")),
+        secret("dup-names-kubeconfig", "h", "dup-names", value=b64("clusters:\n- {name: c, cluster: {server: 'https://a'}}\n- {name: c, cluster: {server: 'https://b'}}\nusers:\n- {name: u, user: {token: t}}\ncontexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: x\n")),
+        secret("missing-context-kubeconfig", "h", "missing-context", value=b64("clusters:\n- {name: c, cluster: {server: 'https://a'}}\nusers:\n- {name: u, user: {token: t}}\ncontexts:\n- {name: x, context: {cluster: c, user: u}}\ncurrent-context: gone\n")),
+        secret("multi-doc-kubeconfig", "h", "multi-doc", value=b64(kubeconfig(name="a") + "---\n" + kubeconfig(name="b"))),
+        secret("long-token-kubeconfig", "h", "long-token", value=b64(kubeconfig(name="long", user="token: " + "t" * 200_000))),
+        secret("ünïcødé-kubeconfig", "h", "ünïcødé", value=good_value("ünïcødé")),
+        secret("Upper-Case-kubeconfig", "h", "Upper-Case", value=good_value("upper")),
+        ok("h", "still-works"),
+    ]
+    write("hostile-kubeconfigs", kpt_package({"h.yaml": "---\n".join(weird)}))
+
+    rl_head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
+    write("hostile-laughs-input", rl_head + "items:\n- &a {kind: ConfigMap, data: {a: b}}\n" + "".join(
+        f"- &{n} [" + ", ".join([f"*{p}"] * 10) + "]\n" for p, n in zip("abcdefg", "bcdefgh")))
+    write("hostile-deep-nesting", rl_head + "items: " + "[" * 100_000 + "\n")
+    write("hostile-deep-block-nesting", rl_head + "items:\n- kind: ConfigMap\n  data:\n" + "".join(" " * (4 + 2 * i) + f"k{i}:\n" for i in range(300)))
+    write("hostile-tabs", rl_head + "items:\n- kind: ConfigMap\n\tdata: {}\n")
+    write("hostile-json-invalid", '{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [}\n')
+    write("hostile-bom-crlf", ("\ufeff" + resource_list(["- " + textwrap.indent(ok("h", "crlf"), "  ")[2:]])).replace("\n", "\r\n"))
+    write("hostile-too-many-items", resource_list(["- {kind: ConfigMap, metadata: {name: a}}\n"] * 3), args=["--max-items", "2"])
+    write("hostile-too-large", resource_list(["- {kind: ConfigMap, metadata: {name: a}}\n"] * 3), args=["--max-input-bytes", "100"])
+    (HERE / "hostile-not-utf8").mkdir(exist_ok=True)
+    (HERE / "hostile-not-utf8" / "input.yaml").write_bytes(rl_head.encode() + b"items:\n- kind: \xff\xfe\n")
+
+
 def main():
     provider_cases()
     rule_cases()
     fleet_cases()
+    hostile_cases()
 
 
 if __name__ == "__main__":
