@@ -34,7 +34,15 @@ pub fn write_block(out: &mut String, node: &Node, indent: usize) {
         Value::Map(entries) => {
             for (key, value) in entries {
                 pad(out, indent);
-                write_key(out, key);
+                let (text, explicit) = key_text(key);
+                if explicit {
+                    out.push_str("? ");
+                    out.push_str(&text);
+                    out.push('\n');
+                    pad(out, indent);
+                } else {
+                    out.push_str(&text);
+                }
                 out.push(':');
                 write_value(out, value, indent + 2);
             }
@@ -93,18 +101,23 @@ fn pad(out: &mut String, indent: usize) {
     out.extend(std::iter::repeat_n(' ', indent));
 }
 
-fn write_key(out: &mut String, key: &Node) {
+/// A key on one line, and whether it needs the explicit `? key` form: YAML caps implicit keys
+/// at 1024 characters, and a collection as a key is written as JSON.
+fn key_text(key: &Node) -> (String, bool) {
+    let mut text = String::new();
     match &key.value {
-        Value::Scalar(s) if !s.text.contains('\n') => write_scalar(out, s, 0),
+        Value::Scalar(s) if s.text.contains('\n') => {
+            write_double_quoted(&mut text, &s.text);
+        }
+        Value::Scalar(s) => write_scalar(&mut text, s, 0),
         // Complex keys never occur in Kubernetes objects; JSON text keeps them on one line.
         _ => {
-            out.push_str("? ");
-            let mut json = String::new();
-            write_json(&mut json, key, None);
-            out.push_str(&json);
-            out.push('\n');
+            write_json(&mut text, key, None);
+            return (text, true);
         }
     }
+    let explicit = text.len() > 1000;
+    (text, explicit)
 }
 
 fn write_scalar(out: &mut String, scalar: &Scalar, indent: usize) {
@@ -357,6 +370,17 @@ mod tests {
     #[test]
     fn odd_characters_are_escaped() {
         round_trip("a: \"tab\\there\"\nb: \" lead\\n\"\nc: \"bom\\ufeff\"\nd: \"é ✓\"\n");
+    }
+
+    /// Regression (found by fuzzing): a key over 1024 characters cannot be an implicit key.
+    #[test]
+    fn long_and_complex_keys_use_the_explicit_form() {
+        let long = "k".repeat(1500);
+        let out = round_trip(&format!(
+            "a:\n  ? \"{long}\"\n  : v\n  ? [x, y]\n  : z\n  \"multi\\nline\": w\n"
+        ));
+        assert!(out.contains(&format!("  ? {long}\n  : v\n")), "{out}");
+        assert!(out.contains("  ? [\"x\",\"y\"]\n  : z\n"), "{out}");
     }
 
     #[test]

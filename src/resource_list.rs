@@ -46,6 +46,8 @@ pub enum InputError {
     ItemsNotAList(&'static str),
     #[error("input has {count} resources, over the limit of {limit}")]
     TooManyItems { count: usize, limit: usize },
+    #[error("ResourceList has more than one {0:?} key")]
+    DuplicateKey(String),
 }
 
 /// Decodes and parses the input into its form and items.
@@ -84,6 +86,15 @@ fn resource_list<'a>(text: &'a str, root: Node<'a>) -> Result<Input<'a>, InputEr
     let Value::Map(entries) = root.value else {
         return Err(InputError::ItemsNotAList("no mapping"));
     };
+    for key in ["apiVersion", "kind", "items", "functionConfig", "results"] {
+        let count = entries
+            .iter()
+            .filter(|(k, _)| k.scalar().is_some_and(|s| s.text == key))
+            .count();
+        if count > 1 {
+            return Err(InputError::DuplicateKey(key.to_string()));
+        }
+    }
     let items_pos = entries
         .iter()
         .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"));

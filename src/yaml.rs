@@ -392,17 +392,14 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
             }
             Event::Scalar(text, style, anchor, tag) => {
                 nodes += 1;
-                let tag = tag.and_then(|t| {
-                    if t.is_yaml_core_schema() {
-                        None
-                    } else {
-                        Some(t.to_string())
-                    }
-                });
+                let (tag, forces_string) = match tag.as_deref() {
+                    None => (None, false),
+                    Some(t) => scalar_tag(&t.handle, &t.suffix),
+                };
                 let node = Node {
                     value: Value::Scalar(Scalar {
                         text,
-                        plain: style == ScalarStyle::Plain,
+                        plain: style == ScalarStyle::Plain && !forces_string,
                         tag,
                     }),
                     start,
@@ -476,6 +473,31 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
         }
     }
     Ok(docs)
+}
+
+/// How a scalar's tag is kept: the text to write it back with, and whether it makes the scalar a string.
+///
+/// `!!str` and the non-specific `!` only say "string": that is kept as the scalar's type, not as a
+/// tag. Other core-schema tags are written `!!name`, local tags `!name`, anything else verbatim.
+fn scalar_tag(handle: &str, suffix: &str) -> (Option<String>, bool) {
+    match (handle, suffix) {
+        ("tag:yaml.org,2002:", "str") | ("", "!") | ("!", "") => (None, true),
+        ("tag:yaml.org,2002:", name) => (Some(format!("!!{name}")), false),
+        ("!", name)
+            if name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) =>
+        {
+            (Some(format!("!{name}")), false)
+        }
+        (handle, name) => {
+            let uri: String = format!("{handle}{name}")
+                .chars()
+                .filter(|c| !c.is_whitespace() && !matches!(c, '<' | '>'))
+                .collect();
+            (Some(format!("!<{uri}>")), false)
+        }
+    }
 }
 
 fn count_nodes(node: &Node) -> usize {
@@ -595,6 +617,20 @@ mod tests {
             .collect();
         let err = parse_stream(&block, &Limits::default()).unwrap_err();
         assert!(matches!(err, YamlError::TooDeep { .. }), "{err}");
+    }
+
+    /// Regression (found by fuzzing): a non-specific `!` tag came back as `!!`, which is not YAML.
+    #[test]
+    fn tags_are_written_back_as_valid_yaml() {
+        let input = "a: ! 3\nb: !local y\nc: !<tag:example.com,2000:app/foo> z\nd: !!str 123\ne: !!int 7\n! f: g\n";
+        let docs = parse(input);
+        let root = &docs[0].root;
+        assert_eq!(root.get("a").and_then(Node::as_str), Some("3"));
+        assert_eq!(root.get("d").and_then(Node::as_str), Some("123"));
+        let mut out = String::new();
+        crate::emit::write_document(&mut out, root);
+        let again = parse_stream(&out, &Limits::default()).expect("written tags parse");
+        assert!(same_content(root, &again[0].root), "{out}");
     }
 
     #[test]

@@ -1,0 +1,25 @@
+//! Fuzzes the whole function: any bytes in, never a panic, and the output is stable under a second run.
+#![no_main]
+
+use capi2argo::{Limits, Options};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let options = Options {
+        // Small limits keep each execution fast; the code paths are the same.
+        limits: Limits {
+            max_input_bytes: 1 << 20,
+            max_nodes: 200_000,
+            max_alias_nodes: 10_000,
+            ..Limits::default()
+        },
+        ..Default::default()
+    };
+    if let Ok(first) = capi2argo::run(data, &options) {
+        // Idempotence: the function's own output goes through unchanged (results aside).
+        let second = capi2argo::run(first.output.as_bytes(), &options)
+            .expect("the function's own output is valid input");
+        let cut = |s: &str| s.find("\nresults:\n").map_or(s.len(), |i| i + 1);
+        assert_eq!(&first.output[..cut(&first.output)], &second.output[..cut(&second.output)]);
+    }
+});
