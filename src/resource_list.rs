@@ -272,6 +272,10 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
 
 /// Turns a `- key: …` list entry into a standalone document by removing `col` columns, if every line allows it.
 fn deindent(chunk: &str, col: usize) -> Option<String> {
+    // Lines broken by a lone `\r` are left to the emitter.
+    if chunk.replace("\r\n", "\n").contains('\r') {
+        return None;
+    }
     let mut out = String::with_capacity(chunk.len());
     for (i, line) in chunk.split_inclusive('\n').enumerate() {
         let body = line.trim_end_matches(['\n', '\r']);

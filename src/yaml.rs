@@ -294,9 +294,7 @@ impl<'a> Offsets<'a> {
         let line_starts = if ascii {
             Vec::new()
         } else {
-            std::iter::once(0)
-                .chain(input.match_indices('\n').map(|(i, _)| i + 1))
-                .collect()
+            std::iter::once(0).chain(line_break_ends(input)).collect()
         };
         Offsets {
             input,
@@ -518,6 +516,7 @@ fn after_line_break(input: &str, at: usize) -> usize {
     match rest[blank..].chars().next() {
         Some('\n') => at + blank + 1,
         Some('\r') if rest[blank..].starts_with("\r\n") => at + blank + 2,
+        Some('\r') => at + blank + 1,
         None => input.len(),
         _ => at + blank,
     }
@@ -544,8 +543,19 @@ fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize 
 }
 
 /// The offset of the start of the line holding `at`.
+/// YAML breaks lines at `\n`, `\r\n` and a lone `\r`: the offsets just past each break.
+fn line_break_ends(input: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = input.as_bytes();
+    bytes.iter().enumerate().filter_map(move |(i, &b)| match b {
+        b'\n' => Some(i + 1),
+        b'\r' if bytes.get(i + 1) != Some(&b'\n') => Some(i + 1),
+        _ => None,
+    })
+}
+
+/// The offset of the start of the line holding `at` (any YAML line break ends a line).
 pub fn line_start(input: &str, at: usize) -> usize {
-    input[..at].rfind('\n').map_or(0, |i| i + 1)
+    input[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1)
 }
 
 #[cfg(test)]
@@ -576,6 +586,16 @@ mod tests {
         let b = docs[0].root.get("b").expect("b");
         assert_eq!(&input[b.start..b.start + 3], "[x]");
         assert!(b.flow);
+    }
+
+    /// Regression (found by fuzzing): a lone `\r` is a line break to YAML, so to spans too.
+    #[test]
+    fn lone_carriage_returns_break_lines() {
+        let input = "a: é\rb: [x]\r";
+        let docs = parse(input);
+        let b = docs[0].root.get("b").expect("b");
+        assert_eq!(&input[b.start..b.start + 3], "[x]");
+        assert_eq!(line_start(input, b.start), 6);
     }
 
     #[test]
