@@ -216,9 +216,11 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
                 .is_some_and(|i| i.as_seq().is_some() || i.is_null());
         if !is_list {
             let chunk = &text[doc.text_start..doc.text_end];
+            // A span that lost its content (an odd marker layout) is written by the emitter instead.
+            let text = (!chunk.trim().is_empty()).then(|| with_newline(chunk));
             items.push(Item {
                 node: doc.root,
-                text: Some(with_newline(chunk)),
+                text,
                 source_only: false,
             });
             continue;

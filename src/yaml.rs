@@ -536,7 +536,9 @@ fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize 
             return doc_start + pos + 1;
         }
     }
-    if text.starts_with("...") {
+    // `...` is a marker only when whitespace or the end follows (`....` is a plain scalar).
+    if text == "..." || (text.starts_with("...") && text[3..].starts_with([' ', '\t', '\r', '\n']))
+    {
         return doc_start;
     }
     end
