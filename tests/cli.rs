@@ -1,25 +1,13 @@
 //! The `capi2argo` binary as users call it: arguments, files, exit codes, and what it never prints.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+mod common;
+
+use std::process::Output;
 
 use base64::Engine;
 
 fn capi2argo(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_capi2argo"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("input written");
-    child.wait_with_output().expect("binary finishes")
+    common::capi2argo(args, stdin, None)
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -203,23 +191,8 @@ fn resource_files_are_read_relative_to_the_working_directory() {
     let dir = std::env::temp_dir().join(format!("capi2argo-files-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("capi.yaml"), SECRET).unwrap();
-    let run = |args: &[&str]| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_capi2argo"))
-            .args(args)
-            .current_dir(&dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("binary starts");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n")
-            .expect("input written");
-        child.wait_with_output().expect("binary finishes")
-    };
+    let input = b"apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
+    let run = |args: &[&str]| common::capi2argo(args, input, Some(&dir));
     let out = run(&["--set", "resourceFiles=capi.yaml"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);

@@ -2,32 +2,16 @@
 //! `kubectl kustomize --enable-alpha-plugins` (kubectl's built-in kustomize) with a test-only
 //! `docker` first on PATH that runs the built binary for the image and records its arguments.
 
+mod common;
+use common::TempDir;
+
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 const IMAGE: &str = "ghcr.io/capi2argo/capi2argo:v0.1.0";
 const KUBEADM: &str = include_str!("fixtures/providers/kubeadm.yaml");
-
-/// A directory removed when the test ends, whatever the outcome.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("capi2argo-container-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("temp dir created");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 fn repo_file(rel: &str) -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)).expect(rel)
@@ -84,7 +68,7 @@ fn kubectl_kustomize_runs_the_image_offline_as_non_root() {
     if !kubectl_available() {
         return;
     }
-    let dir = TempDir::new("build");
+    let dir = TempDir::new("container", "build");
     let bin = dir.0.join("bin");
     let pkg = dir.0.join("pkg");
     fs::create_dir_all(&bin).expect("bin");

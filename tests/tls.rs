@@ -4,6 +4,9 @@
 //! Everything runs on 127.0.0.1 in a temporary directory, with bounded waits. Without the
 //! `openssl` or `curl` command-line tools the test is skipped, loudly.
 
+mod common;
+use common::TempDir;
+
 use std::fs;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -12,28 +15,6 @@ use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-
-/// A directory removed when the test ends, whatever the outcome.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("capi2argo-tls-{}-{name}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("temp dir created");
-        TempDir(dir)
-    }
-
-    fn path(&self, file: &str) -> PathBuf {
-        self.0.join(file)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// The TLS server process, killed when the test ends, whatever the outcome.
 struct Server(Child);
@@ -320,7 +301,7 @@ fn generated_tls_client_config_authenticates_against_a_server_that_requires_clie
     if skip_without_tools() {
         return;
     }
-    let dir = TempDir::new("e2e");
+    let dir = TempDir::new("tls", "e2e");
     fs::write(dir.path("openssl.cnf"), OPENSSL_CNF).expect("openssl.cnf");
     let mut pki = Pki {
         dir: &dir,

@@ -1,0 +1,66 @@
+//! Helpers shared by the integration tests: scratch directories, running the binary, loud skips.
+
+// Each test crate uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A scratch directory, removed when the test ends, whatever the outcome.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    /// `<tmp>/capi2argo-<suite>-<pid>-<name>`, empty.
+    pub fn new(suite: &str, name: &str) -> TempDir {
+        let dir =
+            std::env::temp_dir().join(format!("capi2argo-{suite}-{}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("temp dir created");
+        TempDir(dir)
+    }
+
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.0.join(file)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs the built binary with `args`, feeding `stdin`, optionally in `cwd`.
+pub fn capi2argo(args: &[&str], stdin: &[u8], cwd: Option<&Path>) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_capi2argo"));
+    command
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(dir) = cwd {
+        command.current_dir(dir);
+    }
+    let mut child = command.spawn().expect("binary starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("input written");
+    child.wait_with_output().expect("binary finishes")
+}
+
+/// Whether `program args…` runs; if not, says loudly what is skipped.
+pub fn available(program: &str, args: &[&str], skipped: &str) -> bool {
+    let found = Command::new(program)
+        .args(args)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("\n*** SKIPPED: `{program}` is not available, so {skipped} ***\n");
+    }
+    found
+}
