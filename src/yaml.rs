@@ -338,6 +338,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
     let mut alias_nodes = 0usize;
     // Where the current document's text begins, and whether it began with an explicit `---`.
     let mut doc_start = 0usize;
+    let mut boundary = 0usize;
     let mut pending_root: Option<(Node<'a>, usize)> = None;
 
     let syntax = |m: &Marker, message: String| YamlError::Syntax {
@@ -358,13 +359,16 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     let after = offsets.byte(&span.end);
                     after_line_break(input, after)
                 } else {
-                    start
+                    // An implicit document begins where the previous one (and its `...`) ended: its
+                    // first event may sit past a block scalar's header or leading comments.
+                    boundary.min(start)
                 };
                 None
             }
             Event::DocumentEnd => {
                 if let Some((root, _)) = pending_root.take() {
                     let text_end = document_text_end(input, doc_start, start);
+                    boundary = after_end_marker(input, text_end);
                     docs.push(Document {
                         text_start: doc_start.min(root.start),
                         root,
@@ -522,6 +526,18 @@ fn after_line_break(input: &str, at: usize) -> usize {
     }
 }
 
+/// Past a `...` line at `at`, if there is one: where an implicit document after it may begin.
+fn after_end_marker(input: &str, at: usize) -> usize {
+    let rest = &input[at..];
+    if rest.starts_with("...")
+        && (rest.len() == 3 || rest[3..].starts_with([' ', '\t', '\r', '\n']))
+    {
+        after_line_break(input, at + 3)
+    } else {
+        at
+    }
+}
+
 /// A document's text runs until the line where the next marker (`---` or `...`) stands.
 fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize {
     let mut end = line_start(input, end_marker.max(doc_start));
@@ -607,6 +623,21 @@ mod tests {
         assert_eq!(docs.len(), 2);
         assert_eq!(&input[docs[0].text_start..docs[0].text_end], "# c1\na: 1\n");
         assert_eq!(&input[docs[1].text_start..docs[1].text_end], "b: 2\n");
+    }
+
+    /// Regression (found by fuzzing): an implicit document holding a block scalar kept only its content line.
+    #[test]
+    fn implicit_documents_start_at_their_first_byte() {
+        let input = "|-\rtext\r";
+        let docs = parse(input);
+        assert_eq!(&input[docs[0].text_start..docs[0].text_end], input);
+        let input = "# lead\n|\n  x\n...\n# c\nb: 2\n";
+        let docs = parse(input);
+        assert_eq!(
+            &input[docs[0].text_start..docs[0].text_end],
+            "# lead\n|\n  x\n"
+        );
+        assert_eq!(&input[docs[1].text_start..docs[1].text_end], "# c\nb: 2\n");
     }
 
     #[test]
