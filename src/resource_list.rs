@@ -63,7 +63,7 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputErr
     let text = std::str::from_utf8(input).map_err(|e| InputError::NotUtf8 {
         offset: e.valid_up_to(),
     })?;
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.trim_start_matches('\u{feff}');
     let mut docs = parse_stream(text, limits)?;
     // A ResourceList among other documents has no meaning (and would flip forms between runs).
     if docs.len() > 1 && docs.iter().any(|d| is_kind(&d.root, "ResourceList")) {
@@ -215,7 +215,8 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
                 .get("items")
                 .is_some_and(|i| i.as_seq().is_some() || i.is_null());
         if !is_list {
-            let chunk = &text[doc.text_start..doc.text_end];
+            // A byte order mark may open a document, but not once it follows `---`.
+            let chunk = text[doc.text_start..doc.text_end].trim_start_matches('\u{feff}');
             // A span that lost its content (an odd marker layout) is written by the emitter instead.
             let text = (!chunk.trim().is_empty()).then(|| with_newline(chunk));
             items.push(Item {
