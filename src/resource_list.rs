@@ -209,12 +209,7 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
         if doc.root.is_null() {
             continue;
         }
-        let is_list = is_kind(&doc.root, "List")
-            && doc
-                .root
-                .get("items")
-                .is_some_and(|i| i.as_seq().is_some() || i.is_null());
-        if !is_list {
+        if !is_list_node(&doc.root) {
             // A byte order mark may open a document, but not once it follows `---`.
             let chunk = text[doc.text_start..doc.text_end].trim_start_matches('\u{feff}');
             // A span that lost its content (an odd marker layout) is written by the emitter instead.
@@ -258,6 +253,11 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
                 let content_col = node.start - line_start(text, node.start);
                 deindent(&text[starts[i]..end.max(starts[i])], content_col).map(Cow::Owned)
             };
+            if is_list_node(&node) {
+                // A List inside a List is flattened too, as a second run would see it.
+                flatten_list(node, &mut items);
+                continue;
+            }
             items.push(Item {
                 node,
                 text: item_text,
@@ -270,6 +270,44 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
         items,
         function_config: None,
         dash_indent: 0,
+    }
+}
+
+/// A `kind: List` whose items can be taken out (what `kubectl get` prints).
+fn is_list_node(node: &Node) -> bool {
+    is_kind(node, "List")
+        && node
+            .get("items")
+            .is_some_and(|i| i.as_seq().is_some() || i.is_null())
+}
+
+/// The items of a nested List, at any depth; the emitter writes them.
+fn flatten_list<'a>(list: Node<'a>, items: &mut Vec<Item<'a>>) {
+    let Value::Map(entries) = list.value else {
+        return;
+    };
+    let Some((
+        _,
+        Node {
+            value: Value::Seq(nodes),
+            ..
+        },
+    )) = entries
+        .into_iter()
+        .find(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"))
+    else {
+        return;
+    };
+    for node in nodes {
+        if is_list_node(&node) {
+            flatten_list(node, items);
+        } else {
+            items.push(Item {
+                node,
+                text: None,
+                source_only: false,
+            });
+        }
     }
 }
 
