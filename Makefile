@@ -20,7 +20,9 @@ lint: tools
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) clippy --locked -p capi2argo-wasm -p capi2argo-kpt --target wasm32-unknown-unknown -- -D warnings
-	$(CARGO_HOME)/bin/cargo-deny check licenses bans sources
+	# --frozen: no fetching (cargo has the crates by now), and a target dir of its own, so a rustc
+	# probe that fails inside cargo-deny is never cached for the builds.
+	CARGO_TARGET_DIR=target/deny $(CARGO_HOME)/bin/cargo-deny --frozen check licenses bans sources
 
 unit:
 	KUSTOMIZE=$(KUSTOMIZE) $(CARGO) test --locked
