@@ -15,6 +15,7 @@ VENV := $(TOOLS)/venv
 
 ## Every check and test: formatting, lints, unit, golden, CLI, kpt, kustomize, TLS and WASM tests.
 test: lint unit wasm-test fuzz-smoke
+	@test -c /dev/null || { echo "something replaced /dev/null with a regular file"; exit 1; }
 
 lint: tools
 	$(CARGO) fmt --all -- --check
