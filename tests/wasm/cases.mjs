@@ -35,3 +35,11 @@ export function settings(args) {
   }
   return out;
 }
+
+/**
+ * Cases a JavaScript host can run: JS strings cannot hold invalid UTF-8, and the resource
+ * limits are flags of the command-line tool.
+ */
+export function jsApplicable(c) {
+  return !c.name.includes('not-utf8') && c.args.every((a, i) => i % 2 === 1 || a === '--set');
+}
