@@ -1,6 +1,8 @@
 //! The Argo CD config management plugin in `kpt-fn/argocd-cmp`: `generate.sh` run the way
 //! argocd-cmp-server runs it, and the repo-server sidecar patch built by `kubectl kustomize`.
 
+mod common;
+
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -220,16 +222,11 @@ fn the_image_matches_plugin_yaml() {
 }
 
 fn kubectl_available() -> bool {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!(
-            "\n*** SKIPPED: `kubectl` is not on PATH, so kpt-fn/argocd-cmp was NOT built. ***\n"
-        );
-    }
-    found
+    common::available(
+        "kubectl",
+        &["version", "--client"],
+        "kpt-fn/argocd-cmp was NOT built.",
+    )
 }
 
 fn named<'a, 'n>(list: &'a [Node<'n>], name: &str) -> Option<&'a Node<'n>> {

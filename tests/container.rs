@@ -51,16 +51,11 @@ fn flag<'a>(args: &'a [&'a str], name: &str) -> Option<&'a str> {
 }
 
 fn kubectl_available() -> bool {
-    let found = Command::new("kubectl")
-        .args(["version", "--client"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!(
-            "\n*** SKIPPED: `kubectl` is not on PATH, so the container function was NOT run. ***\n"
-        );
-    }
-    found
+    common::available(
+        "kubectl",
+        &["version", "--client"],
+        "the container function was NOT run.",
+    )
 }
 
 #[test]
