@@ -276,25 +276,35 @@ impl<'x, 'a> Run<'x, 'a> {
 
     fn finish(mut self) -> Outcome {
         let scan = self.scan();
-        let (candidates, owned) = (&scan.candidates, &scan.owned);
+        // Sources whose Argo CD Secret must be left alone because this run could not redo it.
+        let mut unsettled: HashSet<(String, String)> = HashSet::new();
+        let mut generated = self.convert_all(&scan, &mut unsettled);
+        self.drop_collisions(&mut generated, &mut unsettled);
+        let (replaced, appended) = self.place(generated, &scan.owned, &mut unsettled);
+        let pruned = self.prune(&scan.owned, &replaced, &unsettled);
+        self.assemble(replaced, appended, &pruned)
+    }
 
-        // Group the kubeconfig Secrets of each cluster.
+    /// One Argo CD Secret per cluster (its kubeconfig Secrets grouped), fleet metadata applied.
+    fn convert_all(
+        &mut self,
+        scan: &Scan,
+        unsettled: &mut HashSet<(String, String)>,
+    ) -> Vec<Generated> {
         let mut groups: BTreeMap<(String, String), Vec<&Candidate>> = BTreeMap::new();
-        for c in candidates {
+        for c in &scan.candidates {
             groups
                 .entry((c.namespace.clone(), c.cluster.clone()))
                 .or_default()
                 .push(c);
         }
-        let mut generated: Vec<(Vec<usize>, ClusterSecret)> = Vec::new();
-        // Sources whose Argo CD Secret must be left alone because this run could not redo it.
-        let mut unsettled: HashSet<(String, String)> = HashSet::new();
         let mut used: Vec<Vec<bool>> = self
             .config
             .inventory
             .iter()
             .map(|l| vec![false; l.values.len()])
             .collect();
+        let mut generated = Vec::new();
         for ((namespace, name), members) in &groups {
             let capi_cluster = scan
                 .clusters
@@ -310,53 +320,70 @@ impl<'x, 'a> Run<'x, 'a> {
             }
             match self.convert_cluster(namespace, name, members) {
                 Some((mut secret, source)) => {
-                    self.apply_fleet(&mut secret, source, capi_cluster, &scan, &mut used);
-                    generated.push((members.iter().map(|c| c.index).collect(), secret));
+                    self.apply_fleet(&mut secret, source, capi_cluster, scan, &mut used);
+                    generated.push(Generated { source, secret });
                 }
                 None => unsettled.extend(members.iter().map(|c| source_key(&c.namespace, &c.name))),
             }
         }
         self.report_unused_entries(&used);
+        generated
+    }
 
-        // Two clusters must never write one Argo CD Secret.
+    /// Two clusters must never write one Argo CD Secret: neither does, and both are errors.
+    fn drop_collisions(
+        &mut self,
+        generated: &mut Vec<Generated>,
+        unsettled: &mut HashSet<(String, String)>,
+    ) {
         let mut by_target: HashMap<(String, String), Vec<usize>> = HashMap::new();
-        for (i, (_, secret)) in generated.iter().enumerate() {
+        for (i, g) in generated.iter().enumerate() {
             by_target
-                .entry((secret.namespace.clone(), secret.secret_name.clone()))
+                .entry((g.secret.namespace.clone(), g.secret.secret_name.clone()))
                 .or_default()
                 .push(i);
         }
-        let mut dropped = vec![false; generated.len()];
-        for ((ns, name), clashing) in &by_target {
-            if clashing.len() < 2 {
-                continue;
-            }
-            let sources: Vec<String> = clashing
+        let mut clashing: HashSet<usize> = HashSet::new();
+        for ((ns, name), indices) in by_target.iter().filter(|(_, v)| v.len() > 1) {
+            let sources: Vec<String> = indices
                 .iter()
                 .map(|&i| {
                     format!(
                         "{}/{}",
-                        generated[i].1.source_namespace, generated[i].1.source_name
+                        generated[i].secret.source_namespace, generated[i].secret.source_name
                     )
                 })
                 .collect();
-            for &i in clashing {
-                dropped[i] = true;
-                let (members, secret) = &generated[i];
-                unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
-                self.report(
-                    members[0],
-                    Severity::Error,
-                    Some("metadata.name"),
-                    format!(
-                        "clusters {} all map to Argo CD Secret {ns}/{name}; set namespacedNames=true to keep them apart",
-                        sources.join(" and ")
-                    ),
+            for &i in indices {
+                let g = &generated[i];
+                unsettled.insert(source_key(
+                    &g.secret.source_namespace,
+                    &g.secret.source_name,
+                ));
+                let message = format!(
+                    "clusters {} all map to Argo CD Secret {ns}/{name}; set namespacedNames=true to keep them apart",
+                    sources.join(" and ")
                 );
+                self.report(g.source, Severity::Error, Some("metadata.name"), message);
+                clashing.insert(i);
             }
         }
+        let mut index = 0;
+        generated.retain(|_| {
+            let keep = !clashing.contains(&index);
+            index += 1;
+            keep
+        });
+    }
 
-        // Existing Secrets by namespace/name, to replace owned ones in place and never touch others.
+    /// Owned Secrets are replaced where they stand (kept byte-for-byte when already right); new
+    /// ones are appended; an existing Secret that is not owned is never overwritten.
+    fn place(
+        &mut self,
+        generated: Vec<Generated>,
+        owned: &[Owned],
+        unsettled: &mut HashSet<(String, String)>,
+    ) -> (HashMap<usize, Out<'x, 'a>>, Vec<Out<'x, 'a>>) {
         let mut existing: HashMap<(String, String), usize> = HashMap::new();
         for (index, item) in self.input.items.iter().enumerate() {
             let name = text_at(&item.node, &["metadata", "name"]);
@@ -369,10 +396,7 @@ impl<'x, 'a> Run<'x, 'a> {
         let owned_set: HashSet<usize> = owned.iter().map(|o| o.index).collect();
         let mut replaced: HashMap<usize, Out<'x, 'a>> = HashMap::new();
         let mut appended: Vec<Out<'x, 'a>> = Vec::new();
-        for (i, (members, mut secret)) in generated.into_iter().enumerate() {
-            if dropped[i] {
-                continue;
-            }
+        for Generated { source, mut secret } in generated {
             match existing.get(&(secret.namespace.clone(), secret.secret_name.clone())) {
                 Some(&at) if owned_set.contains(&at) => {
                     let old = self.item(at);
@@ -389,7 +413,7 @@ impl<'x, 'a> Run<'x, 'a> {
                     let target = resource_ref(&self.item(at).node);
                     unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
                     self.report(
-                        members[0],
+                        source,
                         Severity::Error,
                         None,
                         format!("{target} already exists and is not owned by capi2argo (no {OWNED_LABEL}: \"true\" label); it is not overwritten"),
@@ -406,24 +430,42 @@ impl<'x, 'a> Run<'x, 'a> {
                 }
             }
         }
+        (replaced, appended)
+    }
 
-        // Owned Secrets that nothing produced any more are pruned, unless their source failed this time.
-        let mut pruned: HashSet<usize> = HashSet::new();
-        if self.config.prune {
-            for o in owned {
-                if replaced.contains_key(&o.index) || unsettled.contains(&o.source) {
-                    continue;
-                }
-                pruned.insert(o.index);
-                self.report(
-                    o.index,
-                    Severity::Info,
-                    None,
-                    format!("pruned: owned Argo CD cluster Secret whose source Secret {}/{} is not in the input (or no longer converted)", o.source.0, o.source.1),
-                );
-            }
+    /// Owned Secrets that nothing produced any more go, unless their source failed this time.
+    fn prune(
+        &mut self,
+        owned: &[Owned],
+        replaced: &HashMap<usize, Out<'x, 'a>>,
+        unsettled: &HashSet<(String, String)>,
+    ) -> HashSet<usize> {
+        let mut pruned = HashSet::new();
+        if !self.config.prune {
+            return pruned;
         }
+        for o in owned {
+            if replaced.contains_key(&o.index) || unsettled.contains(&o.source) {
+                continue;
+            }
+            pruned.insert(o.index);
+            self.report(
+                o.index,
+                Severity::Info,
+                None,
+                format!("pruned: owned Argo CD cluster Secret whose source Secret {}/{} is not in the input (or no longer converted)", o.source.0, o.source.1),
+            );
+        }
+        pruned
+    }
 
+    /// The output in input order, replacements in place, new Secrets last.
+    fn assemble(
+        self,
+        mut replaced: HashMap<usize, Out<'x, 'a>>,
+        appended: Vec<Out<'x, 'a>>,
+        pruned: &HashSet<usize>,
+    ) -> Outcome {
         let mut out: Vec<Out> = Vec::with_capacity(self.input.items.len() + appended.len());
         for (index, item) in self.input.items.iter().enumerate() {
             if pruned.contains(&index) || item.source_only {
@@ -820,6 +862,12 @@ impl<'x, 'a> Run<'x, 'a> {
             diagnostics,
         }
     }
+}
+
+/// A converted cluster: the kubeconfig Secret it came from (for results) and its Argo CD Secret.
+struct Generated {
+    source: usize,
+    secret: ClusterSecret,
 }
 
 /// An owned Argo CD Secret in the input, and the source its labels name.
