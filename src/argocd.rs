@@ -175,6 +175,8 @@ impl ClusterSecret {
                 self.fields
                     .annotations
                     .iter()
+                    // kpt's own annotations, carried over, win over any from the fleet metadata.
+                    .filter(|(k, _)| !self.annotations.iter().any(|(a, _)| a == *k))
                     .map(|(k, v)| (k.as_str(), Node::string(v.clone()))),
             )
             .collect();

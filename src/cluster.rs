@@ -112,16 +112,11 @@ pub fn facts(cluster: &Node, control_plane_version: Option<&str>) -> BTreeMap<St
 /// Keys never copied: CACO's list (system, CAPI, its own bookkeeping), plus the annotations kpt and
 /// kustomize attach to every resource they pass to a function (they name the Cluster's file, not the Secret's).
 fn copyable(key: &str, annotation: bool) -> bool {
-    let system = [
-        "kubernetes.io/",
-        "cluster.x-k8s.io/",
-        "capi-to-argocd/",
-        "config.kubernetes.io/",
-        "internal.config.kubernetes.io/",
-        "config.k8s.io/",
-        "kustomize.config.k8s.io/",
-    ];
+    let system = ["kubernetes.io/", "cluster.x-k8s.io/", "capi-to-argocd/"];
     !(system.iter().any(|p| key.starts_with(p))
+        || crate::inventory::TOOL_ANNOTATION_PREFIXES
+            .iter()
+            .any(|p| key.starts_with(p))
         || key.starts_with(TAKE_ALONG_LABEL)
         || key.starts_with(TAKE_ALONG_ANNOTATION)
         || key == IGNORE_LABEL

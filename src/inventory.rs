@@ -262,7 +262,21 @@ pub fn split_list(text: &str) -> Vec<String> {
 }
 
 /// A qualified name: optional DNS prefix and `/`, then 1–63 of `[A-Za-z0-9._-]`, alphanumeric at the ends.
+/// Annotation prefixes kpt and kustomize own: setting them would move or hide the Secret.
+pub const TOOL_ANNOTATION_PREFIXES: &[&str] = &[
+    "config.kubernetes.io/",
+    "internal.config.kubernetes.io/",
+    "config.k8s.io/",
+    "kustomize.config.k8s.io/",
+];
+
 fn check_key(key: &str) -> Result<(), String> {
+    if TOOL_ANNOTATION_PREFIXES.iter().any(|p| key.starts_with(p)) {
+        return Err(format!(
+            "{key}: keys under {} belong to kpt and kustomize",
+            TOOL_ANNOTATION_PREFIXES.join(", ")
+        ));
+    }
     let (prefix, name) = match key.rsplit_once('/') {
         Some((p, n)) => (Some(p), n),
         None => (None, key),
@@ -384,6 +398,12 @@ mod tests {
             parse_pairs("capi-to-argocd/owned=false", true)
                 .unwrap_err()
                 .contains("set by capi2argo")
+        );
+        // Regression (found by fuzzing): a tool annotation set by config doubled up on the second run.
+        assert!(
+            parse_pairs("config.kubernetes.io/local-config=true", false)
+                .unwrap_err()
+                .contains("belong to kpt")
         );
     }
 }
