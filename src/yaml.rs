@@ -367,10 +367,11 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
             }
             Event::DocumentEnd => {
                 if let Some((root, _)) = pending_root.take() {
-                    let text_end = document_text_end(input, doc_start, start);
+                    let text_start = past_end_markers(input, doc_start.min(root.start), root.start);
+                    let text_end = document_text_end(input, text_start, start);
                     boundary = after_end_marker(input, text_end);
                     docs.push(Document {
-                        text_start: doc_start.min(root.start),
+                        text_start,
                         root,
                         text_end,
                     });
@@ -526,6 +527,30 @@ fn after_line_break(input: &str, at: usize) -> usize {
     }
 }
 
+/// Skips `...` lines between `from` and the root at `root`: they close documents with no content,
+/// which the parser does not report, so they are no part of this document's text.
+fn past_end_markers(input: &str, from: usize, root: usize) -> usize {
+    let mut start = from;
+    let mut at = from;
+    while at < root {
+        let end = input[at..]
+            .find(['\n', '\r'])
+            .map_or(input.len(), |i| at + i);
+        if end >= root {
+            break;
+        }
+        if is_end_marker(&input[at..end]) {
+            start = after_line_break(input, end);
+        }
+        at = after_line_break(input, end);
+    }
+    start
+}
+
+fn is_end_marker(line: &str) -> bool {
+    line == "..." || (line.starts_with("...") && line[3..].starts_with([' ', '\t']))
+}
+
 /// Past a `...` line at `at`, if there is one: where an implicit document after it may begin.
 fn after_end_marker(input: &str, at: usize) -> usize {
     let rest = &input[at..];
@@ -631,6 +656,10 @@ mod tests {
         let input = "|-\rtext\r";
         let docs = parse(input);
         assert_eq!(&input[docs[0].text_start..docs[0].text_end], input);
+        // Regression (found by fuzzing): an empty document closed by `...` before the first one.
+        let input = "\n...\n.. #c\n";
+        let docs = parse(input);
+        assert_eq!(&input[docs[0].text_start..docs[0].text_end], ".. #c\n");
         let input = "# lead\n|\n  x\n...\n# c\nb: 2\n";
         let docs = parse(input);
         assert_eq!(
