@@ -253,6 +253,10 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
                 let content_col = node.start - line_start(text, node.start);
                 deindent(&text[starts[i]..end.max(starts[i])], content_col).map(Cow::Owned)
             };
+            // An empty entry is no resource, as an empty document is none.
+            if node.is_null() {
+                continue;
+            }
             if is_list_node(&node) {
                 // A List inside a List is flattened too, as a second run would see it.
                 flatten_list(node, &mut items);
@@ -298,7 +302,7 @@ fn flatten_list<'a>(list: Node<'a>, items: &mut Vec<Item<'a>>) {
     else {
         return;
     };
-    for node in nodes {
+    for node in nodes.into_iter().filter(|n| !n.is_null()) {
         if is_list_node(&node) {
             flatten_list(node, items);
         } else {
