@@ -548,7 +548,7 @@ fn past_end_markers(input: &str, from: usize, root: usize) -> usize {
 }
 
 fn is_end_marker(line: &str) -> bool {
-    line == "..." || (line.starts_with("...") && line[3..].starts_with([' ', '\t']))
+    line == "..." || (line.starts_with("...") && line[3..].starts_with([' ', '\t', '\r', '\n']))
 }
 
 /// Past a `...` line at `at`, if there is one: where an implicit document after it may begin.
@@ -569,18 +569,15 @@ fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize 
     if end_marker >= input.len() {
         end = input.len();
     }
-    let text = &input[doc_start.min(end)..end];
-    // An explicit `...` line ends the document: it is not part of its text.
-    if let Some(pos) = text.rfind("\n...") {
-        let tail = text[pos + 4..].trim();
-        if tail.is_empty() || tail.starts_with('#') {
-            return doc_start + pos + 1;
+    // An explicit `...` line ends the document: it is not part of its text (`...#` and `....`
+    // are plain scalars, not markers).
+    let mut at = doc_start.min(end);
+    while at < end {
+        let line_end = input[at..end].find(['\n', '\r']).map_or(end, |i| at + i);
+        if is_end_marker(&input[at..line_end]) {
+            return at;
         }
-    }
-    // `...` is a marker only when whitespace or the end follows (`....` is a plain scalar).
-    if text == "..." || (text.starts_with("...") && text[3..].starts_with([' ', '\t', '\r', '\n']))
-    {
-        return doc_start;
+        at = after_line_break(input, line_end).max(line_end + 1);
     }
     end
 }
@@ -654,6 +651,10 @@ mod tests {
     #[test]
     fn implicit_documents_start_at_their_first_byte() {
         let input = "|-\rtext\r";
+        let docs = parse(input);
+        assert_eq!(&input[docs[0].text_start..docs[0].text_end], input);
+        // Regression (found by fuzzing): `...#` is a plain scalar, not a marker with a comment.
+        let input = "##s\n...#\ns#\n";
         let docs = parse(input);
         assert_eq!(&input[docs[0].text_start..docs[0].text_end], input);
         // Regression (found by fuzzing): an empty document closed by `...` before the first one.
