@@ -210,10 +210,28 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             continue;
         }
         if !is_list_node(&doc.root) {
-            // A byte order mark may open a document, but not once it follows `---`.
-            let chunk = text[doc.text_start..doc.text_end].trim_start_matches('\u{feff}');
+            // A byte order mark may open a document (even after comments), but not once the
+            // document follows `---`: marks before the content are dropped.
+            let mut content = doc.root.start.clamp(doc.text_start, doc.text_end);
+            // The parser does not count a mark as a column, so the root may seem to start on it.
+            while text[content..doc.text_end].starts_with('\u{feff}') {
+                content += '\u{feff}'.len_utf8();
+            }
+            let prefix = &text[doc.text_start..content];
+            let chunk: Cow<str> = if prefix.contains('\u{feff}') {
+                Cow::Owned(format!(
+                    "{}{}",
+                    prefix.replace('\u{feff}', ""),
+                    &text[content..doc.text_end]
+                ))
+            } else {
+                Cow::Borrowed(&text[doc.text_start..doc.text_end])
+            };
             // A span that lost its content (an odd marker layout) is written by the emitter instead.
-            let text = (!chunk.trim().is_empty()).then(|| with_newline(chunk));
+            let text = (!chunk.trim().is_empty()).then(|| match chunk {
+                Cow::Borrowed(c) => with_newline(c),
+                Cow::Owned(c) => Cow::Owned(with_newline(&c).into_owned()),
+            });
             items.push(Item {
                 node: doc.root,
                 text,
