@@ -227,8 +227,12 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             } else {
                 Cow::Borrowed(&text[doc.text_start..doc.text_end])
             };
-            // A span that lost its content (an odd marker layout) is written by the emitter instead.
-            let text = (!chunk.trim().is_empty()).then(|| match chunk {
+            // A span that lost its content (an odd marker layout) is written by the emitter instead,
+            // and so is content that shared the `---` line and would read as a marker on its own.
+            let marker_like = ["---", "..."]
+                .iter()
+                .any(|m| crate::yaml::starts_with_marker(&chunk, m));
+            let text = (!chunk.trim().is_empty() && !marker_like).then(|| match chunk {
                 Cow::Borrowed(c) => with_newline(c),
                 Cow::Owned(c) => Cow::Owned(with_newline(&c).into_owned()),
             });

@@ -548,15 +548,18 @@ fn past_end_markers(input: &str, from: usize, root: usize) -> usize {
 }
 
 fn is_end_marker(line: &str) -> bool {
-    line == "..." || (line.starts_with("...") && line[3..].starts_with([' ', '\t', '\r', '\n']))
+    starts_with_marker(line, "...")
+}
+
+/// Whether `text`, standing at the start of a line, would open with a document marker.
+pub fn starts_with_marker(text: &str, marker: &str) -> bool {
+    text.strip_prefix(marker)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']))
 }
 
 /// Past a `...` line at `at`, if there is one: where an implicit document after it may begin.
 fn after_end_marker(input: &str, at: usize) -> usize {
-    let rest = &input[at..];
-    if rest.starts_with("...")
-        && (rest.len() == 3 || rest[3..].starts_with([' ', '\t', '\r', '\n']))
-    {
+    if starts_with_marker(&input[at..], "...") {
         after_line_break(input, at + 3)
     } else {
         at
