@@ -321,10 +321,13 @@ impl<'a> Offsets<'a> {
     }
 }
 
-enum Frame<'a> {
-    Seq(Node<'a>, usize),
-    /// A mapping under construction, and a key waiting for its value.
-    Map(Node<'a>, usize, Option<Node<'a>>),
+/// A collection under construction: the node, its anchor, and how many nodes it holds so far.
+struct Frame<'a> {
+    node: Node<'a>,
+    anchor: usize,
+    count: usize,
+    /// For a mapping: a key waiting for its value.
+    key: Option<Node<'a>>,
 }
 
 /// Parses every document of a YAML (or JSON) stream into trees.
@@ -399,6 +402,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     None => (None, false),
                     Some(t) => scalar_tag(&t.handle, &t.suffix),
                 };
+                let text = borrow_if_verbatim(input, &offsets, &span, start, style, text);
                 let node = Node {
                     value: Value::Scalar(Scalar {
                         text,
@@ -432,19 +436,24 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     start,
                     flow,
                 };
-                stack.push(if is_seq {
-                    Frame::Seq(node, anchor)
-                } else {
-                    Frame::Map(node, anchor, None)
+                stack.push(Frame {
+                    node,
+                    anchor,
+                    count: 1,
+                    key: None,
                 });
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => {
-                let (node, anchor) = match stack.pop() {
-                    Some(Frame::Seq(n, a)) | Some(Frame::Map(n, a, _)) => (n, a),
-                    None => return Err(syntax(&span.start, "unbalanced collection end".into())),
+                let Some(Frame {
+                    node,
+                    anchor,
+                    count,
+                    ..
+                }) = stack.pop()
+                else {
+                    return Err(syntax(&span.start, "unbalanced collection end".into()));
                 };
-                let count = count_nodes(&node);
                 if anchor > 0 {
                     anchors.insert(anchor, (node.clone(), count));
                 }
@@ -457,25 +466,49 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
             });
         }
         if let Some((node, count)) = completed {
-            match stack.last_mut() {
-                None => pending_root = Some((node, count)),
-                Some(Frame::Seq(seq, _)) => {
-                    if let Value::Seq(items) = &mut seq.value {
-                        items.push(node);
-                    }
-                }
-                Some(Frame::Map(map, _, key)) => match key.take() {
-                    None => *key = Some(node),
-                    Some(k) => {
-                        if let Value::Map(entries) = &mut map.value {
-                            entries.push((k, node));
-                        }
-                    }
+            let Some(parent) = stack.last_mut() else {
+                pending_root = Some((node, count));
+                continue;
+            };
+            parent.count += count;
+            match &mut parent.node.value {
+                Value::Seq(items) => items.push(node),
+                Value::Map(entries) => match parent.key.take() {
+                    None => parent.key = Some(node),
+                    Some(k) => entries.push((k, node)),
                 },
+                Value::Scalar(_) => {}
             }
         }
     }
     Ok(docs)
+}
+
+/// The scalar's text as a slice of the input when it stands there unchanged, so the parser's copy
+/// can go: most scalars (and all the large base64 ones) are plain or quoted without escapes or folds.
+fn borrow_if_verbatim<'a>(
+    input: &'a str,
+    offsets: &Offsets,
+    span: &Span,
+    start: usize,
+    style: ScalarStyle,
+    text: Cow<'a, str>,
+) -> Cow<'a, str> {
+    if text.is_empty() || matches!(text, Cow::Borrowed(_)) {
+        return text;
+    }
+    let end = offsets.byte(&span.end);
+    let raw = match style {
+        ScalarStyle::Plain => input.get(start..end),
+        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted if end >= start + 2 => {
+            input.get(start + 1..end - 1)
+        }
+        _ => None,
+    };
+    match raw {
+        Some(raw) if raw == text => Cow::Borrowed(raw),
+        _ => text,
+    }
 }
 
 /// How a scalar's tag is kept: the text to write it back with, and whether it makes the scalar a string.
@@ -500,17 +533,6 @@ fn scalar_tag(handle: &str, suffix: &str) -> (Option<String>, bool) {
                 .collect();
             (Some(format!("!<{uri}>")), false)
         }
-    }
-}
-
-fn count_nodes(node: &Node) -> usize {
-    1 + match &node.value {
-        Value::Scalar(_) => 0,
-        Value::Seq(items) => items.iter().map(count_nodes).sum(),
-        Value::Map(entries) => entries
-            .iter()
-            .map(|(k, v)| count_nodes(k) + count_nodes(v))
-            .sum(),
     }
 }
 
@@ -620,6 +642,34 @@ mod tests {
         assert_eq!(resolve_plain("1.2.3"), ScalarKind::Str);
         assert_eq!(resolve_plain("yes"), ScalarKind::Str);
         assert_eq!(resolve_plain("0x1F"), ScalarKind::Int);
+    }
+
+    #[test]
+    fn scalars_written_verbatim_borrow_the_input() {
+        let input = "a: plain text\nb: 'single'\nc: \"double\"\nd: \"esc\\n\"\ne: 'it''s'\nf: two\n  lines\ng: ümlaut 'x'\n";
+        let docs = parse(input);
+        let texts: Vec<(&str, bool)> = docs[0]
+            .root
+            .as_map()
+            .unwrap()
+            .iter()
+            .map(|(_, v)| {
+                let text = &v.scalar().unwrap().text;
+                (text.as_ref(), matches!(text, Cow::Borrowed(_)))
+            })
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                ("plain text", true),
+                ("single", true),
+                ("double", true),
+                ("esc\n", false),
+                ("it's", false),
+                ("two lines", false),
+                ("ümlaut 'x'", true),
+            ]
+        );
     }
 
     #[test]
