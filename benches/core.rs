@@ -165,7 +165,11 @@ fn benches(c: &mut Criterion) {
     g.sample_size(20).measurement_time(Duration::from_secs(5));
     let keep: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
     g.bench_function("1000", |b| {
-        b.iter(|| resource_list::render(black_box(&parsed), &keep, &[]))
+        b.iter(|| {
+            let mut out = String::new();
+            resource_list::render(black_box(&parsed), &keep, &[], &mut |s| out.push_str(s));
+            out
+        })
     });
     g.finish();
 

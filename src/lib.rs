@@ -27,4 +27,4 @@ pub mod yaml;
 pub use config::Config;
 pub use limits::Limits;
 pub use results::{Diagnostic, Severity};
-pub use transform::{Options, Outcome, RunError, run};
+pub use transform::{Options, Outcome, RunError, run, run_streaming};

@@ -100,22 +100,27 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
             .map_err(|e| format!("cannot read resourceFiles entry {path}: {e}"))?;
         options.files.push((path, bytes));
     }
-    let outcome = capi2argo::run(&input, &options).map_err(|e| e.to_string())?;
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(outcome.output.as_bytes())
+    // Written as produced: the output of a large fleet never sits in memory whole.
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut written = Ok(());
+    let results = capi2argo::run_streaming(&input, &options, &mut |piece| {
+        if written.is_ok() {
+            written = stdout.write_all(piece.as_bytes());
+        }
+    })
+    .map_err(|e| e.to_string())?;
+    written
         .and_then(|()| stdout.flush())
         .map_err(|e| format!("cannot write output: {e}"))?;
     let mut stderr = std::io::stderr().lock();
-    for result in outcome
-        .results
+    for result in results
         .iter()
         .filter(|r| r.severity != capi2argo::Severity::Info)
     {
         // Best effort: a closed stderr must not hide the exit code.
         let _ = writeln!(stderr, "{result}");
     }
-    Ok(if outcome.failed() {
+    Ok(if capi2argo::results::failed(&results) {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

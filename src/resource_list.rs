@@ -372,9 +372,13 @@ pub enum Out<'x, 'a> {
     New(Node<'static>),
 }
 
-/// Writes the output in the input's form.
-pub fn render(input: &Input, items: &[Out], results: &[Diagnostic]) -> String {
-    let mut out = String::new();
+/// Where the output goes, piece by piece, so it never has to be held whole.
+pub type Sink<'s> = dyn FnMut(&str) + 's;
+
+/// Writes the output in the input's form: verbatim items straight from the input, generated ones
+/// through one reused buffer.
+pub fn render(input: &Input, items: &[Out], results: &[Diagnostic], sink: &mut Sink) {
+    let mut buf = String::new();
     match input.form {
         Form::ResourceList { json: true } => {
             let items_node = Node {
@@ -403,12 +407,12 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic]) -> String {
                     e.push((Node::string("results"), crate::results::list_node(results)));
                 }
             }
-            write_json(&mut out, &root, Some(0));
-            out.push('\n');
+            write_json(&mut buf, &root, Some(0));
+            buf.push('\n');
         }
         Form::ResourceList { json: false } => {
-            out.push_str("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n");
-            out.push_str(if items.is_empty() {
+            sink("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n");
+            sink(if items.is_empty() {
                 "items: []\n"
             } else {
                 "items:\n"
@@ -418,38 +422,49 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic]) -> String {
                 match item {
                     Out::Keep(Item {
                         text: Some(text), ..
-                    }) => out.push_str(text),
+                    }) => sink(text),
                     Out::Keep(Item { node, .. }) | Out::New(node) => {
-                        out.push_str(&pad);
-                        write_seq_item(&mut out, node, input.dash_indent);
+                        buf.push_str(&pad);
+                        write_seq_item(&mut buf, node, input.dash_indent);
+                        flush(&mut buf, sink);
                     }
                 }
             }
             if let Some(fc) = &input.function_config {
                 write_block(
-                    &mut out,
+                    &mut buf,
                     &Node::map(vec![("functionConfig", fc.clone().into_owned())]),
                     0,
                 );
             }
             if !results.is_empty() {
-                out.push_str("results:\n");
-                write_block(&mut out, &crate::results::list_node(results), 0);
+                buf.push_str("results:\n");
+                write_block(&mut buf, &crate::results::list_node(results), 0);
             }
         }
         Form::Stream => {
             for item in items {
-                out.push_str("---\n");
+                sink("---\n");
                 match item {
                     Out::Keep(Item {
                         text: Some(text), ..
-                    }) => out.push_str(text),
-                    Out::Keep(Item { node, .. }) | Out::New(node) => write_document(&mut out, node),
+                    }) => sink(text),
+                    Out::Keep(Item { node, .. }) | Out::New(node) => {
+                        write_document(&mut buf, node);
+                        flush(&mut buf, sink);
+                    }
                 }
             }
         }
     }
-    out
+    flush(&mut buf, sink);
+}
+
+fn flush(buf: &mut String, sink: &mut Sink) {
+    if !buf.is_empty() {
+        sink(buf);
+        buf.clear();
+    }
 }
 
 #[cfg(test)]
@@ -459,13 +474,30 @@ mod tests {
     fn keep_all(input: &str) -> String {
         let parsed = parse(input.as_bytes(), &Limits::default()).expect("parses");
         let out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
-        render(&parsed, &out, &[])
+        let mut text = String::new();
+        render(&parsed, &out, &[], &mut |s| text.push_str(s));
+        text
     }
 
     #[test]
     fn resource_list_items_are_copied_byte_for_byte() {
         let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # a note\n  # more\n\n  kind: Z\n- apiVersion: v1\n  kind: ConfigMap # why\n  data:\n    script: |\n      echo \"hi\"\n    list: [a, b]\n    q: 'x'\n-\n  kind: B\n# trailing\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n";
         assert_eq!(keep_all(input), input);
+    }
+
+    #[test]
+    fn verbatim_items_reach_the_sink_as_slices_of_the_input() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n  data: {x: y}\n- kind: B\n";
+        let parsed = parse(input.as_bytes(), &Limits::default()).expect("parses");
+        let out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
+        let range = input.as_bytes().as_ptr_range();
+        let mut borrowed = Vec::new();
+        render(&parsed, &out, &[], &mut |s| {
+            if range.contains(&s.as_ptr()) {
+                borrowed.push(s.to_string());
+            }
+        });
+        assert_eq!(borrowed, ["- kind: A\n  data: {x: y}\n", "- kind: B\n"]);
     }
 
     #[test]

@@ -130,6 +130,11 @@ impl Diagnostic {
 }
 
 /// Results as the KRM `results` list.
+/// Whether any result is an error (the function then exits 1, output still complete).
+pub fn failed(results: &[Diagnostic]) -> bool {
+    results.iter().any(|r| r.severity == Severity::Error)
+}
+
 pub fn list_node(results: &[Diagnostic]) -> Node<'static> {
     Node {
         value: crate::yaml::Value::Seq(results.iter().map(Diagnostic::to_node).collect()),

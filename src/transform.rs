@@ -77,7 +77,7 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn failed(&self) -> bool {
-        self.results.iter().any(|r| r.severity == Severity::Error)
+        crate::results::failed(&self.results)
     }
 }
 
@@ -92,6 +92,19 @@ pub enum RunError {
 
 /// Runs the function over one input.
 pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
+    let mut output = String::new();
+    let results = run_streaming(input, options, &mut |s| output.push_str(s))?;
+    Ok(Outcome { output, results })
+}
+
+/// Runs the function, handing the output to `sink` piece by piece as it is written: nothing
+/// the input already holds is copied, and the whole output never has to sit in memory. An
+/// error before any output (unreadable input) means the sink was never called.
+pub fn run_streaming(
+    input: &[u8],
+    options: &Options,
+    sink: &mut resource_list::Sink,
+) -> Result<Vec<Diagnostic>, RunError> {
     let mut parsed = resource_list::parse(input, &options.limits)?;
     let override_doc = function_config_override(options)?;
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
@@ -100,11 +113,11 @@ pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
     let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
     let config = match Config::from_parts(fc, &options.overrides) {
         Ok(config) => config,
-        Err(e) => return Ok(config_failure(&parsed, fc, &e)),
+        Err(e) => return Ok(config_failure(&parsed, fc, &e, sink)),
     };
     let fc_ref = fc.map(resource_ref);
     parsed.items.extend(extra_sources(&config, options)?);
-    Ok(Run::new(&parsed, &config, &options.limits, fc_ref).finish())
+    Ok(Run::new(&parsed, &config, &options.limits, fc_ref).finish(sink))
 }
 
 /// Resources the config brings along (`resources`, `resourceFiles`): read and converted, never emitted.
@@ -136,7 +149,12 @@ fn extra_sources(config: &Config, options: &Options) -> Result<Vec<Item<'static>
 }
 
 /// A bad configuration converts nothing and loses nothing: every item goes out as it came.
-fn config_failure(input: &Input, fc: Option<&Node>, error: &ConfigError) -> Outcome {
+fn config_failure(
+    input: &Input,
+    fc: Option<&Node>,
+    error: &ConfigError,
+    sink: &mut resource_list::Sink,
+) -> Vec<Diagnostic> {
     let mut diagnostic = Diagnostic::error(format!("functionConfig: {}", error.detail()));
     if let Some(fc) = fc {
         diagnostic = diagnostic.on(Some(resource_ref(fc)), None);
@@ -146,10 +164,8 @@ fn config_failure(input: &Input, fc: Option<&Node>, error: &ConfigError) -> Outc
     }
     let results = vec![diagnostic];
     let items: Vec<Out> = input.items.iter().map(Out::Keep).collect();
-    Outcome {
-        output: resource_list::render(input, &items, &results),
-        results,
-    }
+    resource_list::render(input, &items, &results, sink);
+    results
 }
 
 fn text_at<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {
@@ -274,7 +290,7 @@ impl<'x, 'a> Run<'x, 'a> {
         self.results.push(d);
     }
 
-    fn finish(mut self) -> Outcome {
+    fn finish(mut self, sink: &mut resource_list::Sink) -> Vec<Diagnostic> {
         let scan = self.scan();
         // Sources whose Argo CD Secret must be left alone because this run could not redo it.
         let mut unsettled: HashSet<(String, String)> = HashSet::new();
@@ -282,7 +298,7 @@ impl<'x, 'a> Run<'x, 'a> {
         self.drop_collisions(&mut generated, &mut unsettled);
         let (replaced, appended) = self.place(generated, &scan.owned, &mut unsettled);
         let pruned = self.prune(&scan.owned, &replaced, &unsettled);
-        self.assemble(replaced, appended, &pruned)
+        self.assemble(replaced, appended, &pruned, sink)
     }
 
     /// One Argo CD Secret per cluster (its kubeconfig Secrets grouped), fleet metadata applied.
@@ -465,7 +481,8 @@ impl<'x, 'a> Run<'x, 'a> {
         mut replaced: HashMap<usize, Out<'x, 'a>>,
         appended: Vec<Out<'x, 'a>>,
         pruned: &HashSet<usize>,
-    ) -> Outcome {
+        sink: &mut resource_list::Sink,
+    ) -> Vec<Diagnostic> {
         let mut out: Vec<Out> = Vec::with_capacity(self.input.items.len() + appended.len());
         for (index, item) in self.input.items.iter().enumerate() {
             if pruned.contains(&index) || item.source_only {
@@ -482,10 +499,8 @@ impl<'x, 'a> Run<'x, 'a> {
                 }
             }
         }
-        Outcome {
-            output: resource_list::render(self.input, &out, &results),
-            results,
-        }
+        resource_list::render(self.input, &out, &results, sink);
+        results
     }
 
     fn secret_node(&self, secret: &ClusterSecret) -> Node<'static> {
