@@ -197,7 +197,9 @@ fn plain_safe(text: &str) -> bool {
     ) {
         return false;
     }
+    // `...` at the start of a line (a top-level key) would end the document.
     !text.ends_with([' ', ':'])
+        && !text.starts_with("...")
         && !text.contains(": ")
         && !text.contains(" #")
         && !text.contains(['{', '}', '[', ']', ','])
@@ -350,11 +352,11 @@ mod tests {
     #[test]
     fn quotes_strings_that_would_change_type() {
         let out = round_trip(
-            r#"{a: "true", b: "3", c: "yes", d: "", e: "1.31", f: "x: y", g: null, h: "-v"}"#,
+            r#"{a: "true", b: "3", c: "yes", d: "", e: "1.31", f: "x: y", g: null, h: "-v", ... x: 1}"#,
         );
         assert_eq!(
             out,
-            "a: \"true\"\nb: \"3\"\nc: \"yes\"\nd: \"\"\ne: \"1.31\"\nf: \"x: y\"\ng: null\nh: \"-v\"\n"
+            "a: \"true\"\nb: \"3\"\nc: \"yes\"\nd: \"\"\ne: \"1.31\"\nf: \"x: y\"\ng: null\nh: \"-v\"\n\"... x\": 1\n"
         );
     }
 
