@@ -70,7 +70,8 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputErr
         return Err(InputError::ResourceListInStream(docs.len()));
     }
     let parsed = if docs.len() == 1 && is_kind(&docs[0].root, "ResourceList") {
-        resource_list(text, docs.remove(0).root)?
+        let doc = docs.remove(0);
+        resource_list(text, doc.root, &doc.aliases)?
     } else {
         stream(text, docs)
     };
@@ -87,7 +88,18 @@ fn is_kind(node: &Node, kind: &str) -> bool {
     node.get("kind").and_then(Node::as_str) == Some(kind)
 }
 
-fn resource_list<'a>(text: &'a str, root: Node<'a>) -> Result<Input<'a>, InputError> {
+/// Whether an alias stands in `start..end`: such an item is written out expanded, since its
+/// text would lose its anchor once items are moved, dropped or split into documents.
+fn has_alias(aliases: &[usize], start: usize, end: usize) -> bool {
+    let first = aliases.partition_point(|&a| a < start);
+    aliases.get(first).is_some_and(|&a| a < end)
+}
+
+fn resource_list<'a>(
+    text: &'a str,
+    root: Node<'a>,
+    aliases: &[usize],
+) -> Result<Input<'a>, InputError> {
     let json = root.flow;
     let Value::Map(entries) = root.value else {
         return Err(InputError::ItemsNotAList("no mapping"));
@@ -149,7 +161,8 @@ fn resource_list<'a>(text: &'a str, root: Node<'a>) -> Result<Input<'a>, InputEr
                         let chunk = &text[bounds[i]..end.max(bounds[i])];
                         Item {
                             node,
-                            text: Some(with_newline(chunk)),
+                            text: (!has_alias(aliases, bounds[i], end))
+                                .then(|| with_newline(chunk)),
                             source_only: false,
                         }
                     })
@@ -243,6 +256,7 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             });
             continue;
         }
+        let aliases = doc.aliases;
         let Value::Map(entries) = doc.root.value else {
             continue;
         };
@@ -268,10 +282,10 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             .map(|n| line_start(text, entry_start(text, n.start)))
             .collect();
         for (i, node) in nodes.into_iter().enumerate() {
-            let item_text = if flow || node.flow {
+            let end = starts.get(i + 1).copied().unwrap_or(list_end);
+            let item_text = if flow || node.flow || has_alias(&aliases, starts[i], end) {
                 None
             } else {
-                let end = starts.get(i + 1).copied().unwrap_or(list_end);
                 let content_col = node.start - line_start(text, node.start);
                 deindent(&text[starts[i]..end.max(starts[i])], content_col).map(Cow::Owned)
             };

@@ -259,6 +259,9 @@ pub struct Document<'a> {
     pub root: Node<'a>,
     pub text_start: usize,
     pub text_end: usize,
+    /// Where the document's aliases (`*name`) stand, in order: text holding one cannot be copied
+    /// apart from its anchor.
+    pub aliases: Vec<usize>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -339,6 +342,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
     let mut anchors: HashMap<usize, (Node<'a>, usize)> = HashMap::new();
     let mut nodes = 0usize;
     let mut alias_nodes = 0usize;
+    let mut aliases = Vec::new();
     // Where the current document's text begins, and whether it began with an explicit `---`.
     let mut doc_start = 0usize;
     let mut boundary = 0usize;
@@ -377,8 +381,10 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                         text_start,
                         root,
                         text_end,
+                        aliases: std::mem::take(&mut aliases),
                     });
                 }
+                aliases.clear();
                 anchors.clear();
                 None
             }
@@ -394,6 +400,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     });
                 }
                 nodes += count;
+                aliases.push(start);
                 Some((node.clone(), *count))
             }
             Event::Scalar(text, style, anchor, tag) => {
