@@ -198,14 +198,27 @@ fn plain_safe(text: &str) -> bool {
         return false;
     }
     // `...` at the start of a line (a top-level key) would end the document.
-    !text.ends_with([' ', ':'])
-        && !text.starts_with("...")
-        && !text.contains(": ")
-        && !text.contains(" #")
-        && !text.contains(['{', '}', '[', ']', ','])
-        && text
+    if text.ends_with([' ', ':']) || text.starts_with("...") {
+        return false;
+    }
+    // One pass over the bytes (generated values are long base64 strings): no `: `, no ` #`, no
+    // flow indicators, no control characters (tabs included).
+    let mut prev = 0u8;
+    for &b in text.as_bytes() {
+        if b < 0x20
+            || b == 0x7f
+            || matches!(b, b'{' | b'}' | b'[' | b']' | b',')
+            || (prev == b':' && b == b' ')
+            || (prev == b' ' && b == b'#')
+        {
+            return false;
+        }
+        prev = b;
+    }
+    text.is_ascii()
+        || text
             .chars()
-            .all(|c| c != '\t' && !c.is_control() && !is_special_unicode(c))
+            .all(|c| !c.is_control() && !is_special_unicode(c))
 }
 
 fn is_special_unicode(c: char) -> bool {
@@ -214,12 +227,26 @@ fn is_special_unicode(c: char) -> bool {
 
 /// Multi-line text reads best as a literal block, when it can be one.
 fn literal_safe(text: &str) -> bool {
-    text.contains('\n')
-        && !text.starts_with([' ', '\n', '\t'])
-        && text
+    if !text.contains('\n') || text.starts_with([' ', '\n', '\t']) || text.ends_with(' ') {
+        return false;
+    }
+    // One pass: no control character but line breaks, no line ending in a space.
+    let mut prev = 0u8;
+    for &b in text.as_bytes() {
+        let bad = if b == b'\n' {
+            prev == b' '
+        } else {
+            b < 0x20 || b == 0x7f
+        };
+        if bad {
+            return false;
+        }
+        prev = b;
+    }
+    text.is_ascii()
+        || text
             .chars()
             .all(|c| c == '\n' || (!c.is_control() && !is_special_unicode(c)))
-        && !text.lines().any(|l| l.ends_with([' ', '\t']))
 }
 
 fn write_literal(out: &mut String, text: &str, indent: usize) {

@@ -1,7 +1,5 @@
 //! Reads a kubeconfig (never the files it points at) into a server URL and Argo CD's `ClusterConfig`.
 
-use base64::Engine;
-
 use crate::argocd::{ClusterConfig, Sensitive};
 use crate::exec::{self, ExecAuth, ExecPlugin};
 use crate::limits::Limits;
@@ -61,9 +59,13 @@ impl Reader {
 
     /// An optional string field; a value of another type is an error.
     fn string(&mut self, node: &Node, key: &str, path: &str) -> Option<String> {
+        self.str_field(node, key, path).map(String::from)
+    }
+
+    fn str_field<'n>(&mut self, node: &'n Node, key: &str, path: &str) -> Option<&'n str> {
         let value = node.get(key).filter(|v| !v.is_null())?;
         match value.as_str() {
-            Some(s) => Some(s.to_string()),
+            Some(s) => Some(s),
             None => {
                 self.error(
                     format!("{path}.{key}"),
@@ -92,14 +94,13 @@ impl Reader {
 
     /// A `*-data` field: base64 of PEM. Kept as the same string, line breaks removed, once it decodes.
     fn base64_field(&mut self, node: &Node, key: &str, path: &str) -> Option<String> {
-        let value = self.string(node, key, path)?;
-        let compact: String = value.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-        match base64::engine::general_purpose::STANDARD.decode(&compact) {
-            Ok(bytes)
+        let value = self.str_field(node, key, path)?;
+        match crate::b64::decode(value) {
+            Ok((bytes, compact))
                 if bytes.starts_with(b"-----BEGIN ")
                     || bytes.windows(11).any(|w| w == b"-----BEGIN ") =>
             {
-                Some(compact)
+                Some(compact.into_owned())
             }
             Ok(_) => {
                 self.error(format!("{path}.{key}"), "does not decode to PEM");

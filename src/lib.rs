@@ -11,6 +11,7 @@
 //! ```
 
 pub mod argocd;
+pub mod b64;
 pub mod cluster;
 pub mod config;
 pub mod emit;

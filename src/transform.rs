@@ -2,8 +2,6 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use base64::Engine;
-
 use crate::argocd::{
     self, ClusterSecret, OWNED_LABEL, PROTECTED_LABELS, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
 };
@@ -38,7 +36,7 @@ pub struct Options {
 
 /// The files the configuration asks for (`resourceFiles`), for the caller to read before `run`.
 pub fn requested_files(input: &[u8], options: &Options) -> Result<Vec<String>, RunError> {
-    let mentioned = |bytes: &[u8]| bytes.windows(13).any(|w| w == b"resourceFiles");
+    let mentioned = |bytes: &[u8]| memchr::memmem::find(bytes, b"resourceFiles").is_some();
     let in_options = options
         .function_config
         .as_deref()
@@ -116,8 +114,21 @@ pub fn run_streaming(
         Err(e) => return Ok(config_failure(&parsed, fc, &e, sink)),
     };
     let fc_ref = fc.map(resource_ref);
+    slim(&mut parsed.items);
     parsed.items.extend(extra_sources(&config, options)?);
     Ok(Run::new(&parsed, &config, &options.limits, fc_ref).finish(sink))
+}
+
+/// Items copied verbatim that the function never reads keep only what results name them by
+/// (kind and metadata): the rest of their tree would only hold memory until the output is written.
+fn slim(items: &mut [Item]) {
+    for item in items.iter_mut().filter(|i| i.text.is_some()) {
+        let kind = text_at(&item.node, &["kind"]).unwrap_or_default();
+        let read = matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane");
+        if !read {
+            item.node.retain_keys(&["apiVersion", "kind", "metadata"]);
+        }
+    }
 }
 
 /// Resources the config brings along (`resources`, `resourceFiles`): read and converted, never emitted.
@@ -924,9 +935,7 @@ fn secret_value(node: &Node, key: &str) -> Result<Option<(String, String)>, (Str
         if section == "stringData" {
             return Ok(Some((field, text.to_string())));
         }
-        let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(compact)
+        let (bytes, _) = crate::b64::decode(text)
             .map_err(|_| (field.clone(), "is not valid base64".to_string()))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| (field.clone(), "does not decode to UTF-8 text".to_string()))?;

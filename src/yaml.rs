@@ -29,7 +29,7 @@ pub struct Scalar<'a> {
     /// Plain scalars are resolved by the core schema (`true`, `3`, `null`); any other style is a string.
     pub plain: bool,
     /// A non-core tag such as `!foo`, kept so it can be written back.
-    pub tag: Option<String>,
+    pub tag: Option<Box<str>>,
 }
 
 /// What a scalar means under the YAML 1.2 core schema.
@@ -79,6 +79,10 @@ pub fn resolve_plain(text: &str) -> ScalarKind {
 }
 
 fn looks_like_float(s: &str) -> bool {
+    // Every float form starts with a digit or a dot: most strings are ruled out here.
+    if !s.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+        return false;
+    }
     let (mantissa, exponent) = match s.find(['e', 'E']) {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
         None => (s, None),
@@ -170,6 +174,14 @@ impl<'a> Node<'a> {
                 ScalarKind::Int | ScalarKind::Float => "a number",
                 ScalarKind::Str => "a string",
             },
+        }
+    }
+
+    /// Drops a mapping's entries except those under the given string keys.
+    pub fn retain_keys(&mut self, keep: &[&str]) {
+        if let Value::Map(entries) = &mut self.value {
+            entries.retain(|(k, _)| k.scalar().is_some_and(|s| keep.contains(&s.text.as_ref())));
+            entries.shrink_to_fit();
         }
     }
 
@@ -522,23 +534,23 @@ fn borrow_if_verbatim<'a>(
 ///
 /// `!!str` and the non-specific `!` only say "string": that is kept as the scalar's type, not as a
 /// tag. Other core-schema tags are written `!!name`, local tags `!name`, anything else verbatim.
-fn scalar_tag(handle: &str, suffix: &str) -> (Option<String>, bool) {
+fn scalar_tag(handle: &str, suffix: &str) -> (Option<Box<str>>, bool) {
     match (handle, suffix) {
         ("tag:yaml.org,2002:", "str") | ("", "!") | ("!", "") => (None, true),
-        ("tag:yaml.org,2002:", name) => (Some(format!("!!{name}")), false),
+        ("tag:yaml.org,2002:", name) => (Some(format!("!!{name}").into()), false),
         ("!", name)
             if name
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) =>
         {
-            (Some(format!("!{name}")), false)
+            (Some(format!("!{name}").into()), false)
         }
         (handle, name) => {
             let uri: String = format!("{handle}{name}")
                 .chars()
                 .filter(|c| !c.is_whitespace() && !matches!(c, '<' | '>'))
                 .collect();
-            (Some(format!("!<{uri}>")), false)
+            (Some(format!("!<{uri}>").into()), false)
         }
     }
 }
@@ -602,16 +614,15 @@ fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize 
         end = input.len();
     }
     // An explicit `...` line ends the document: it is not part of its text (`...#` and `....`
-    // are plain scalars, not markers).
-    let mut at = doc_start.min(end);
-    while at < end {
-        let line_end = input[at..end].find(['\n', '\r']).map_or(end, |i| at + i);
-        if is_end_marker(&input[at..line_end]) {
-            return at;
-        }
-        at = after_line_break(input, line_end).max(line_end + 1);
-    }
-    end
+    // are plain scalars, not markers). Only `...` at a line start can be one.
+    let start = doc_start.min(end);
+    memchr::memmem::find_iter(&input.as_bytes()[start..end], b"...")
+        .map(|i| start + i)
+        .find(|&at| {
+            (at == start || matches!(input.as_bytes()[at - 1], b'\n' | b'\r'))
+                && is_end_marker(&input[at..end])
+        })
+        .unwrap_or(end)
 }
 
 /// The offset of the start of the line holding `at`.
