@@ -361,8 +361,17 @@ fn deindent(chunk: &str, col: usize) -> Option<String> {
     for (i, line) in chunk.split_inclusive('\n').enumerate() {
         let body = line.trim_end_matches(['\n', '\r']);
         if i == 0 {
-            // The dash line: replace everything up to the content column.
-            out.push_str(line.get(col..)?);
+            let after_dash = body.trim_start().strip_prefix('-').map(str::trim_start);
+            match after_dash {
+                // A dash line holding no content (the item starts below): only its comment stays.
+                Some("") => {}
+                Some(comment) if comment.starts_with('#') => {
+                    out.push_str(comment);
+                    out.push('\n');
+                }
+                // The dash line: replace everything up to the content column.
+                _ => out.push_str(line.get(col..)?),
+            }
             continue;
         }
         let spaces = body.len() - body.trim_start_matches(' ').len();

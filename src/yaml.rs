@@ -327,7 +327,9 @@ impl<'a> Offsets<'a> {
             .get(m.line().saturating_sub(1))
             .copied()
             .unwrap_or(self.input.len());
-        let rest = &self.input[line_start..];
+        // The parser skips byte order marks at the start of a line without counting columns.
+        let rest = self.input[line_start..].trim_start_matches('\u{feff}');
+        let line_start = self.input.len() - rest.len();
         line_start
             + rest
                 .char_indices()
@@ -444,7 +446,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                         line: span.start.line(),
                     });
                 }
-                let flow = input[start..].starts_with(['[', '{']);
+                let flow = is_flow_collection(&input[start..]);
                 let is_seq = matches!(event, Event::SequenceStart(..));
                 let node = Node {
                     value: if is_seq {
@@ -501,6 +503,23 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
         }
     }
     Ok(docs)
+}
+
+/// Whether the collection starting here (perhaps after its anchor, tag and comments) is `[`/`{`.
+fn is_flow_collection(mut text: &str) -> bool {
+    loop {
+        text = text.trim_start_matches([' ', '\t', '\r', '\n']);
+        if text.starts_with('#') {
+            text = text.find(['\n', '\r']).map_or("", |i| &text[i..]);
+        } else if text.starts_with(['&', '!']) {
+            // A property ends at a space, or at a flow indicator (`![a]` in flow context).
+            text = text[1..]
+                .find([' ', '\t', '\r', '\n', '[', '{', ']', '}', ','])
+                .map_or("", |i| &text[1 + i..]);
+        } else {
+            return text.starts_with(['[', '{']);
+        }
+    }
 }
 
 /// The scalar's text as a slice of the input when it stands there unchanged, so the parser's copy
@@ -588,8 +607,9 @@ fn past_end_markers(input: &str, from: usize, root: usize) -> usize {
     start
 }
 
+/// A `...` line; byte order marks may stand before it (a stream may restart its encoding there).
 fn is_end_marker(line: &str) -> bool {
-    starts_with_marker(line, "...")
+    starts_with_marker(line.trim_start_matches('\u{feff}'), "...")
 }
 
 /// Whether `text`, standing at the start of a line, would open with a document marker.
@@ -600,8 +620,10 @@ pub fn starts_with_marker(text: &str, marker: &str) -> bool {
 
 /// Past a `...` line at `at`, if there is one: where an implicit document after it may begin.
 fn after_end_marker(input: &str, at: usize) -> usize {
-    if starts_with_marker(&input[at..], "...") {
-        after_line_break(input, at + 3)
+    let rest = &input[at..];
+    let boms = rest.len() - rest.trim_start_matches('\u{feff}').len();
+    if is_end_marker(rest) {
+        after_line_break(input, at + boms + 3)
     } else {
         at
     }
@@ -617,12 +639,16 @@ fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize 
     // are plain scalars, not markers). Only `...` at a line start can be one.
     let start = doc_start.min(end);
     memchr::memmem::find_iter(&input.as_bytes()[start..end], b"...")
-        .map(|i| start + i)
-        .find(|&at| {
-            (at == start || matches!(input.as_bytes()[at - 1], b'\n' | b'\r'))
+        .map(|i| {
+            let at = start + i;
+            let line = input[start..at].trim_end_matches('\u{feff}');
+            (start + line.len(), at)
+        })
+        .find(|&(line, at)| {
+            (line == start || matches!(input.as_bytes()[line - 1], b'\n' | b'\r'))
                 && is_end_marker(&input[at..end])
         })
-        .unwrap_or(end)
+        .map_or(end, |(line, _)| line)
 }
 
 /// The offset of the start of the line holding `at`.
