@@ -9,6 +9,9 @@
 //! assert!(!outcome.failed());
 //! assert!(outcome.output.contains("kind: ResourceList"));
 //! ```
+//!
+//! [`run_streaming`] does the same but hands the output to a sink piece by piece (items copied
+//! from the input go out as slices of it), so a large fleet's output is never held whole.
 
 pub mod argocd;
 pub mod b64;
