@@ -208,9 +208,26 @@ fn entry_start(text: &str, node_start: usize) -> usize {
     node_start
 }
 
+/// An item's text ready to emit: ending in a line break, and without byte order marks at line
+/// starts. Those can only have stood between documents (anywhere else in a document they are an
+/// error), so one trailing an item would break what follows it in the output.
 fn with_newline(chunk: &str) -> Cow<'_, str> {
-    if chunk.ends_with('\n') || chunk.is_empty() {
+    let chunk = if chunk.contains('\u{feff}') {
+        let mut out = String::with_capacity(chunk.len());
+        let mut line_start = true;
+        for c in chunk.chars() {
+            if c == '\u{feff}' && line_start {
+                continue;
+            }
+            line_start = matches!(c, '\n' | '\r');
+            out.push(c);
+        }
+        Cow::Owned(out)
+    } else {
         Cow::Borrowed(chunk)
+    };
+    if chunk.ends_with('\n') || chunk.is_empty() {
+        chunk
     } else {
         Cow::Owned(format!("{chunk}\n"))
     }
@@ -287,7 +304,8 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
                 None
             } else {
                 let content_col = node.start - line_start(text, node.start);
-                deindent(&text[starts[i]..end.max(starts[i])], content_col).map(Cow::Owned)
+                deindent(&text[starts[i]..end.max(starts[i])], content_col)
+                    .map(|t| Cow::Owned(with_newline(&t).into_owned()))
             };
             // An empty entry is no resource, as an empty document is none.
             if node.is_null() {
