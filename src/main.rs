@@ -101,7 +101,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         options.files.push((path, bytes));
     }
     // Written as produced: the output of a large fleet never sits in memory whole.
-    let mut stdout = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let mut stdout = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
     let mut written = Ok(());
     let results = capi2argo::run_streaming(&input, &options, &mut |piece| {
         if written.is_ok() {
