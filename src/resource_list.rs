@@ -208,14 +208,17 @@ fn entry_start(text: &str, node_start: usize) -> usize {
     node_start
 }
 
-/// An item's text ready to emit: ending in a line break, and without byte order marks at line
-/// starts. Those can only have stood between documents (anywhere else in a document they are an
-/// error), so one trailing an item would break what follows it in the output.
+/// An item's text ready to emit: ending in a line break, and without byte order marks at the
+/// starts of its trailing blank and comment lines. A mark there stood between documents in the
+/// input, and would break whatever follows the item in the output (elsewhere, inside a quoted
+/// scalar say, a mark is text and stays).
 fn with_newline(chunk: &str) -> Cow<'_, str> {
-    let chunk = if chunk.contains('\u{feff}') {
+    let tail = trailing_blank_lines(chunk);
+    let chunk = if chunk[tail..].contains('\u{feff}') {
         let mut out = String::with_capacity(chunk.len());
+        out.push_str(&chunk[..tail]);
         let mut line_start = true;
-        for c in chunk.chars() {
+        for c in chunk[tail..].chars() {
             if c == '\u{feff}' && line_start {
                 continue;
             }
@@ -231,6 +234,21 @@ fn with_newline(chunk: &str) -> Cow<'_, str> {
     } else {
         Cow::Owned(format!("{chunk}\n"))
     }
+}
+
+/// Where the lines at the end of `chunk` that hold only marks, blanks and a comment begin.
+fn trailing_blank_lines(chunk: &str) -> usize {
+    let mut cut = chunk.len();
+    while cut > 0 {
+        let body = chunk[..cut].trim_end_matches(['\n', '\r']);
+        let start = body.rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let line = body[start..].trim_start_matches(['\u{feff}', ' ', '\t']);
+        if !(line.is_empty() || line.starts_with('#')) {
+            break;
+        }
+        cut = start;
+    }
+    cut
 }
 
 fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> {

@@ -357,6 +357,9 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
     let mut nodes = 0usize;
     let mut alias_nodes = 0usize;
     let mut aliases = Vec::new();
+    // Where the current document's last content (scalar, alias, flow collection) ends: an end
+    // marker can only come after it (a `...` line inside a quoted scalar is text).
+    let mut content_end = 0usize;
     // Where the current document's text begins, and whether it began with an explicit `---`.
     let mut doc_start = 0usize;
     let mut boundary = 0usize;
@@ -384,12 +387,13 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     // first event may sit past a block scalar's header or leading comments.
                     boundary.min(start)
                 };
+                content_end = 0;
                 None
             }
             Event::DocumentEnd => {
                 if let Some((root, _)) = pending_root.take() {
                     let text_start = past_end_markers(input, doc_start.min(root.start), root.start);
-                    let text_end = document_text_end(input, text_start, start);
+                    let text_end = document_text_end(input, text_start, content_end, start);
                     boundary = after_end_marker(input, text_end);
                     docs.push(Document {
                         text_start,
@@ -415,6 +419,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 }
                 nodes += count;
                 aliases.push(start);
+                content_end = content_end.max(offsets.byte(&span.end));
                 Some((node.clone(), *count))
             }
             Event::Scalar(text, style, anchor, tag) => {
@@ -423,7 +428,9 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     None => (None, false),
                     Some(t) => scalar_tag(&t.handle, &t.suffix),
                 };
-                let text = borrow_if_verbatim(input, &offsets, &span, start, style, text);
+                let end = offsets.byte(&span.end);
+                content_end = content_end.max(end);
+                let text = borrow_if_verbatim(input, start..end, style, text);
                 let node = Node {
                     value: Value::Scalar(Scalar {
                         text,
@@ -475,6 +482,9 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 else {
                     return Err(syntax(&span.start, "unbalanced collection end".into()));
                 };
+                if node.flow {
+                    content_end = content_end.max(offsets.byte(&span.end));
+                }
                 if anchor > 0 {
                     anchors.insert(anchor, (node.clone(), count));
                 }
@@ -526,16 +536,13 @@ fn is_flow_collection(mut text: &str) -> bool {
 /// can go: most scalars (and all the large base64 ones) are plain or quoted without escapes or folds.
 fn borrow_if_verbatim<'a>(
     input: &'a str,
-    offsets: &Offsets,
-    span: &Span,
-    start: usize,
+    std::ops::Range { start, end }: std::ops::Range<usize>,
     style: ScalarStyle,
     text: Cow<'a, str>,
 ) -> Cow<'a, str> {
     if text.is_empty() || matches!(text, Cow::Borrowed(_)) {
         return text;
     }
-    let end = offsets.byte(&span.end);
     let raw = match style {
         ScalarStyle::Plain => input.get(start..end),
         ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted if end >= start + 2 => {
@@ -630,7 +637,12 @@ fn after_end_marker(input: &str, at: usize) -> usize {
 }
 
 /// A document's text runs until the line where the next marker (`---` or `...`) stands.
-fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize {
+fn document_text_end(
+    input: &str,
+    doc_start: usize,
+    content_end: usize,
+    end_marker: usize,
+) -> usize {
     let mut end = line_start(input, end_marker.max(doc_start));
     if end_marker >= input.len() {
         end = input.len();
@@ -638,9 +650,10 @@ fn document_text_end(input: &str, doc_start: usize, end_marker: usize) -> usize 
     // An explicit `...` line ends the document: it is not part of its text (`...#` and `....`
     // are plain scalars, not markers). Only `...` at a line start can be one.
     let start = doc_start.min(end);
-    memchr::memmem::find_iter(&input.as_bytes()[start..end], b"...")
+    let from = content_end.clamp(start, end);
+    memchr::memmem::find_iter(&input.as_bytes()[from..end], b"...")
         .map(|i| {
-            let at = start + i;
+            let at = from + i;
             let line = input[start..at].trim_end_matches('\u{feff}');
             (start + line.len(), at)
         })
