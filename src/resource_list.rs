@@ -312,10 +312,16 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
         else {
             continue;
         };
-        let starts: Vec<usize> = nodes
-            .iter()
-            .map(|n| line_start(text, entry_start(text, n.start)))
-            .collect();
+        // Entries of a flow list are written by the emitter: no spans needed (and looking for
+        // line starts on a one-line list would be quadratic).
+        let starts: Vec<usize> = if flow {
+            Vec::new()
+        } else {
+            nodes
+                .iter()
+                .map(|n| line_start(text, entry_start(text, n.start)))
+                .collect()
+        };
         for (i, node) in nodes.into_iter().enumerate() {
             let end = starts.get(i + 1).copied().unwrap_or(list_end);
             let item_text = if flow || node.flow || has_alias(&aliases, starts[i], end) {

@@ -1,6 +1,7 @@
 //! A YAML tree with byte spans, built from saphyr-parser events, so unchanged input can be copied verbatim.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span};
@@ -301,6 +302,9 @@ struct Offsets<'a> {
     input: &'a str,
     ascii: bool,
     line_starts: Vec<usize>,
+    /// The last position found (line, column, byte): the parser asks in nearly increasing order,
+    /// so walking from there keeps a long line with many values linear, not quadratic.
+    last: Cell<(usize, usize, usize)>,
 }
 
 impl<'a> Offsets<'a> {
@@ -315,6 +319,7 @@ impl<'a> Offsets<'a> {
             input,
             ascii,
             line_starts,
+            last: Cell::new((usize::MAX, 0, 0)),
         }
     }
 
@@ -322,19 +327,38 @@ impl<'a> Offsets<'a> {
         if self.ascii {
             return m.index().min(self.input.len());
         }
-        let line_start = self
-            .line_starts
-            .get(m.line().saturating_sub(1))
-            .copied()
-            .unwrap_or(self.input.len());
-        // The parser skips byte order marks at the start of a line without counting columns.
-        let rest = self.input[line_start..].trim_start_matches('\u{feff}');
-        let line_start = self.input.len() - rest.len();
-        line_start
-            + rest
+        let (line, col) = (m.line(), m.col());
+        let (last_line, last_col, last_byte) = self.last.get();
+        let byte = if line == last_line && col >= last_col {
+            Self::walk(self.input, last_byte, col - last_col)
+        } else if line == last_line {
+            let back = last_col - col;
+            self.input[..last_byte]
                 .char_indices()
-                .nth(m.col())
-                .map_or(rest.len(), |(i, _)| i)
+                .rev()
+                .nth(back - 1)
+                .map_or(0, |(i, _)| i)
+        } else {
+            let line_start = self
+                .line_starts
+                .get(line.saturating_sub(1))
+                .copied()
+                .unwrap_or(self.input.len());
+            // The parser skips byte order marks at the start of a line without counting columns.
+            let rest = self.input[line_start..].trim_start_matches('\u{feff}');
+            Self::walk(self.input, self.input.len() - rest.len(), col)
+        };
+        self.last.set((line, col, byte));
+        byte
+    }
+
+    /// The byte offset `chars` characters past `from` (or the end of the input).
+    fn walk(input: &str, from: usize, chars: usize) -> usize {
+        let rest = &input[from..];
+        from + rest
+            .char_indices()
+            .nth(chars)
+            .map_or(rest.len(), |(i, _)| i)
     }
 }
 
@@ -736,6 +760,30 @@ mod tests {
         let b = docs[0].root.get("b").expect("b");
         assert_eq!(&input[b.start..b.start + 3], "[x]");
         assert!(b.flow);
+    }
+
+    /// Regression: offsets on one long non-ASCII line were found from the line start each time
+    /// (a 1 MB one-line JSON List took minutes); they are walked from the last one now.
+    #[test]
+    fn offsets_on_a_long_multibyte_line_point_at_every_value() {
+        let input = format!(
+            "{{{}}}\n",
+            (0..200)
+                .map(|i| format!("\"k{i}\": [\"ü{i}\", é{i}, {{\"x\": 'ä'}}]"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let docs = parse(&input);
+        let entries = docs[0].root.as_map().unwrap();
+        assert_eq!(entries.len(), 200);
+        for (i, (k, v)) in entries.iter().enumerate() {
+            assert!(input[k.start..].starts_with(&format!("\"k{i}\"")));
+            let seq = v.as_seq().unwrap();
+            assert!(input[v.start..].starts_with('['));
+            assert!(input[seq[0].start..].starts_with(&format!("\"ü{i}\"")));
+            assert!(input[seq[1].start..].starts_with(&format!("é{i},")));
+            assert!(input[seq[2].start..].starts_with("{\"x\": 'ä'}"));
+        }
     }
 
     /// Regression (found by fuzzing): a lone `\r` is a line break to YAML, so to spans too.

@@ -434,6 +434,12 @@ def hostile_cases():
         f"- &{n} [" + ", ".join([f"*{p}"] * 10) + "]\n" for p, n in zip("abcdefg", "bcdefgh")))
     write("hostile-deep-nesting", rl_head + "items: " + "[" * 100_000 + "\n")
     write("hostile-deep-block-nesting", rl_head + "items:\n- kind: ConfigMap\n  data:\n" + "".join(" " * (4 + 2 * i) + f"k{i}:\n" for i in range(300)))
+    # Regression: offsets on one long non-ASCII line were searched from the line start for every
+    # value (quadratic: a 1 MB one-line JSON List took minutes). About 130 KB here.
+    one_line = json.dumps({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": f"ü-{i}"},
+         "data": {f"k{j}": "äöü" for j in range(8)}} for i in range(600)]}, ensure_ascii=False)
+    write("hostile-one-line-unicode-json", one_line + "\n")
     write("hostile-tabs", rl_head + "items:\n- kind: ConfigMap\n\tdata: {}\n")
     write("hostile-json-invalid", '{"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": [}\n')
     write("hostile-bom-crlf", ("\ufeff" + resource_list(["- " + textwrap.indent(ok("h", "crlf"), "  ")[2:]])).replace("\n", "\r\n"))
