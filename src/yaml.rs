@@ -498,7 +498,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
             }
             Event::SequenceEnd | Event::MappingEnd => {
                 let Some(Frame {
-                    node,
+                    mut node,
                     anchor,
                     count,
                     ..
@@ -506,6 +506,13 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 else {
                     return Err(syntax(&span.start, "unbalanced collection end".into()));
                 };
+                // Vectors grow to at least four entries: small mappings (most of them) would
+                // hold twice the memory they use.
+                match &mut node.value {
+                    Value::Map(entries) => entries.shrink_to_fit(),
+                    Value::Seq(items) => items.shrink_to_fit(),
+                    Value::Scalar(_) => {}
+                }
                 if node.flow {
                     content_end = content_end.max(offsets.byte(&span.end));
                 }
