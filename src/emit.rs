@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::yaml::{Node, Scalar, ScalarKind, Value, resolve_plain};
+use crate::yaml::{Node, Scalar, ScalarKind, Value, resolve_plain, starts_with_marker};
 
 /// Appends `node` as the value of a mapping key or a document root, with nested lines at `indent`.
 ///
@@ -90,8 +90,10 @@ pub fn write_document(out: &mut String, node: &Node) {
         Value::Map(e) if !e.is_empty() => write_block(out, node, 0),
         Value::Seq(e) if !e.is_empty() => write_block(out, node, 0),
         _ => {
+            // A block scalar's lines are indented: at column 0 they could read as markers (and
+            // saphyr-parser would miss a `---` after them).
             let mut inner = String::new();
-            write_value(&mut inner, node, 0);
+            write_value(&mut inner, node, 2);
             out.push_str(&inner[1..]);
         }
     }
@@ -228,6 +230,13 @@ fn is_special_unicode(c: char) -> bool {
 /// Multi-line text reads best as a literal block, when it can be one.
 fn literal_safe(text: &str) -> bool {
     if !text.contains('\n') || text.starts_with([' ', '\n', '\t']) || text.ends_with(' ') {
+        return false;
+    }
+    // A document-level block's lines start in column 0, where these would be markers.
+    if text
+        .split('\n')
+        .any(|l| starts_with_marker(l, "---") || starts_with_marker(l, "..."))
+    {
         return false;
     }
     // One pass: no control character but line breaks, no line ending in a space.

@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use crate::emit::{write_block, write_document, write_json, write_seq_item};
 use crate::limits::Limits;
 use crate::results::Diagnostic;
-use crate::yaml::{Node, Value, YamlError, line_start, parse_stream};
+use crate::yaml::{Node, Value, YAML_SPACE, YamlError, line_start, parse_stream};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
@@ -50,6 +50,8 @@ pub enum InputError {
     DuplicateKey(String),
     #[error("a ResourceList must be the only document of the input, but there are {0}")]
     ResourceListInStream(usize),
+    #[error("a ResourceList cannot be an item of a List")]
+    ResourceListInList,
 }
 
 /// Decodes and parses the input into its form and items.
@@ -75,6 +77,15 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputErr
     } else {
         stream(text, docs)
     };
+    // Split out of its List, it would read as the input's own ResourceList the next time.
+    if parsed.form == Form::Stream
+        && parsed
+            .items
+            .iter()
+            .any(|i| is_kind(&i.node, "ResourceList"))
+    {
+        return Err(InputError::ResourceListInList);
+    }
     if parsed.items.len() > limits.max_items {
         return Err(InputError::TooManyItems {
             count: parsed.items.len(),
@@ -184,17 +195,17 @@ fn resource_list<'a>(
 /// The dash may stand on an earlier line, followed by nothing or by a comment (`- # note`).
 fn entry_start(text: &str, node_start: usize) -> usize {
     let line = line_start(text, node_start);
-    let before = text[line..node_start].trim_end();
-    if before.trim_start() == "-" {
+    let before = text[line..node_start].trim_end_matches(YAML_SPACE);
+    if before.trim_start_matches(YAML_SPACE) == "-" {
         return line + before.len() - 1;
     }
     let mut end = line;
     while end > 0 {
         let start = line_start(text, end - 1);
-        let content = text[start..end].trim();
-        let indent = text[start..end].len() - text[start..end].trim_start().len();
+        let content = text[start..end].trim_matches(YAML_SPACE);
+        let indent = text[start..end].len() - text[start..end].trim_start_matches(YAML_SPACE).len();
         if let Some(rest) = content.strip_prefix('-') {
-            let rest = rest.trim_start();
+            let rest = rest.trim_start_matches(YAML_SPACE);
             if rest.is_empty() || rest.starts_with('#') {
                 return start + indent;
             }
@@ -280,7 +291,10 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             let marker_like = ["---", "..."]
                 .iter()
                 .any(|m| crate::yaml::starts_with_marker(&chunk, m));
-            let text = (!chunk.trim().is_empty() && !marker_like).then(|| match chunk {
+            let copyable = !chunk.trim_matches(YAML_SPACE).is_empty()
+                && !marker_like
+                && !is_multi_line_string(&doc.root, &chunk);
+            let text = copyable.then(|| match chunk {
                 Cow::Borrowed(c) => with_newline(c),
                 Cow::Owned(c) => Cow::Owned(with_newline(&c).into_owned()),
             });
@@ -324,7 +338,11 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
         };
         for (i, node) in nodes.into_iter().enumerate() {
             let end = starts.get(i + 1).copied().unwrap_or(list_end);
-            let item_text = if flow || node.flow || has_alias(&aliases, starts[i], end) {
+            let item_text = if flow
+                || node.flow
+                || has_alias(&aliases, starts[i], end)
+                || is_multi_line_string(&node, &text[starts[i]..end.max(starts[i])])
+            {
                 None
             } else {
                 let content_col = node.start - line_start(text, node.start);
@@ -353,6 +371,16 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
         function_config: None,
         dash_indent: 0,
     }
+}
+
+/// A document that is a string written over several lines (a block scalar, mostly) is not
+/// copied: saphyr-parser 0.3 misses a `---` after a document-level block scalar whose lines
+/// start in column 0 (or that is empty), and every document after it would become part of that
+/// string on the next run. The emitter writes such strings indented, or quoted.
+fn is_multi_line_string(node: &Node, chunk: &str) -> bool {
+    node.scalar().is_some_and(|s| {
+        !s.plain && (s.text.is_empty() || chunk.trim_end_matches(YAML_SPACE).contains(['\n', '\r']))
+    })
 }
 
 /// A `kind: List` whose items can be taken out (what `kubectl get` prints).
@@ -403,7 +431,10 @@ fn deindent(chunk: &str, col: usize) -> Option<String> {
     for (i, line) in chunk.split_inclusive('\n').enumerate() {
         let body = line.trim_end_matches(['\n', '\r']);
         if i == 0 {
-            let after_dash = body.trim_start().strip_prefix('-').map(str::trim_start);
+            let after_dash = body
+                .trim_start_matches(YAML_SPACE)
+                .strip_prefix('-')
+                .map(|r| r.trim_start_matches(YAML_SPACE));
             match after_dash {
                 // A dash line holding no content (the item starts below): only its comment stays.
                 Some("") => {}
@@ -417,7 +448,8 @@ fn deindent(chunk: &str, col: usize) -> Option<String> {
             continue;
         }
         let spaces = body.len() - body.trim_start_matches(' ').len();
-        if body.trim().is_empty() || body.trim_start().starts_with('#') {
+        let content = body.trim_matches(YAML_SPACE);
+        if content.is_empty() || content.starts_with('#') {
             out.push_str(&line[spaces.min(col)..]);
         } else if spaces >= col {
             out.push_str(&line[col..]);

@@ -650,6 +650,10 @@ fn is_end_marker(line: &str) -> bool {
     starts_with_marker(line.trim_start_matches('\u{feff}'), "...")
 }
 
+/// What YAML counts as white space (`str::trim` would also take vertical tabs, no-break spaces
+/// and other Unicode spaces, which are content to YAML).
+pub const YAML_SPACE: [char; 4] = [' ', '\t', '\r', '\n'];
+
 /// Whether `text`, standing at the start of a line, would open with a document marker.
 pub fn starts_with_marker(text: &str, marker: &str) -> bool {
     text.strip_prefix(marker)
