@@ -195,9 +195,15 @@ fn resource_list<'a>(
 /// The dash may stand on an earlier line, followed by nothing or by a comment (`- # note`).
 fn entry_start(text: &str, node_start: usize) -> usize {
     let line = line_start(text, node_start);
+    // The dash on the node's own line, with nothing but a comment between (an empty entry
+    // `- # note` starts after its comment).
     let before = text[line..node_start].trim_end_matches(YAML_SPACE);
-    if before.trim_start_matches(YAML_SPACE) == "-" {
-        return line + before.len() - 1;
+    let dash_line = before.trim_start_matches(YAML_SPACE);
+    if let Some(rest) = dash_line.strip_prefix('-') {
+        let rest = rest.trim_start_matches(YAML_SPACE);
+        if rest.is_empty() || rest.starts_with('#') {
+            return line + before.len() - dash_line.len();
+        }
     }
     let mut end = line;
     while end > 0 {
