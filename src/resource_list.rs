@@ -294,11 +294,8 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             };
             // A span that lost its content (an odd marker layout) is written by the emitter instead,
             // and so is content that shared the `---` line and would read as a marker on its own.
-            let marker_like = ["---", "..."]
-                .iter()
-                .any(|m| crate::yaml::starts_with_marker(&chunk, m));
             let copyable = !chunk.trim_matches(YAML_SPACE).is_empty()
-                && !marker_like
+                && !opens_with_marker(&chunk)
                 && !is_multi_line_string(&doc.root, &chunk);
             let text = copyable.then(|| match chunk {
                 Cow::Borrowed(c) => with_newline(c),
@@ -352,7 +349,9 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
                 None
             } else {
                 let content_col = node.start - line_start(text, node.start);
+                // Lines moved to column 0 may read as markers there (`- ...`, `  --- key: v`).
                 deindent(&text[starts[i]..end.max(starts[i])], content_col)
+                    .filter(|t| !t.split('\n').any(opens_with_marker))
                     .map(|t| Cow::Owned(with_newline(&t).into_owned()))
             };
             // An empty entry is no resource, as an empty document is none.
@@ -377,6 +376,13 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
         function_config: None,
         dash_indent: 0,
     }
+}
+
+/// Whether text that will stand at the start of a document would open with `---` or `...`.
+fn opens_with_marker(text: &str) -> bool {
+    ["---", "..."]
+        .iter()
+        .any(|m| crate::yaml::starts_with_marker(text, m))
 }
 
 /// A document that is a string written over several lines (a block scalar, mostly) is not
