@@ -40,7 +40,7 @@ struct Cli {
     #[arg(long, value_name = "NODES", default_value_t = capi2argo::Limits::default().max_nodes)]
     max_nodes: usize,
 
-    /// Most YAML nodes aliases may add in one parse (billion-laughs guard).
+    /// Most YAML nodes aliases may add in one parse, 64 bytes of text counting as one (billion-laughs guard).
     #[arg(long, value_name = "NODES", default_value_t = capi2argo::Limits::default().max_alias_nodes)]
     max_alias_nodes: usize,
 

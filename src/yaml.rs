@@ -293,7 +293,9 @@ pub enum YamlError {
     TooManyNodes { limit: usize },
     #[error("YAML alias at line {line} refers to an unknown anchor")]
     UnknownAnchor { line: usize },
-    #[error("YAML aliases expand to more than {limit} nodes (a billion-laughs document?)")]
+    #[error(
+        "YAML aliases expand to more than {limit} nodes, 64 bytes of text counting as one (a billion-laughs document?)"
+    )]
     TooManyAliasNodes { limit: usize },
 }
 
@@ -362,11 +364,11 @@ impl<'a> Offsets<'a> {
     }
 }
 
-/// A collection under construction: the node, its anchor, and how many nodes it holds so far.
+/// A collection under construction: the node, its anchor, and its expansion cost so far.
 struct Frame<'a> {
     node: Node<'a>,
     anchor: usize,
-    count: usize,
+    cost: usize,
     /// For a mapping: a key waiting for its value.
     key: Option<Node<'a>>,
 }
@@ -431,20 +433,20 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 None
             }
             Event::Alias(id) => {
-                let (node, count) = anchors.get(&id).ok_or(YamlError::UnknownAnchor {
+                let (node, cost) = anchors.get(&id).ok_or(YamlError::UnknownAnchor {
                     line: span.start.line(),
                 })?;
                 // Checked before copying, so an expansion bomb never gets to allocate.
-                alias_nodes += count;
+                alias_nodes += cost;
                 if alias_nodes > limits.max_alias_nodes {
                     return Err(YamlError::TooManyAliasNodes {
                         limit: limits.max_alias_nodes,
                     });
                 }
-                nodes += count;
+                nodes += cost;
                 aliases.push(start);
                 content_end = content_end.max(offsets.byte(&span.end));
-                Some((node.clone(), *count))
+                Some((node.clone(), *cost))
             }
             Event::Scalar(text, style, anchor, tag) => {
                 nodes += 1;
@@ -464,10 +466,12 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     start,
                     flow: false,
                 };
+                // Long text repeated by aliases costs memory and output like many nodes would.
+                let cost = scalar_cost(&node);
                 if anchor > 0 {
-                    anchors.insert(anchor, (node.clone(), 1));
+                    anchors.insert(anchor, (node.clone(), cost));
                 }
-                Some((node, 1))
+                Some((node, cost))
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 nodes += 1;
@@ -491,7 +495,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 stack.push(Frame {
                     node,
                     anchor,
-                    count: 1,
+                    cost: 1,
                     key: None,
                 });
                 None
@@ -500,7 +504,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 let Some(Frame {
                     mut node,
                     anchor,
-                    count,
+                    cost,
                     ..
                 }) = stack.pop()
                 else {
@@ -517,9 +521,9 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     content_end = content_end.max(offsets.byte(&span.end));
                 }
                 if anchor > 0 {
-                    anchors.insert(anchor, (node.clone(), count));
+                    anchors.insert(anchor, (node.clone(), cost));
                 }
-                Some((node, count))
+                Some((node, cost))
             }
         };
         if nodes > limits.max_nodes {
@@ -527,12 +531,12 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 limit: limits.max_nodes,
             });
         }
-        if let Some((node, count)) = completed {
+        if let Some((node, cost)) = completed {
             let Some(parent) = stack.last_mut() else {
-                pending_root = Some((node, count));
+                pending_root = Some((node, cost));
                 continue;
             };
-            parent.count += count;
+            parent.cost += cost;
             match &mut parent.node.value {
                 Value::Seq(items) => items.push(node),
                 Value::Map(entries) => match parent.key.take() {
@@ -561,6 +565,11 @@ fn is_flow_collection(mut text: &str) -> bool {
             return text.starts_with(['[', '{']);
         }
     }
+}
+
+/// What a scalar weighs when an alias repeats it: one node, and one more per 64 bytes of text.
+fn scalar_cost(node: &Node) -> usize {
+    1 + node.scalar().map_or(0, |s| s.text.len() / 64)
 }
 
 /// The scalar's text as a slice of the input when it stands there unchanged, so the parser's copy
@@ -856,6 +865,21 @@ mod tests {
         };
         let err = parse_stream(laughs, &limits).err();
         assert_eq!(err, Some(YamlError::TooManyNodes { limit: 10_000 }));
+    }
+
+    /// Regression: the budget counted nodes only, so one long string repeated by aliases made a
+    /// 1 MB input expand to 2 GB of output (and more with more aliases). Text counts too now.
+    #[test]
+    fn long_text_repeated_by_aliases_counts_by_its_size() {
+        let text = "x".repeat(64 * 99);
+        let input = |n: usize| format!("a: &t \"{text}\\n\"\nb: [{}]\n", vec!["*t"; n].join(", "));
+        let limits = Limits {
+            max_alias_nodes: 1_000,
+            ..Limits::default()
+        };
+        assert!(parse_stream(&input(10), &limits).is_ok());
+        let err = parse_stream(&input(11), &limits).err();
+        assert_eq!(err, Some(YamlError::TooManyAliasNodes { limit: 1_000 }));
     }
 
     #[test]

@@ -432,6 +432,9 @@ def hostile_cases():
     rl_head = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"
     write("hostile-laughs-input", rl_head + "items:\n- &a {kind: ConfigMap, data: {a: b}}\n" + "".join(
         f"- &{n} [" + ", ".join([f"*{p}"] * 10) + "]\n" for p, n in zip("abcdefg", "bcdefgh")))
+    # Regression: one long string repeated by aliases expanded a small input into gigabytes of
+    # output; the alias budget counts text too now.
+    write("hostile-alias-long-text", "apiVersion: v1\nkind: List\nitems:\n- {kind: ConfigMap, metadata: {name: a}, data: {k: &x \"" + "x" * 65536 + "\\n\"}}\n- {kind: ConfigMap, metadata: {name: b}, data: {" + ", ".join(f"k{i}: *x" for i in range(200)) + "}}\n")
     write("hostile-deep-nesting", rl_head + "items: " + "[" * 100_000 + "\n")
     write("hostile-deep-block-nesting", rl_head + "items:\n- kind: ConfigMap\n  data:\n" + "".join(" " * (4 + 2 * i) + f"k{i}:\n" for i in range(300)))
     # Regression: offsets on one long non-ASCII line were searched from the line start for every
