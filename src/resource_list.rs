@@ -195,27 +195,19 @@ fn resource_list<'a>(
 /// The dash may stand on an earlier line, followed by nothing or by a comment (`- # note`).
 fn entry_start(text: &str, node_start: usize) -> usize {
     let line = line_start(text, node_start);
-    // The dash on the node's own line, with nothing but a comment between (an empty entry
-    // `- # note` starts after its comment).
-    let before = text[line..node_start].trim_end_matches(YAML_SPACE);
-    let dash_line = before.trim_start_matches(YAML_SPACE);
-    if let Some(rest) = dash_line.strip_prefix('-') {
-        let rest = rest.trim_start_matches(YAML_SPACE);
-        if rest.is_empty() || rest.starts_with('#') {
-            return line + before.len() - dash_line.len();
-        }
+    // The dash on the node's own line, with nothing but properties or a comment between (an
+    // empty entry `- # note` starts after its comment).
+    let before = &text[line..node_start];
+    if is_dash_prelude(before) {
+        return line + before.len() - before.trim_start_matches(YAML_SPACE).len();
     }
     let mut end = line;
     while end > 0 {
         let start = line_start(text, end - 1);
         let content = text[start..end].trim_matches(YAML_SPACE);
         let indent = text[start..end].len() - text[start..end].trim_start_matches(YAML_SPACE).len();
-        if let Some(rest) = content.strip_prefix('-') {
-            let rest = rest.trim_start_matches(YAML_SPACE);
-            if rest.is_empty() || rest.starts_with('#') {
-                return start + indent;
-            }
-            break;
+        if is_dash_prelude(content) {
+            return start + indent;
         }
         if !(content.is_empty() || content.starts_with('#')) {
             break;
@@ -223,6 +215,30 @@ fn entry_start(text: &str, node_start: usize) -> usize {
         end = start;
     }
     node_start
+}
+
+/// A sequence entry's dash line whose node starts further on: `-`, then nothing but properties
+/// (`&anchor`, `!tag`), a block scalar header (`|`, `>-`, `|2`) and a comment.
+fn is_dash_prelude(line: &str) -> bool {
+    let Some(rest) = line.trim_matches(YAML_SPACE).strip_prefix('-') else {
+        return false;
+    };
+    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+        return false;
+    }
+    for token in rest.split([' ', '\t']).filter(|t| !t.is_empty()) {
+        if token.starts_with('#') {
+            return true;
+        }
+        let header = token.starts_with(['|', '>'])
+            && token[1..]
+                .chars()
+                .all(|c| matches!(c, '+' | '-' | '1'..='9'));
+        if !(header || token.starts_with(['&', '!'])) {
+            return false;
+        }
+    }
+    true
 }
 
 /// An item's text ready to emit: ending in a line break, and without byte order marks at the
@@ -443,19 +459,17 @@ fn deindent(chunk: &str, col: usize) -> Option<String> {
     for (i, line) in chunk.split_inclusive('\n').enumerate() {
         let body = line.trim_end_matches(['\n', '\r']);
         if i == 0 {
-            let after_dash = body
-                .trim_start_matches(YAML_SPACE)
-                .strip_prefix('-')
-                .map(|r| r.trim_start_matches(YAML_SPACE));
-            match after_dash {
-                // A dash line holding no content (the item starts below): only its comment stays.
-                Some("") => {}
-                Some(comment) if comment.starts_with('#') => {
-                    out.push_str(comment);
-                    out.push('\n');
+            if is_dash_prelude(body) {
+                // The node starts below: what stays of the dash line is its properties, block
+                // scalar header or comment, at column 0.
+                let rest = body.trim_start_matches(YAML_SPACE)[1..].trim_start_matches(YAML_SPACE);
+                if !rest.is_empty() {
+                    out.push_str(rest);
+                    out.push_str(&line[body.len()..]);
                 }
+            } else {
                 // The dash line: replace everything up to the content column.
-                _ => out.push_str(line.get(col..)?),
+                out.push_str(line.get(col..)?);
             }
             continue;
         }
