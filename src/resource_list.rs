@@ -73,7 +73,7 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputErr
     }
     let parsed = if docs.len() == 1 && is_kind(&docs[0].root, "ResourceList") {
         let doc = docs.remove(0);
-        resource_list(text, doc.root, &doc.aliases)?
+        resource_list(text, doc.root, &doc.aliases, doc.text_end)?
     } else {
         stream(text, docs)
     };
@@ -110,6 +110,7 @@ fn resource_list<'a>(
     text: &'a str,
     root: Node<'a>,
     aliases: &[usize],
+    text_end: usize,
 ) -> Result<Input<'a>, InputError> {
     let json = root.flow;
     let Value::Map(entries) = root.value else {
@@ -127,10 +128,11 @@ fn resource_list<'a>(
     let items_pos = entries
         .iter()
         .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"));
-    // The items' text ends where the next top-level key begins.
+    // The items' text ends where the next top-level key begins, or with the document (before
+    // a `...` line).
     let items_end = items_pos
         .and_then(|i| entries.get(i + 1))
-        .map_or(text.len(), |(k, _)| line_start(text, k.start));
+        .map_or(text_end, |(k, _)| line_start(text, k.start));
     let mut function_config = None;
     let mut items_node = None;
     for (key, value) in entries {
