@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::yaml::{Node, Scalar, ScalarKind, Value, resolve_plain, starts_with_marker};
+use crate::yaml::{Node, Scalar, ScalarKind, Value, resolve_plain};
 
 /// Appends `node` as the value of a mapping key or a document root, with nested lines at `indent`.
 ///
@@ -230,13 +230,6 @@ fn is_special_unicode(c: char) -> bool {
 /// Multi-line text reads best as a literal block, when it can be one.
 fn literal_safe(text: &str) -> bool {
     if !text.contains('\n') || text.starts_with([' ', '\n', '\t']) || text.ends_with(' ') {
-        return false;
-    }
-    // A document-level block's lines start in column 0, where these would be markers.
-    if text
-        .split('\n')
-        .any(|l| starts_with_marker(l, "---") || starts_with_marker(l, "..."))
-    {
         return false;
     }
     // One pass: no control character but line breaks, no line ending in a space.
