@@ -175,7 +175,7 @@ fn resource_list<'a>(
                         Item {
                             node,
                             text: (!has_alias(aliases, bounds[i], end))
-                                .then(|| with_newline(chunk)),
+                                .then(|| with_newline(Cow::Borrowed(chunk))),
                             source_only: false,
                         }
                     })
@@ -247,8 +247,8 @@ fn is_dash_prelude(line: &str) -> bool {
 /// starts of its trailing blank and comment lines. A mark there stood between documents in the
 /// input, and would break whatever follows the item in the output (elsewhere, inside a quoted
 /// scalar say, a mark is text and stays).
-fn with_newline(chunk: &str) -> Cow<'_, str> {
-    let tail = trailing_blank_lines(chunk);
+fn with_newline(chunk: Cow<'_, str>) -> Cow<'_, str> {
+    let tail = trailing_blank_lines(&chunk);
     let chunk = if chunk[tail..].contains('\u{feff}') {
         let mut out = String::with_capacity(chunk.len());
         out.push_str(&chunk[..tail]);
@@ -262,7 +262,7 @@ fn with_newline(chunk: &str) -> Cow<'_, str> {
         }
         Cow::Owned(out)
     } else {
-        Cow::Borrowed(chunk)
+        chunk
     };
     if chunk.ends_with('\n') || chunk.is_empty() {
         chunk
@@ -295,11 +295,7 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
         if !is_list_node(&doc.root) {
             // A byte order mark may open a document (even after comments), but not once the
             // document follows `---`: marks before the content are dropped.
-            let mut content = doc.root.start.clamp(doc.text_start, doc.text_end);
-            // The parser does not count a mark as a column, so the root may seem to start on it.
-            while text[content..doc.text_end].starts_with('\u{feff}') {
-                content += '\u{feff}'.len_utf8();
-            }
+            let content = doc.root.start.clamp(doc.text_start, doc.text_end);
             let prefix = &text[doc.text_start..content];
             let chunk: Cow<str> = if prefix.contains('\u{feff}') {
                 Cow::Owned(format!(
@@ -315,10 +311,7 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
             let copyable = !chunk.trim_matches(YAML_SPACE).is_empty()
                 && !opens_with_marker(&chunk)
                 && !is_multi_line_string(&doc.root, &chunk);
-            let text = copyable.then(|| match chunk {
-                Cow::Borrowed(c) => with_newline(c),
-                Cow::Owned(c) => Cow::Owned(with_newline(&c).into_owned()),
-            });
+            let text = copyable.then(|| with_newline(chunk));
             items.push(Item {
                 node: doc.root,
                 text,
@@ -370,7 +363,7 @@ fn stream<'a>(text: &'a str, docs: Vec<crate::yaml::Document<'a>>) -> Input<'a> 
                 // Lines moved to column 0 may read as markers there (`- ...`, `  --- key: v`).
                 deindent(&text[starts[i]..end.max(starts[i])], content_col)
                     .filter(|t| !t.split('\n').any(opens_with_marker))
-                    .map(|t| Cow::Owned(with_newline(&t).into_owned()))
+                    .map(|t| with_newline(Cow::Owned(t)))
             };
             // An empty entry is no resource, as an empty document is none.
             if node.is_null() {

@@ -553,7 +553,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
 /// Whether the collection starting here (perhaps after its anchor, tag and comments) is `[`/`{`.
 fn is_flow_collection(mut text: &str) -> bool {
     loop {
-        text = text.trim_start_matches([' ', '\t', '\r', '\n']);
+        text = text.trim_start_matches(YAML_SPACE);
         if text.starts_with('#') {
             text = text.find(['\n', '\r']).map_or("", |i| &text[i..]);
         } else if text.starts_with(['&', '!']) {
@@ -666,7 +666,7 @@ pub const YAML_SPACE: [char; 4] = [' ', '\t', '\r', '\n'];
 /// Whether `text`, standing at the start of a line, would open with a document marker.
 pub fn starts_with_marker(text: &str, marker: &str) -> bool {
     text.strip_prefix(marker)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']))
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(YAML_SPACE))
 }
 
 /// Past a `...` line at `at`, if there is one: where an implicit document after it may begin.
