@@ -1,11 +1,11 @@
 //! Criterion micro-benchmarks of the core stages (issue 6): `cargo bench --bench core`.
 //!
-//! - `scan/1000`: `resource_list::parse` of a 1000-item kpt ResourceList (item spans and the
+//! - `scan/1000`: `krm::parse` of a 1000-item kpt ResourceList (item spans and the
 //!   YAML tree of the whole input);
 //! - `kubeconfig/kcp`, `kubeconfig/eks-exec`: `kubeconfig::read` of one realistic kubeconfig
 //!   (the KubeadmControlPlane admin kubeconfig with RSA-2048 certificates, and CAPA's
 //!   aws-iam-authenticator exec kubeconfig);
-//! - `emit/1000`: `resource_list::render` of the same list with every item kept (the verbatim
+//! - `emit/1000`: `krm::render` of the same list with every item kept (the verbatim
 //!   copy path that every untouched item takes);
 //! - `run/1000`: `capi2argo::run` on the same list, everything included.
 //!
@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use capi2argo::Limits;
+use capi2argo::krm::{self, Out};
 use capi2argo::kubeconfig::{self, Credentials};
-use capi2argo::resource_list::{self, Out};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const KUBEADM: &str = include_str!("../tests/fixtures/providers/kubeadm.yaml");
@@ -132,7 +132,7 @@ fn benches(c: &mut Criterion) {
     let options = capi2argo::Options::default();
 
     // The inputs must be what the stages expect, or the figures mean nothing.
-    let parsed = resource_list::parse(list.as_bytes(), &limits).expect("the list parses");
+    let parsed = krm::parse(list.as_bytes(), &limits).expect("the list parses");
     assert_eq!(parsed.items.len(), 1000);
     let outcome = capi2argo::run(list.as_bytes(), &options).expect("the list runs");
     assert!(!outcome.failed(), "the list converts without errors");
@@ -147,7 +147,7 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(list.len() as u64));
     g.sample_size(20).measurement_time(Duration::from_secs(5));
     g.bench_function("1000", |b| {
-        b.iter(|| resource_list::parse(black_box(list.as_bytes()), &limits))
+        b.iter(|| krm::parse(black_box(list.as_bytes()), &limits))
     });
     g.finish();
 
@@ -167,7 +167,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("1000", |b| {
         b.iter(|| {
             let mut out = String::new();
-            resource_list::render(black_box(&parsed), &keep, &[], &mut |s| out.push_str(s));
+            krm::render(black_box(&parsed), &keep, &[], &mut |s| out.push_str(s));
             out
         })
     });

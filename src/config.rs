@@ -310,7 +310,7 @@ impl Config {
                     .into_iter()
                     .map(|item| {
                         let mut json = String::new();
-                        crate::emit::write_json(&mut json, item, None);
+                        crate::yaml::emit::write_json(&mut json, item, None);
                         json
                     })
                     .collect();

@@ -136,17 +136,13 @@ pub fn failed(results: &[Diagnostic]) -> bool {
 }
 
 pub fn list_node(results: &[Diagnostic]) -> Node<'static> {
-    Node {
-        value: crate::yaml::Value::Seq(results.iter().map(Diagnostic::to_node).collect()),
-        start: 0,
-        flow: false,
-    }
+    Node::seq(results.iter().map(Diagnostic::to_node).collect())
 }
 
 /// Results as a JSON array of KRM `results[]` entries (for hosts that want structured results).
 pub fn to_json(results: &[Diagnostic]) -> String {
     let mut out = String::new();
-    crate::emit::write_json(&mut out, &list_node(results), None);
+    crate::yaml::emit::write_json(&mut out, &list_node(results), None);
     out
 }
 

@@ -8,10 +8,10 @@ use crate::argocd::{
 use crate::cluster;
 use crate::config::{Config, ConfigError, Mode};
 use crate::inventory::Selector;
+use crate::krm::{self, Form, Input, InputError, Item, Out};
 use crate::kubeconfig::{self, Credentials};
 use crate::limits::Limits;
 use crate::names;
-use crate::resource_list::{self, Form, Input, InputError, Item, Out};
 use crate::results::{Diagnostic, FileRef, ResourceRef, Severity};
 use crate::yaml::{Node, Value, parse_stream, same_content};
 
@@ -46,7 +46,7 @@ pub fn requested_files(input: &[u8], options: &Options) -> Result<Vec<String>, R
     if !in_options && !mentioned(input) {
         return Ok(Vec::new());
     }
-    let parsed = resource_list::parse(input, &options.limits)?;
+    let parsed = krm::parse(input, &options.limits)?;
     let override_doc = function_config_override(options)?;
     let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
     Ok(Config::from_parts(fc, &options.overrides)
@@ -101,9 +101,9 @@ pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
 pub fn run_streaming(
     input: &[u8],
     options: &Options,
-    sink: &mut resource_list::Sink,
+    sink: &mut krm::Sink,
 ) -> Result<Vec<Diagnostic>, RunError> {
-    let mut parsed = resource_list::parse(input, &options.limits)?;
+    let mut parsed = krm::parse(input, &options.limits)?;
     let override_doc = function_config_override(options)?;
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
     Config::from_parts(override_doc.as_ref(), &options.overrides)
@@ -122,7 +122,10 @@ pub fn run_streaming(
 /// Items copied verbatim that the function never reads keep only what results name them by
 /// (kind and metadata): the rest of their tree would only hold memory until the output is written.
 fn slim(items: &mut [Item]) {
-    for item in items.iter_mut().filter(|i| i.text.is_some()) {
+    for item in items
+        .iter_mut()
+        .filter(|i| !matches!(i.text, krm::Text::Rewrite(_)))
+    {
         let kind = text_at(&item.node, &["kind"]).unwrap_or_default();
         let read = matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane");
         if !read {
@@ -148,13 +151,14 @@ fn extra_sources(config: &Config, options: &Options) -> Result<Vec<Item<'static>
     }
     let mut items = Vec::new();
     for (origin, bytes) in texts {
-        let input = resource_list::parse(bytes, &options.limits)
+        let input = krm::parse(bytes, &options.limits)
             .map_err(|e| RunError::FunctionConfig(format!("{origin}: {e}")))?;
-        items.extend(input.items.into_iter().map(|item| Item {
-            node: item.node.into_owned(),
-            text: None,
-            source_only: true,
-        }));
+        items.extend(
+            input
+                .items
+                .into_iter()
+                .map(|item| Item::generated(item.node.into_owned(), true)),
+        );
     }
     Ok(items)
 }
@@ -164,7 +168,7 @@ fn config_failure(
     input: &Input,
     fc: Option<&Node>,
     error: &ConfigError,
-    sink: &mut resource_list::Sink,
+    sink: &mut krm::Sink,
 ) -> Vec<Diagnostic> {
     let mut diagnostic = Diagnostic::error(format!("functionConfig: {}", error.detail()));
     if let Some(fc) = fc {
@@ -175,7 +179,7 @@ fn config_failure(
     }
     let results = vec![diagnostic];
     let items: Vec<Out> = input.items.iter().map(Out::Keep).collect();
-    resource_list::render(input, &items, &results, sink);
+    krm::render(input, &items, &results, sink);
     results
 }
 
@@ -301,7 +305,7 @@ impl<'x, 'a> Run<'x, 'a> {
         self.results.push(d);
     }
 
-    fn finish(mut self, sink: &mut resource_list::Sink) -> Vec<Diagnostic> {
+    fn finish(mut self, sink: &mut krm::Sink) -> Vec<Diagnostic> {
         let scan = self.scan();
         // Sources whose Argo CD Secret must be left alone because this run could not redo it.
         let mut unsettled: HashSet<(String, String)> = HashSet::new();
@@ -492,7 +496,7 @@ impl<'x, 'a> Run<'x, 'a> {
         mut replaced: HashMap<usize, Out<'x, 'a>>,
         appended: Vec<Out<'x, 'a>>,
         pruned: &HashSet<usize>,
-        sink: &mut resource_list::Sink,
+        sink: &mut krm::Sink,
     ) -> Vec<Diagnostic> {
         let mut out: Vec<Out> = Vec::with_capacity(self.input.items.len() + appended.len());
         for (index, item) in self.input.items.iter().enumerate() {
@@ -510,7 +514,7 @@ impl<'x, 'a> Run<'x, 'a> {
                 }
             }
         }
-        resource_list::render(self.input, &out, &results, sink);
+        krm::render(self.input, &out, &results, sink);
         results
     }
 

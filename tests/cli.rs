@@ -1,6 +1,6 @@
 //! The `capi2argo` binary as users call it: arguments, files, exit codes, and what it never prints.
 
-mod common;
+use crate::common;
 
 use std::process::Output;
 

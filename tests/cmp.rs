@@ -1,7 +1,7 @@
 //! The Argo CD config management plugin in `kpt-fn/argocd-cmp`: `generate.sh` run the way
 //! argocd-cmp-server runs it, and the repo-server sidecar patch built by `kubectl kustomize`.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

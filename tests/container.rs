@@ -2,8 +2,8 @@
 //! `kubectl kustomize --enable-alpha-plugins` (kubectl's built-in kustomize) with a test-only
 //! `docker` first on PATH that runs the built binary for the image and records its arguments.
 
-mod common;
-use common::TempDir;
+use crate::common;
+use crate::common::TempDir;
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt as _;

@@ -1,13 +1,13 @@
 //! Golden tests: each directory under tests/golden is one case, run through the library and the binary, twice.
 //!
 //! A case holds `input.yaml` (standard input), optionally `args` (one argument per line), and
-//! `expected/{output.yaml, stderr.txt, exit-code}`. `UPDATE_GOLDEN=1 cargo test --test golden`
+//! `expected/{output.yaml, stderr.txt, exit-code}`. `UPDATE_GOLDEN=1 cargo test --test integration golden::`
 //! rewrites the expectations from the current behaviour; review the diff before committing.
 
-mod common;
+use crate::common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use capi2argo::{Options, Severity};
 
@@ -17,22 +17,6 @@ struct Run {
     stdout: String,
     stderr: String,
     code: i32,
-}
-
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
-    let mut cases: Vec<PathBuf> = fs::read_dir(&root)
-        .expect("tests/golden exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.join("input.yaml").is_file())
-        .collect();
-    cases.sort();
-    assert!(
-        cases.len() >= 30,
-        "expected the golden cases, found {}",
-        cases.len()
-    );
-    cases
 }
 
 fn args_of(case: &Path) -> Vec<String> {
@@ -164,40 +148,160 @@ fn compare(label: &str, want: &Run, got: &Run) -> Vec<String> {
     problems
 }
 
-#[test]
-fn golden_cases() {
-    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
-    let mut failures = Vec::new();
-    for case in cases() {
-        let name = case
-            .file_name()
-            .unwrap_or_default()
-            .to_string_lossy()
-            .into_owned();
-        let input = fs::read(case.join("input.yaml")).expect("input readable");
-        let args = args_of(&case);
-        let library = run_library(&input, &args);
-        if update {
-            write_expected(&case, &library);
-        }
-        let want = expected(&case);
-        let mut problems = compare("library", &want, &library);
-        problems.extend(compare("binary", &want, &run_binary(&input, &args)));
-        // Idempotence: the function's own output goes through unchanged (results may differ:
-        // a second run has nothing left to prune, for one).
-        if library.code != 2 {
-            let again = run_library(library.stdout.as_bytes(), &args);
-            problems.extend(difference(
-                "second run output (results aside)",
-                without_results(&library.stdout),
-                without_results(&again.stdout),
-            ));
-        }
-        if !problems.is_empty() {
-            failures.push(format!("case {name}:\n{}", problems.join("\n")));
-        }
+/// Runs one case: library and binary against the expectations, then the output through again.
+fn check(name: &str) {
+    let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    let input = fs::read(case.join("input.yaml")).expect("input readable");
+    let args = args_of(&case);
+    let library = run_library(&input, &args);
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        write_expected(&case, &library);
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    let want = expected(&case);
+    let mut problems = compare("library", &want, &library);
+    problems.extend(compare("binary", &want, &run_binary(&input, &args)));
+    // Idempotence: the function's own output goes through unchanged (results may differ:
+    // a second run has nothing left to prune, for one).
+    if library.code != 2 {
+        let again = run_library(library.stdout.as_bytes(), &args);
+        problems.extend(difference(
+            "second run output (results aside)",
+            without_results(&library.stdout),
+            without_results(&again.stdout),
+        ));
+    }
+    assert!(problems.is_empty(), "case {name}:\n{}", problems.join("\n"));
+}
+
+/// One `#[test]` per case directory, named after it (`-` becomes `_`):
+/// `cargo test --test integration golden::provider_eks` runs one.
+macro_rules! cases {
+    ($($case:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $case() {
+                check(&stringify!($case).replace('_', "-"));
+            }
+        )*
+
+        /// Every case directory has its test, and every test its directory.
+        #[test]
+        fn every_case_directory_is_listed() {
+            let listed: Vec<String> = vec![$(stringify!($case).replace('_', "-")),*];
+            assert_eq!(
+                case_directories(),
+                listed,
+                "tests/golden and the list in tests/golden.rs differ: add the case's name there"
+            );
+        }
+    };
+}
+
+cases!(
+    allowed_namespaces,
+    argo_fields_configmap,
+    cluster_copy_metadata,
+    cluster_ignore,
+    cluster_take_along,
+    config_bad_value,
+    config_inline_resources,
+    config_protected_label,
+    config_unknown_key,
+    context_option,
+    empty_input,
+    empty_resource_list,
+    exec_plugins,
+    hostile_alias_long_text,
+    hostile_bom_crlf,
+    hostile_deep_block_nesting,
+    hostile_deep_nesting,
+    hostile_json_invalid,
+    hostile_kubeconfigs,
+    hostile_laughs_input,
+    hostile_not_utf8,
+    hostile_one_line_unicode_json,
+    hostile_tabs,
+    hostile_too_large,
+    hostile_too_many_items,
+    hostile_wrong_types,
+    invalid_yaml,
+    inventory_bad_entry,
+    inventory_layers,
+    json_resource_list,
+    kubeconfig_errors,
+    kubectl_json_list,
+    kubectl_list,
+    long_names,
+    name_collision,
+    namespaced_names,
+    non_object_items,
+    provider_aks,
+    provider_eks,
+    provider_eks_aws_cli,
+    provider_gke,
+    provider_insecure,
+    provider_k3s,
+    provider_kubeadm,
+    provider_rancher,
+    provider_rke2,
+    provider_rosa,
+    provider_talos,
+    provider_vcluster,
+    prune_disabled,
+    prune_owned,
+    pull_mode,
+    regression_fuzz_block_scalar_after_marker,
+    regression_fuzz_block_scalar_document,
+    regression_fuzz_block_scalar_entries,
+    regression_fuzz_bom_after_comments,
+    regression_fuzz_bom_column,
+    regression_fuzz_bom_end_marker,
+    regression_fuzz_bom_in_quoted_scalar,
+    regression_fuzz_byte_order_marks,
+    regression_fuzz_comment_dash_line,
+    regression_fuzz_comment_only_entry,
+    regression_fuzz_dots_hash_scalar,
+    regression_fuzz_dots_key,
+    regression_fuzz_dots_scalar,
+    regression_fuzz_duplicate_items_key,
+    regression_fuzz_empty_document_marker,
+    regression_fuzz_list_aliases,
+    regression_fuzz_list_item_markers,
+    regression_fuzz_literal_markers,
+    regression_fuzz_lone_carriage_return,
+    regression_fuzz_long_key,
+    regression_fuzz_marker_after_document_start,
+    regression_fuzz_nested_list,
+    regression_fuzz_nonspecific_tag,
+    regression_fuzz_null_list_entry,
+    regression_fuzz_resource_list_end_marker,
+    regression_fuzz_resource_list_in_list,
+    regression_fuzz_resource_list_in_stream,
+    regression_fuzz_tagged_flow_items,
+    regression_fuzz_tool_annotation_in_config,
+    regression_fuzz_trailing_bom,
+    regression_fuzz_vertical_tab_item,
+    replace_owned,
+    strict_false,
+    typed_config,
+    unowned_conflict,
+    untouched_items,
+    yaml_stream,
+);
+
+/// The case directories, sorted.
+fn case_directories() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut cases: Vec<String> = fs::read_dir(&root)
+        .expect("tests/golden exists")
+        .map(|e| e.expect("readable entry").path())
+        .filter(|p| p.join("input.yaml").is_file())
+        .filter_map(|p| Some(p.file_name()?.to_string_lossy().into_owned()))
+        .collect();
+    cases.sort();
+    cases
 }
 
 /// kpt rewrites files whose scalars change style; untouched items must come out exactly as they came in.

@@ -4,8 +4,7 @@
 //! Everything runs on 127.0.0.1 in a temporary directory, with bounded waits. Without the
 //! `openssl` or `curl` command-line tools the test is skipped, loudly.
 
-mod common;
-use common::TempDir;
+use crate::common::TempDir;
 
 use std::fs;
 use std::net::{SocketAddr, TcpListener, TcpStream};

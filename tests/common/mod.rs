@@ -1,8 +1,5 @@
 //! Helpers shared by the integration tests: scratch directories, running the binary, loud skips.
 
-// Each test crate uses a different subset of these helpers.
-#![allow(dead_code)]
-
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -8,7 +8,7 @@
 #[allow(unsafe_code)]
 mod go_abi;
 
-use capi2argo::{Diagnostic, Options};
+use capi2argo::Options;
 
 /// What the glue gets back: the output ResourceList, and whether the run failed.
 pub struct Response {
@@ -24,18 +24,11 @@ pub fn process(input: &str) -> Response {
             failed: outcome.failed(),
             output: outcome.output,
         },
-        Err(e) => {
-            // Unusable input: nothing to pass through, only the reason.
-            let result = capi2argo::results::list_node(&[Diagnostic::error(e.to_string())]);
-            let mut output = String::from(
-                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n",
-            );
-            capi2argo::emit::write_block(&mut output, &result, 0);
-            Response {
-                output,
-                failed: true,
-            }
-        }
+        // Unusable input: nothing to pass through, only the reason.
+        Err(e) => Response {
+            output: capi2argo::krm::failure(&e.to_string()),
+            failed: true,
+        },
     }
 }
 

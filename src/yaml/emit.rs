@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::yaml::{Node, Scalar, ScalarKind, Value, resolve_plain};
+use super::{Node, Scalar, ScalarKind, Value, resolve_plain};
 
 /// Appends `node` as the value of a mapping key or a document root, with nested lines at `indent`.
 ///
@@ -11,7 +11,7 @@ fn write_value(out: &mut String, node: &Node, indent: usize) {
     match &node.value {
         Value::Scalar(s) => {
             out.push(' ');
-            write_scalar(out, s, indent);
+            write_scalar(out, node.tag.as_deref(), s, indent);
             out.push('\n');
         }
         Value::Map(entries) if entries.is_empty() => out.push_str(" {}\n"),
@@ -55,7 +55,7 @@ pub fn write_block(out: &mut String, node: &Node, indent: usize) {
         }
         Value::Scalar(s) => {
             pad(out, indent);
-            write_scalar(out, s, indent);
+            write_scalar(out, node.tag.as_deref(), s, indent);
             out.push('\n');
         }
     }
@@ -111,7 +111,7 @@ fn key_text(key: &Node) -> (String, bool) {
         Value::Scalar(s) if s.text.contains('\n') => {
             write_double_quoted(&mut text, &s.text);
         }
-        Value::Scalar(s) => write_scalar(&mut text, s, 0),
+        Value::Scalar(s) => write_scalar(&mut text, key.tag.as_deref(), s, 0),
         // Complex keys never occur in Kubernetes objects; JSON text keeps them on one line.
         _ => {
             write_json(&mut text, key, None);
@@ -122,8 +122,8 @@ fn key_text(key: &Node) -> (String, bool) {
     (text, explicit)
 }
 
-fn write_scalar(out: &mut String, scalar: &Scalar, indent: usize) {
-    if let Some(tag) = &scalar.tag {
+fn write_scalar(out: &mut String, tag: Option<&str>, scalar: &Scalar, indent: usize) {
+    if let Some(tag) = tag {
         out.push_str(tag);
         out.push(' ');
     }

@@ -1,0 +1,312 @@
+//! Input forms: a KRM ResourceList, a `kind: List` (what `kubectl get -o yaml` prints) or a
+//! stream of documents, read into items that know how they are written when kept.
+
+use crate::limits::Limits;
+use crate::yaml::{Document, Node, Style, Value, YamlError, line_start, parse_stream};
+
+use super::verbatim::{self, Origin, Rewrite, Text};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// A KRM ResourceList; `json` when it came as JSON (and so goes back as JSON).
+    ResourceList { json: bool },
+    /// A `kind: List` or a multi-document stream; goes back as a multi-document YAML stream.
+    Stream,
+}
+
+/// One resource of the input.
+#[derive(Debug)]
+pub struct Item<'a> {
+    pub node: Node<'a>,
+    /// How the item is written when it is kept.
+    pub text: Text,
+    /// Whether the text is a whole document that begins with its own `---` (or directives).
+    pub explicit_start: bool,
+    /// Read for conversion but not part of the output (resources named by the config).
+    pub source_only: bool,
+}
+
+impl<'a> Item<'a> {
+    /// An item that is not in the input as text.
+    pub fn generated(node: Node<'a>, source_only: bool) -> Self {
+        Item {
+            node,
+            text: Text::Rewrite(Rewrite::Generated),
+            explicit_start: false,
+            source_only,
+        }
+    }
+}
+
+#[derive(Debug)]
+pub struct Input<'a> {
+    /// The input text.
+    pub text: &'a str,
+    pub form: Form,
+    pub items: Vec<Item<'a>>,
+    pub function_config: Option<Node<'a>>,
+    /// Column of the `-` in a block `items:` list; generated items must line up with it.
+    pub dash_indent: usize,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum InputError {
+    #[error("input is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge { size: usize, limit: usize },
+    #[error("input is not UTF-8 (invalid byte at offset {offset})")]
+    NotUtf8 { offset: usize },
+    #[error("{0}")]
+    Yaml(#[from] YamlError),
+    #[error("ResourceList items must be a list, got {0}")]
+    ItemsNotAList(&'static str),
+    #[error("input has {count} resources, over the limit of {limit}")]
+    TooManyItems { count: usize, limit: usize },
+    #[error("ResourceList has more than one {0:?} key")]
+    DuplicateKey(String),
+    #[error("a ResourceList must be the only document of the input, but there are {0}")]
+    ResourceListInStream(usize),
+    #[error("a ResourceList cannot be an item of a List")]
+    ResourceListInList,
+}
+
+/// Decodes and parses the input into its form and items.
+pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputError> {
+    if input.len() > limits.max_input_bytes {
+        return Err(InputError::TooLarge {
+            size: input.len(),
+            limit: limits.max_input_bytes,
+        });
+    }
+    let text = std::str::from_utf8(input).map_err(|e| InputError::NotUtf8 {
+        offset: e.valid_up_to(),
+    })?;
+    let mut docs = parse_stream(text, limits)?;
+    // A ResourceList among other documents has no meaning (and would flip forms between runs).
+    if docs.len() > 1 && docs.iter().any(|d| is_kind(&d.root, "ResourceList")) {
+        return Err(InputError::ResourceListInStream(docs.len()));
+    }
+    let parsed = if docs.len() == 1 && is_kind(&docs[0].root, "ResourceList") {
+        resource_list(text, docs.remove(0))?
+    } else {
+        stream(text, docs, limits)
+    };
+    // Split out of its List, it would read as the input's own ResourceList the next time.
+    if parsed.form == Form::Stream
+        && parsed
+            .items
+            .iter()
+            .any(|i| is_kind(&i.node, "ResourceList"))
+    {
+        return Err(InputError::ResourceListInList);
+    }
+    if parsed.items.len() > limits.max_items {
+        return Err(InputError::TooManyItems {
+            count: parsed.items.len(),
+            limit: limits.max_items,
+        });
+    }
+    Ok(parsed)
+}
+
+fn is_kind(node: &Node, kind: &str) -> bool {
+    node.get("kind").and_then(Node::as_str) == Some(kind)
+}
+
+/// Where each entry of a block sequence begins (the start of its `-` line) and where the last
+/// one ends, so that consecutive entries tile the list's text.
+fn entry_ranges(text: &str, entries: &[Node], end: usize) -> Vec<std::ops::Range<usize>> {
+    let starts: Vec<usize> = entries
+        .iter()
+        .map(|n| line_start(text, n.entry.unwrap_or(n.span.start)))
+        .collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| s..starts.get(i + 1).copied().unwrap_or(end).max(s))
+        .collect()
+}
+
+/// Where the text of a root mapping's value for `key` ends: the line of the next key, or the
+/// end of the document.
+fn value_end(text: &str, entries: &[(Node, Node)], index: usize, doc_end: usize) -> usize {
+    entries
+        .get(index + 1)
+        .map_or(doc_end, |(k, _)| line_start(text, k.span.start))
+}
+
+fn resource_list<'a>(text: &'a str, doc: Document<'a>) -> Result<Input<'a>, InputError> {
+    let json = doc.root.is_flow();
+    let origin = Origin {
+        aliases: &doc.aliases,
+        tag_directives: doc.tag_directives,
+    };
+    let Value::Map(entries) = doc.root.value else {
+        return Err(InputError::ItemsNotAList("no mapping"));
+    };
+    for key in ["apiVersion", "kind", "items", "functionConfig", "results"] {
+        let count = entries
+            .iter()
+            .filter(|(k, _)| k.scalar().is_some_and(|s| s.text == key))
+            .count();
+        if count > 1 {
+            return Err(InputError::DuplicateKey(key.to_string()));
+        }
+    }
+    let items_at = entries
+        .iter()
+        .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"));
+    let items_end = items_at.map_or(doc.end, |i| value_end(text, &entries, i, doc.end));
+    let mut function_config = None;
+    let mut items_node = None;
+    for (key, value) in entries {
+        match key.scalar().map(|s| s.text.as_ref()) {
+            Some("items") => items_node = Some(value),
+            Some("functionConfig") => function_config = Some(value),
+            _ => {}
+        }
+    }
+    let mut dash_indent = 0;
+    let items = match items_node {
+        None => Vec::new(),
+        Some(node) if node.is_null() => Vec::new(),
+        Some(Node {
+            value: Value::Seq(nodes),
+            style,
+            ..
+        }) => {
+            let flow = json || style == Style::Flow;
+            let ranges = entry_ranges(text, &nodes, items_end);
+            if let Some(dash) = nodes.first().and_then(|n| n.entry) {
+                dash_indent = text[line_start(text, dash)..dash].chars().count();
+            }
+            nodes
+                .into_iter()
+                .zip(ranges)
+                .map(|(node, range)| {
+                    let text = if flow {
+                        Text::Rewrite(Rewrite::Flow)
+                    } else {
+                        verbatim::in_place(&node, range, &origin)
+                    };
+                    Item {
+                        node,
+                        text,
+                        explicit_start: false,
+                        source_only: false,
+                    }
+                })
+                .collect()
+        }
+        Some(other) => return Err(InputError::ItemsNotAList(other.type_name())),
+    };
+    Ok(Input {
+        text,
+        form: Form::ResourceList { json },
+        items,
+        function_config,
+        dash_indent,
+    })
+}
+
+fn stream<'a>(text: &'a str, docs: Vec<Document<'a>>, limits: &Limits) -> Input<'a> {
+    let mut items = Vec::new();
+    for doc in docs {
+        if doc.root.is_null() {
+            continue;
+        }
+        if !is_list_node(&doc.root) {
+            items.push(Item {
+                node: doc.root,
+                text: Text::Span(doc.start..doc.end),
+                explicit_start: doc.explicit_start,
+                source_only: false,
+            });
+            continue;
+        }
+        let origin = Origin {
+            aliases: &doc.aliases,
+            tag_directives: doc.tag_directives,
+        };
+        let Value::Map(entries) = doc.root.value else {
+            continue;
+        };
+        let Some(at) = entries
+            .iter()
+            .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"))
+        else {
+            continue;
+        };
+        let list_end = value_end(text, &entries, at, doc.end);
+        let Some((_, list)) = entries.into_iter().nth(at) else {
+            continue;
+        };
+        let flow = list.is_flow();
+        let Value::Seq(nodes) = list.value else {
+            continue;
+        };
+        let ranges = if flow {
+            Vec::new()
+        } else {
+            entry_ranges(text, &nodes, list_end)
+        };
+        for (i, node) in nodes.into_iter().enumerate() {
+            // An empty entry is no resource, as an empty document is none.
+            if node.is_null() {
+                continue;
+            }
+            if is_list_node(&node) {
+                // A List inside a List is flattened too, as a second run would see it.
+                flatten_list(node, &mut items);
+                continue;
+            }
+            let item_text = match ranges.get(i) {
+                Some(range) => verbatim::moved(text, &node, range.clone(), &origin, limits),
+                None => Text::Rewrite(Rewrite::Flow),
+            };
+            items.push(Item {
+                node,
+                text: item_text,
+                explicit_start: false,
+                source_only: false,
+            });
+        }
+    }
+    Input {
+        text,
+        form: Form::Stream,
+        items,
+        function_config: None,
+        dash_indent: 0,
+    }
+}
+
+/// A `kind: List` whose items can be taken out (what `kubectl get` prints).
+fn is_list_node(node: &Node) -> bool {
+    is_kind(node, "List")
+        && node
+            .get("items")
+            .is_some_and(|i| i.as_seq().is_some() || i.is_null())
+}
+
+/// The items of a nested List, at any depth; the emitter writes them.
+fn flatten_list<'a>(list: Node<'a>, items: &mut Vec<Item<'a>>) {
+    let Value::Map(entries) = list.value else {
+        return;
+    };
+    let Some((_, list)) = entries
+        .into_iter()
+        .find(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"))
+    else {
+        return;
+    };
+    let Value::Seq(nodes) = list.value else {
+        return;
+    };
+    for node in nodes.into_iter().filter(|n| !n.is_null()) {
+        if is_list_node(&node) {
+            flatten_list(node, items);
+        } else {
+            items.push(Item::generated(node, false));
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! KRM input and output: the forms a function receives (ResourceList, List, YAML stream), what
+//! of each item can be copied verbatim, and the output written in the input's form.
+
+pub mod input;
+pub mod render;
+pub mod verbatim;
+
+pub use input::{Form, Input, InputError, Item, parse};
+pub use render::{Out, Sink, failure, render};
+pub use verbatim::{Rewrite, Text};

@@ -1,0 +1,213 @@
+//! Output: items written in the input's form, kept ones straight from the input, new ones by the emitter.
+
+use crate::results::Diagnostic;
+use crate::yaml::Node;
+use crate::yaml::emit::{write_block, write_document, write_json, write_seq_item};
+
+use super::input::{Form, Input, Item};
+use super::verbatim::Text;
+
+/// An output item: an input item kept as it was, or a new node.
+pub enum Out<'x, 'a> {
+    Keep(&'x Item<'a>),
+    New(Node<'static>),
+}
+
+/// Where the output goes, piece by piece, so it never has to be held whole.
+pub type Sink<'s> = dyn FnMut(&str) + 's;
+
+/// Writes the output in the input's form: verbatim items straight from the input, generated ones
+/// through one reused buffer.
+pub fn render(input: &Input, items: &[Out], results: &[Diagnostic], sink: &mut Sink) {
+    let mut buf = String::new();
+    match input.form {
+        Form::ResourceList { json: true } => {
+            let items_node = Node::seq(
+                items
+                    .iter()
+                    .map(|i| match i {
+                        Out::Keep(item) => item.node.clone().into_owned(),
+                        Out::New(node) => node.clone(),
+                    })
+                    .collect(),
+            );
+            let mut entries = vec![
+                ("apiVersion", Node::string("config.kubernetes.io/v1")),
+                ("kind", Node::string("ResourceList")),
+                ("items", items_node),
+            ];
+            if let Some(fc) = &input.function_config {
+                entries.push(("functionConfig", fc.clone().into_owned()));
+            }
+            if !results.is_empty() {
+                entries.push(("results", crate::results::list_node(results)));
+            }
+            write_json(&mut buf, &Node::map(entries), Some(0));
+            buf.push('\n');
+        }
+        Form::ResourceList { json: false } => {
+            sink("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n");
+            sink(if items.is_empty() {
+                "items: []\n"
+            } else {
+                "items:\n"
+            });
+            let pad = " ".repeat(input.dash_indent);
+            for item in items {
+                match item {
+                    Out::Keep(Item {
+                        text: Text::Span(range),
+                        ..
+                    }) => copy(&input.text[range.clone()], sink),
+                    Out::Keep(Item {
+                        text: Text::Owned(text),
+                        ..
+                    }) => copy(text, sink),
+                    Out::Keep(Item { node, .. }) | Out::New(node) => {
+                        buf.push_str(&pad);
+                        write_seq_item(&mut buf, node, input.dash_indent);
+                        flush(&mut buf, sink);
+                    }
+                }
+            }
+            if let Some(fc) = &input.function_config {
+                write_block(
+                    &mut buf,
+                    &Node::map(vec![("functionConfig", fc.clone().into_owned())]),
+                    0,
+                );
+            }
+            if !results.is_empty() {
+                buf.push_str("results:\n");
+                write_block(&mut buf, &crate::results::list_node(results), 0);
+            }
+        }
+        Form::Stream => {
+            for item in items {
+                match item {
+                    Out::Keep(Item {
+                        text: Text::Span(range),
+                        explicit_start,
+                        ..
+                    }) => {
+                        if !explicit_start {
+                            sink("---\n");
+                        }
+                        copy(&input.text[range.clone()], sink);
+                    }
+                    Out::Keep(Item {
+                        text: Text::Owned(text),
+                        ..
+                    }) => {
+                        sink("---\n");
+                        copy(text, sink);
+                    }
+                    Out::Keep(Item { node, .. }) | Out::New(node) => {
+                        sink("---\n");
+                        write_document(&mut buf, node);
+                        flush(&mut buf, sink);
+                    }
+                }
+            }
+        }
+    }
+    flush(&mut buf, sink);
+}
+
+/// The ResourceList a host returns when the input is unusable (exit 2 on the command line):
+/// no items, one error result saying why. For hosts that have no exit code of their own.
+pub fn failure(message: &str) -> String {
+    let mut out = String::from(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n",
+    );
+    let result = crate::results::list_node(&[Diagnostic::error(message)]);
+    write_block(&mut out, &result, 0);
+    out
+}
+
+/// Copied text, ending in a line break so that what follows starts on a line of its own.
+fn copy(text: &str, sink: &mut Sink) {
+    sink(text);
+    if !ends_with_break(text) {
+        sink("\n");
+    }
+}
+
+fn ends_with_break(text: &str) -> bool {
+    text.is_empty() || text.ends_with(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'])
+}
+
+fn flush(buf: &mut String, sink: &mut Sink) {
+    if !buf.is_empty() {
+        sink(buf);
+        buf.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::input::parse;
+    use super::*;
+    use crate::limits::Limits;
+
+    fn keep_all(input: &str) -> String {
+        let parsed = parse(input.as_bytes(), &Limits::default()).expect("parses");
+        let out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
+        let mut text = String::new();
+        render(&parsed, &out, &[], &mut |s| text.push_str(s));
+        text
+    }
+
+    #[test]
+    fn resource_list_items_are_copied_byte_for_byte() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # a note\n  # more\n\n  kind: Z\n- apiVersion: v1\n  kind: ConfigMap # why\n  data:\n    script: |\n      echo \"hi\"\n    list: [a, b]\n    q: 'x'\n-\n  kind: B\n# trailing\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n";
+        assert_eq!(keep_all(input), input);
+    }
+
+    #[test]
+    fn verbatim_items_reach_the_sink_as_slices_of_the_input() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- kind: A\n  data: {x: y}\n- kind: B\n";
+        let parsed = parse(input.as_bytes(), &Limits::default()).expect("parses");
+        let out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
+        let range = input.as_bytes().as_ptr_range();
+        let mut borrowed = Vec::new();
+        render(&parsed, &out, &[], &mut |s| {
+            if range.contains(&s.as_ptr()) {
+                borrowed.push(s.to_string());
+            }
+        });
+        assert_eq!(borrowed, ["- kind: A\n  data: {x: y}\n", "- kind: B\n"]);
+    }
+
+    #[test]
+    fn indented_items_keep_their_indentation() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n  - kind: A\n  - kind: B\n";
+        assert_eq!(keep_all(input), input);
+    }
+
+    #[test]
+    fn list_items_become_documents() {
+        let input = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Secret\n  data:\n    k: |\n      x\n\n      y\n- {kind: B}\nmetadata:\n  resourceVersion: \"\"\n";
+        assert_eq!(
+            keep_all(input),
+            "---\napiVersion: v1\nkind: Secret\ndata:\n  k: |\n    x\n\n    y\n---\nkind: B\n"
+        );
+    }
+
+    #[test]
+    fn stream_documents_are_copied_and_the_output_is_stable() {
+        let input = "a: 1 # c\n---\n---\nb: \"2\"\n";
+        let once = keep_all(input);
+        assert_eq!(once, "---\na: 1 # c\n---\nb: \"2\"\n");
+        assert_eq!(keep_all(&once), once);
+    }
+
+    #[test]
+    fn json_resource_lists_come_back_as_json() {
+        let input = r#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"kind":"A","n":1}]}"#;
+        assert_eq!(
+            keep_all(input),
+            "{\n  \"apiVersion\": \"config.kubernetes.io/v1\",\n  \"kind\": \"ResourceList\",\n  \"items\": [\n    {\n      \"kind\": \"A\",\n      \"n\": 1\n    }\n  ]\n}\n"
+        );
+    }
+}

@@ -1,0 +1,418 @@
+//! The tree: events to nodes that know their full byte range, and documents that know theirs.
+//!
+//! Spans are data here, recorded as the events come: a node's range runs from its first
+//! property (`&anchor`, `!tag`) to the end of its last token; a block sequence entry knows its
+//! `-`; a document knows where its text begins (its directives or `---`, or the end of the
+//! document before it) and ends (the line of the next marker). Nothing downstream scans text
+//! to find a boundary again.
+//!
+//! Composition follows PyYAML's composer: an alias to an unknown anchor and a second anchor of
+//! the same name in one document are errors. Limits guard depth, size and alias expansion.
+
+use std::collections::HashMap;
+
+use super::chars::first_disallowed;
+use super::node::{Node, Scalar, Style, Value};
+use super::parser::{Event, EventKind, Parser};
+use super::scanner::{Mark, SyntaxError};
+use crate::limits::Limits;
+
+/// One document of a stream, and the ranges of its text.
+#[derive(Debug)]
+pub struct Document<'a> {
+    pub root: Node<'a>,
+    /// Where the document's text begins: its first directive or its `---` when it has one,
+    /// else where the document before it ended.
+    pub start: usize,
+    /// Whether the text begins with `---` (or directives and then `---`).
+    pub explicit_start: bool,
+    /// Whether `%TAG` directives declare handles its tags may use.
+    pub tag_directives: bool,
+    /// Where its text ends: the start of the line holding `...` or the next document's first
+    /// directive or `---`, or the end of the input.
+    pub end: usize,
+    /// Every alias: where it stands, and where the anchor it names stands.
+    pub aliases: Vec<(usize, usize)>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum YamlError {
+    #[error("invalid YAML at line {line} column {col}: {message}")]
+    Syntax {
+        line: usize,
+        col: usize,
+        message: String,
+    },
+    #[error(
+        "invalid YAML at line {line} column {col}: character U+{code:04X} is not allowed (control characters are not allowed)"
+    )]
+    Disallowed { line: usize, col: usize, code: u32 },
+    #[error("YAML nesting deeper than {limit} levels at line {line}")]
+    TooDeep { limit: usize, line: usize },
+    #[error(
+        "YAML has more than {limit} nodes once aliases are expanded (a billion-laughs document?)"
+    )]
+    TooManyNodes { limit: usize },
+    #[error("invalid YAML at line {line} column {col}: found undefined alias {name:?}")]
+    UnknownAnchor {
+        line: usize,
+        col: usize,
+        name: String,
+    },
+    #[error(
+        "invalid YAML at line {line} column {col}: alias {name:?} refers to a node that contains it"
+    )]
+    RecursiveAlias {
+        line: usize,
+        col: usize,
+        name: String,
+    },
+    #[error(
+        "invalid YAML at line {line} column {col}: found duplicate anchor {name:?} (first at line {first_line})"
+    )]
+    DuplicateAnchor {
+        line: usize,
+        col: usize,
+        name: String,
+        first_line: usize,
+    },
+    #[error(
+        "YAML aliases expand to more than {limit} nodes, 64 bytes of text counting as one (a billion-laughs document?)"
+    )]
+    TooManyAliasNodes { limit: usize },
+}
+
+impl From<SyntaxError> for YamlError {
+    fn from(e: SyntaxError) -> Self {
+        let message = match e.context {
+            Some((context, at)) => format!(
+                "{} ({context} at line {} column {})",
+                e.problem,
+                at.line + 1,
+                at.col + 1
+            ),
+            None => e.problem.to_string(),
+        };
+        YamlError::Syntax {
+            line: e.mark.line + 1,
+            col: e.mark.col + 1,
+            message,
+        }
+    }
+}
+
+/// A collection under construction.
+struct Frame<'a> {
+    node: Node<'a>,
+    anchor: Option<(&'a str, Mark)>,
+    /// What the collection weighs when an alias repeats it.
+    cost: usize,
+    /// For a mapping: a key waiting for its value.
+    key: Option<Node<'a>>,
+}
+
+/// A defined anchor: its node, what it weighs, and where it stands.
+struct Anchored<'a> {
+    node: Node<'a>,
+    cost: usize,
+    at: Mark,
+}
+
+/// A node just completed: the node, what it weighs, and its anchor.
+type Completed<'a> = (Node<'a>, usize, Option<(&'a str, Mark)>);
+
+/// Where the current document began, as its start event said.
+#[derive(Default, Clone, Copy)]
+struct Opening {
+    start: usize,
+    explicit: bool,
+    tag_directives: bool,
+}
+
+/// Parses every document of a YAML (or JSON) stream into trees, with offsets into `input`.
+pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<'a>>, YamlError> {
+    if let Some((at, code)) = first_disallowed(input) {
+        let line_start = super::line_start(input, at);
+        return Err(YamlError::Disallowed {
+            line: super::line_number(input, at),
+            col: input[line_start..at].chars().count() + 1,
+            code,
+        });
+    }
+    let mut parser = Parser::new(input);
+    let mut docs = Vec::new();
+    let mut stack: Vec<Frame<'a>> = Vec::new();
+    let mut anchors: HashMap<&'a str, Anchored<'a>> = HashMap::new();
+    let mut nodes = 0usize;
+    let mut alias_nodes = 0usize;
+    let mut aliases = Vec::new();
+    // Where the next implicit document's text may begin (after the reader's byte order mark).
+    let mut boundary = if input.starts_with('\u{feff}') { 3 } else { 0 };
+    let mut opening = Opening::default();
+    let mut root: Option<Node<'a>> = None;
+
+    while let Some(event) = parser.next_event()? {
+        let Event {
+            kind,
+            start,
+            end,
+            entry,
+        } = event;
+        let is_seq = matches!(kind, EventKind::SequenceStart { .. });
+        let completed: Option<Completed<'a>> = match kind {
+            EventKind::StreamStart => None,
+            EventKind::StreamEnd => break,
+            EventKind::DocumentStart {
+                explicit,
+                tag_directives,
+            } => {
+                opening = Opening {
+                    start: if explicit { start.pos } else { boundary },
+                    explicit,
+                    tag_directives,
+                };
+                None
+            }
+            EventKind::DocumentEnd { explicit } => {
+                let text_end = start.pos.min(input.len());
+                if let Some(root) = root.take() {
+                    docs.push(Document {
+                        root,
+                        start: opening.start.min(text_end),
+                        explicit_start: opening.explicit,
+                        tag_directives: opening.tag_directives,
+                        end: text_end,
+                        aliases: std::mem::take(&mut aliases),
+                    });
+                }
+                boundary = if explicit {
+                    after_line(input, end.pos)
+                } else {
+                    text_end
+                };
+                aliases.clear();
+                anchors.clear();
+                None
+            }
+            EventKind::Alias(name) => {
+                let Some(anchored) = anchors.get(name) else {
+                    let open = stack
+                        .iter()
+                        .any(|f| f.anchor.is_some_and(|(a, _)| a == name));
+                    return Err(if open {
+                        YamlError::RecursiveAlias {
+                            line: start.line + 1,
+                            col: start.col + 1,
+                            name: name.to_string(),
+                        }
+                    } else {
+                        YamlError::UnknownAnchor {
+                            line: start.line + 1,
+                            col: start.col + 1,
+                            name: name.to_string(),
+                        }
+                    });
+                };
+                // Counted before the copy, so an expansion bomb never gets to allocate.
+                alias_nodes = alias_nodes.saturating_add(anchored.cost);
+                if alias_nodes > limits.max_alias_nodes {
+                    return Err(YamlError::TooManyAliasNodes {
+                        limit: limits.max_alias_nodes,
+                    });
+                }
+                nodes = nodes.saturating_add(anchored.cost);
+                if nodes > limits.max_nodes {
+                    return Err(YamlError::TooManyNodes {
+                        limit: limits.max_nodes,
+                    });
+                }
+                aliases.push((start.pos, anchored.at.pos));
+                let mut node = anchored.node.clone();
+                node.span = start.pos..end.pos;
+                node.entry = entry;
+                Some((node, anchored.cost, None))
+            }
+            EventKind::Scalar {
+                value,
+                style,
+                anchor,
+                tag,
+                plain_implicit,
+            } => {
+                nodes += 1;
+                let (tag, forces_string) = match tag.as_deref() {
+                    None => (None, false),
+                    Some(t) => written_tag(t),
+                };
+                let node = Node {
+                    value: Value::Scalar(Scalar {
+                        text: value,
+                        plain: plain_implicit && !forces_string,
+                    }),
+                    span: start.pos..end.pos,
+                    style: style.into(),
+                    tag,
+                    entry,
+                };
+                // Long text repeated by aliases costs memory and output as many nodes would.
+                let cost = scalar_cost(&node);
+                Some((node, cost, anchor.map(|a| (a, start))))
+            }
+            EventKind::SequenceStart { anchor, tag, flow }
+            | EventKind::MappingStart { anchor, tag, flow } => {
+                nodes += 1;
+                if stack.len() >= limits.max_depth {
+                    return Err(YamlError::TooDeep {
+                        limit: limits.max_depth,
+                        line: start.line + 1,
+                    });
+                }
+                let value = if is_seq {
+                    Value::Seq(Vec::new())
+                } else {
+                    Value::Map(Vec::new())
+                };
+                stack.push(Frame {
+                    node: Node {
+                        value,
+                        span: start.pos..end.pos,
+                        style: if flow { Style::Flow } else { Style::Block },
+                        tag: tag.as_deref().and_then(|t| written_tag(t).0),
+                        entry,
+                    },
+                    anchor: anchor.map(|a| (a, start)),
+                    cost: 1,
+                    key: None,
+                });
+                None
+            }
+            EventKind::SequenceEnd | EventKind::MappingEnd => {
+                let Some(Frame {
+                    mut node,
+                    anchor,
+                    cost,
+                    ..
+                }) = stack.pop()
+                else {
+                    return Err(YamlError::Syntax {
+                        line: start.line + 1,
+                        col: start.col + 1,
+                        message: "unbalanced collection end".into(),
+                    });
+                };
+                let last = match &node.value {
+                    Value::Seq(items) => items.last().map(|n| n.span.end),
+                    Value::Map(entries) => entries.last().map(|(_, v)| v.span.end),
+                    Value::Scalar(_) => None,
+                };
+                // `]` and `}` close a flow collection; a block one ends with its last child.
+                node.span.end = if end.pos > start.pos {
+                    end.pos
+                } else {
+                    last.unwrap_or(node.span.end).max(node.span.start)
+                };
+                match &mut node.value {
+                    Value::Map(entries) => entries.shrink_to_fit(),
+                    Value::Seq(items) => items.shrink_to_fit(),
+                    Value::Scalar(_) => {}
+                }
+                Some((node, cost, anchor))
+            }
+        };
+        if nodes > limits.max_nodes {
+            return Err(YamlError::TooManyNodes {
+                limit: limits.max_nodes,
+            });
+        }
+        let Some((node, cost, anchor)) = completed else {
+            continue;
+        };
+        if let Some((name, at)) = anchor {
+            if let Some(first) = anchors.get(name) {
+                return Err(YamlError::DuplicateAnchor {
+                    line: at.line + 1,
+                    col: at.col + 1,
+                    name: name.to_string(),
+                    first_line: first.at.line + 1,
+                });
+            }
+            let node = node.clone();
+            anchors.insert(name, Anchored { node, cost, at });
+        }
+        let Some(parent) = stack.last_mut() else {
+            root = Some(node);
+            continue;
+        };
+        parent.cost = parent.cost.saturating_add(cost);
+        match &mut parent.node.value {
+            Value::Seq(items) => items.push(node),
+            Value::Map(entries) => match parent.key.take() {
+                None => parent.key = Some(node),
+                Some(k) => entries.push((k, node)),
+            },
+            Value::Scalar(_) => {}
+        }
+    }
+    Ok(docs)
+}
+
+/// The offset just past the line break that ends the line holding `at` (or the end of input).
+fn after_line(input: &str, at: usize) -> usize {
+    let bytes = input.as_bytes();
+    let mut i = at.min(bytes.len());
+    while i < bytes.len() {
+        let n = super::chars::break_len(bytes, i);
+        if n > 0 {
+            return i + n;
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+/// What a scalar weighs when an alias repeats it: one node, and one more per 64 bytes of text.
+fn scalar_cost(node: &Node) -> usize {
+    1 + node.scalar().map_or(0, |s| s.text.len() / 64)
+}
+
+/// How a resolved tag is kept: the text to write it back with, and whether it makes the
+/// scalar a string.
+///
+/// `!!str` only says "string": that is kept as the scalar's type, not as a tag. Other
+/// core-schema tags are written `!!name`, local tags `!name`, anything else verbatim.
+fn written_tag(tag: &str) -> (Option<Box<str>>, bool) {
+    const CORE: &str = "tag:yaml.org,2002:";
+    if tag == "!" {
+        return (None, false);
+    }
+    if tag == "tag:yaml.org,2002:str" {
+        return (None, true);
+    }
+    let simple = |name: &str| {
+        !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    if let Some(name) = tag.strip_prefix(CORE).filter(|n| simple(n)) {
+        return (Some(format!("!!{name}").into()), false);
+    }
+    if let Some(name) = tag.strip_prefix('!').filter(|n| simple(n)) {
+        return (Some(format!("!{name}").into()), false);
+    }
+    let uri: String = tag
+        .chars()
+        .flat_map(|c| {
+            let keep = c.is_ascii_alphanumeric() || "-_;/?:@&=+$.!~*'(),[]".contains(c);
+            let mut buf = [0u8; 4];
+            let bytes: Vec<u8> = c.encode_utf8(&mut buf).as_bytes().to_vec();
+            let text: String = if keep {
+                c.to_string()
+            } else {
+                bytes.iter().map(|b| format!("%{b:02X}")).collect()
+            };
+            text.chars().collect::<Vec<_>>()
+        })
+        .collect();
+    (Some(format!("!<{uri}>").into()), false)
+}

@@ -1,0 +1,15 @@
+//! The integration tests, one binary: `cargo test --test integration <module>::<name>` runs one.
+//!
+//! Tests that drive an outside tool (kpt, kustomize, openssl, strace, a container engine)
+//! say loudly when they are skipped because the tool is missing.
+
+mod common;
+
+mod cli;
+mod cmp;
+mod container;
+mod golden;
+mod kpt;
+mod kustomize;
+mod syscalls;
+mod tls;
