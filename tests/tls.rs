@@ -44,10 +44,10 @@ fn skip_without_tools() -> bool {
     if missing.is_empty() {
         return false;
     }
-    eprintln!(
-        "\n*** SKIPPED: {} not on PATH, so the generated TLS credentials were NOT tested against a real TLS server. ***\n",
+    crate::common::skip(&format!(
+        "{} not on PATH, so the generated TLS credentials were NOT tested against a real TLS server",
         missing.join(" and ")
-    );
+    ));
     true
 }
 

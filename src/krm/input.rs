@@ -45,6 +45,8 @@ pub struct Input<'a> {
     pub form: Form,
     pub items: Vec<Item<'a>>,
     pub function_config: Option<Node<'a>>,
+    /// How the functionConfig entry (`functionConfig:` and its value) is written back.
+    pub function_config_text: Option<Text>,
     /// Column of the `-` in a block `items:` list; generated items must line up with it.
     pub dash_indent: usize,
 }
@@ -85,7 +87,7 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputErr
     if docs.len() > 1 && docs.iter().any(|d| is_kind(&d.root, "ResourceList")) {
         return Err(InputError::ResourceListInStream(docs.len()));
     }
-    let parsed = if docs.len() == 1 && is_kind(&docs[0].root, "ResourceList") {
+    let mut parsed = if docs.len() == 1 && is_kind(&docs[0].root, "ResourceList") {
         resource_list(text, docs.remove(0))?
     } else {
         stream(text, docs, limits)
@@ -98,6 +100,13 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputErr
             .any(|i| is_kind(&i.node, "ResourceList"))
     {
         return Err(InputError::ResourceListInList);
+    }
+    // Items the emitter writes keep the quoting of YAML they came in; JSON's quotes only
+    // said "string", and such items come out as kubectl would write them.
+    for item in &mut parsed.items {
+        if matches!(item.text, Text::Rewrite(_)) && item.node.is_json() {
+            item.node.forget_json_quotes();
+        }
     }
     if parsed.items.len() > limits.max_items {
         return Err(InputError::TooManyItems {
@@ -135,7 +144,8 @@ fn value_end(text: &str, entries: &[(Node, Node)], index: usize, doc_end: usize)
 }
 
 fn resource_list<'a>(text: &'a str, doc: Document<'a>) -> Result<Input<'a>, InputError> {
-    let json = doc.root.is_flow();
+    // JSON in, JSON out; a flow-style YAML ResourceList is YAML, and goes back as YAML.
+    let json = doc.root.is_json();
     let origin = Origin {
         aliases: &doc.aliases,
         tag_directives: doc.tag_directives,
@@ -156,6 +166,14 @@ fn resource_list<'a>(text: &'a str, doc: Document<'a>) -> Result<Input<'a>, Inpu
         .iter()
         .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "items"));
     let items_end = items_at.map_or(doc.end, |i| value_end(text, &entries, i, doc.end));
+    let function_config_text = entries
+        .iter()
+        .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "functionConfig"))
+        .map(|i| {
+            let (key, value) = &entries[i];
+            let range = line_start(text, key.span.start)..value_end(text, &entries, i, doc.end);
+            verbatim::in_place(text, value, range, &origin)
+        });
     let mut function_config = None;
     let mut items_node = None;
     for (key, value) in entries {
@@ -186,7 +204,7 @@ fn resource_list<'a>(text: &'a str, doc: Document<'a>) -> Result<Input<'a>, Inpu
                     let text = if flow {
                         Text::Rewrite(Rewrite::Flow)
                     } else {
-                        verbatim::in_place(&node, range, &origin)
+                        verbatim::in_place(text, &node, range, &origin)
                     };
                     Item {
                         node,
@@ -204,6 +222,7 @@ fn resource_list<'a>(text: &'a str, doc: Document<'a>) -> Result<Input<'a>, Inpu
         form: Form::ResourceList { json },
         items,
         function_config,
+        function_config_text,
         dash_indent,
     })
 }
@@ -215,9 +234,13 @@ fn stream<'a>(text: &'a str, docs: Vec<Document<'a>>, limits: &Limits) -> Input<
             continue;
         }
         if !is_list_node(&doc.root) {
+            let origin = Origin {
+                aliases: &[],
+                tag_directives: false,
+            };
             items.push(Item {
+                text: verbatim::in_place(text, &doc.root, doc.start..doc.end, &origin),
                 node: doc.root,
-                text: Text::Span(doc.start..doc.end),
                 explicit_start: doc.explicit_start,
                 source_only: false,
             });
@@ -276,6 +299,7 @@ fn stream<'a>(text: &'a str, docs: Vec<Document<'a>>, limits: &Limits) -> Input<
         form: Form::Stream,
         items,
         function_config: None,
+        function_config_text: None,
         dash_indent: 0,
     }
 }

@@ -70,7 +70,10 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic], sink: &mut S
                     }
                 }
             }
-            if let Some(fc) = &input.function_config {
+            if let Some(Text::Span(range)) = &input.function_config_text {
+                flush(&mut buf, sink);
+                copy(&input.text[range.clone()], sink);
+            } else if let Some(fc) = &input.function_config {
                 write_block(
                     &mut buf,
                     &Node::map(vec![("functionConfig", fc.clone().into_owned())]),
@@ -83,17 +86,22 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic], sink: &mut S
             }
         }
         Form::Stream => {
-            for item in items {
+            for (i, item) in items.iter().enumerate() {
                 match item {
                     Out::Keep(Item {
                         text: Text::Span(range),
                         explicit_start,
                         ..
                     }) => {
+                        let text = &input.text[range.clone()];
                         if !explicit_start {
                             sink("---\n");
+                        } else if i > 0 && text.starts_with('%') {
+                            // Directives must follow an ended document: after an open one,
+                            // a `%` line would read as more of its last scalar.
+                            sink("...\n");
                         }
-                        copy(&input.text[range.clone()], sink);
+                        copy(text, sink);
                     }
                     Out::Keep(Item {
                         text: Text::Owned(text),

@@ -32,6 +32,9 @@ pub enum Text {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rewrite {
+    /// The text ends without a line break where one cannot be added without changing a value:
+    /// after a block scalar (its chomping counts that break) or on a line of blanks.
+    Unterminated,
     Flow,
     AliasOutside,
     TagDirective,
@@ -74,11 +77,37 @@ fn has_tag(node: &Node) -> bool {
         }
 }
 
-/// An entry of a ResourceList's block `items` list, copied into the same place of the output.
-pub fn in_place(node: &Node, range: Range<usize>, origin: &Origin) -> Text {
-    match origin.portable(node, &range) {
-        Ok(()) => Text::Span(range),
-        Err(reason) => Text::Rewrite(reason),
+/// A ResourceList entry or a whole document, copied into the same place of the output.
+pub fn in_place(input: &str, node: &Node, range: Range<usize>, origin: &Origin) -> Text {
+    if let Err(reason) = origin.portable(node, &range) {
+        return Text::Rewrite(reason);
+    }
+    if !terminates(&input[range.clone()], node) {
+        return Text::Rewrite(Rewrite::Unterminated);
+    }
+    Text::Span(range)
+}
+
+/// Whether the text can be followed by a line break (the output needs one after every item)
+/// and still read the same: it has one already, or its last line ends in text that is no block
+/// scalar's (a break after a block scalar's last line adds to its value, one after blanks
+/// makes them a line of the scalar).
+fn terminates(text: &str, node: &Node) -> bool {
+    if text.is_empty() || text.ends_with(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']) {
+        return true;
+    }
+    let last_line = text
+        .rsplit(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'])
+        .next()
+        .unwrap_or(text);
+    !last_line.trim_matches([' ', '\t']).is_empty() && !ends_in_block_scalar(node)
+}
+
+fn ends_in_block_scalar(node: &Node) -> bool {
+    match &node.value {
+        Value::Scalar(_) => matches!(node.style, Style::Literal | Style::Folded),
+        Value::Seq(items) => items.last().is_some_and(ends_in_block_scalar),
+        Value::Map(entries) => entries.last().is_some_and(|(_, v)| ends_in_block_scalar(v)),
     }
 }
 

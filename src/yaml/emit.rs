@@ -2,25 +2,39 @@
 
 use std::fmt::Write;
 
-use super::{Node, Scalar, ScalarKind, Value, resolve_plain};
+use super::{Node, Scalar, ScalarKind, Style, Value, resolve_plain};
 
 /// Appends `node` as the value of a mapping key or a document root, with nested lines at `indent`.
 ///
 /// The caller has written `key:` (or nothing, for a root); this writes ` value\n` or `\n` + block.
 fn write_value(out: &mut String, node: &Node, indent: usize) {
-    match &node.value {
-        Value::Scalar(s) => {
+    let tag = |out: &mut String| {
+        if let Some(tag) = &node.tag {
             out.push(' ');
-            write_scalar(out, node.tag.as_deref(), s, indent);
+            out.push_str(tag);
+        }
+    };
+    match &node.value {
+        Value::Scalar(_) => {
+            out.push(' ');
+            write_scalar(out, node, indent);
             out.push('\n');
         }
-        Value::Map(entries) if entries.is_empty() => out.push_str(" {}\n"),
-        Value::Seq(items) if items.is_empty() => out.push_str(" []\n"),
+        Value::Map(entries) if entries.is_empty() => {
+            tag(out);
+            out.push_str(" {}\n");
+        }
+        Value::Seq(items) if items.is_empty() => {
+            tag(out);
+            out.push_str(" []\n");
+        }
         Value::Map(_) => {
+            tag(out);
             out.push('\n');
             write_block(out, node, indent);
         }
         Value::Seq(_) => {
+            tag(out);
             out.push('\n');
             // Sequences under a key sit at the key's own column, as kubectl and kpt write them.
             write_block(out, node, indent.saturating_sub(2));
@@ -53,9 +67,9 @@ pub fn write_block(out: &mut String, node: &Node, indent: usize) {
                 write_seq_item(out, item, indent);
             }
         }
-        Value::Scalar(s) => {
+        Value::Scalar(_) => {
             pad(out, indent);
-            write_scalar(out, node.tag.as_deref(), s, indent);
+            write_scalar(out, node, indent);
             out.push('\n');
         }
     }
@@ -63,39 +77,45 @@ pub fn write_block(out: &mut String, node: &Node, indent: usize) {
 
 /// Writes `- item` where the dash is already indented to `indent`.
 pub fn write_seq_item(out: &mut String, item: &Node, indent: usize) {
-    out.push_str("- ");
-    match &item.value {
-        Value::Map(entries) if !entries.is_empty() => {
-            let mut inner = String::new();
-            write_block(&mut inner, item, indent + 2);
-            // The first entry shares the dash's line.
-            out.push_str(&inner[indent + 2..]);
-        }
-        Value::Seq(items) if !items.is_empty() => {
-            let mut inner = String::new();
-            write_block(&mut inner, item, indent + 2);
-            out.push_str(&inner[indent + 2..]);
-        }
-        _ => {
-            let mut inner = String::new();
-            write_value(&mut inner, item, indent + 2);
-            out.push_str(&inner[1..]);
-        }
+    let nested = match &item.value {
+        Value::Map(entries) => !entries.is_empty(),
+        Value::Seq(items) => !items.is_empty(),
+        Value::Scalar(_) => false,
+    };
+    if nested && item.tag.is_none() {
+        out.push_str("- ");
+        let mut inner = String::new();
+        write_block(&mut inner, item, indent + 2);
+        // The first entry shares the dash's line.
+        out.push_str(&inner[indent + 2..]);
+    } else if nested {
+        // A tag on the dash's line, the collection below it.
+        out.push('-');
+        write_value(out, item, indent + 4);
+    } else {
+        out.push('-');
+        write_value(out, item, indent + 2);
     }
 }
 
 /// Writes a whole document (a mapping, normally) at column 0.
 pub fn write_document(out: &mut String, node: &Node) {
-    match &node.value {
-        Value::Map(e) if !e.is_empty() => write_block(out, node, 0),
-        Value::Seq(e) if !e.is_empty() => write_block(out, node, 0),
-        _ => {
-            // A block scalar's lines are indented: at column 0 they could read as markers (and
-            // saphyr-parser would miss a `---` after them).
-            let mut inner = String::new();
-            write_value(&mut inner, node, 2);
-            out.push_str(&inner[1..]);
+    let nested = match &node.value {
+        Value::Map(e) => !e.is_empty(),
+        Value::Seq(e) => !e.is_empty(),
+        Value::Scalar(_) => false,
+    };
+    if nested {
+        if let Some(tag) = &node.tag {
+            out.push_str(tag);
+            out.push('\n');
         }
+        write_block(out, node, 0);
+    } else {
+        // A scalar document is indented: at column 0 its lines could read as markers.
+        let mut inner = String::new();
+        write_value(&mut inner, node, 2);
+        out.push_str(&inner[1..]);
     }
 }
 
@@ -108,25 +128,68 @@ fn pad(out: &mut String, indent: usize) {
 fn key_text(key: &Node) -> (String, bool) {
     let mut text = String::new();
     match &key.value {
-        Value::Scalar(s) if s.text.contains('\n') => {
+        Value::Scalar(s) if s.text.contains(LINE_BREAKS) => {
+            if let Some(tag) = &key.tag {
+                text.push_str(tag);
+                text.push(' ');
+            }
             write_double_quoted(&mut text, &s.text);
         }
-        Value::Scalar(s) => write_scalar(&mut text, key.tag.as_deref(), s, 0),
+        Value::Scalar(_) => write_scalar(&mut text, key, 0),
         // Complex keys never occur in Kubernetes objects; JSON text keeps them on one line.
         _ => {
             write_json(&mut text, key, None);
             return (text, true);
         }
     }
-    let explicit = text.len() > 1000;
+    let explicit = text.chars().count() > 1000;
     (text, explicit)
 }
 
-fn write_scalar(out: &mut String, tag: Option<&str>, scalar: &Scalar, indent: usize) {
-    if let Some(tag) = tag {
+/// What YAML 1.1 readers (libyaml, go-yaml) take for line breaks.
+const LINE_BREAKS: [char; 5] = ['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'];
+
+/// Writes a scalar so that every reader reads what the input said: a scalar from the input
+/// keeps its style wherever that style can hold its text (a plain scalar keeps its exact text,
+/// so YAML 1.1 and 1.2 readers each resolve it as they did); a new one gets the plainest style
+/// that both readings take for the same string.
+fn write_scalar(out: &mut String, node: &Node, indent: usize) {
+    let Value::Scalar(scalar) = &node.value else {
+        return;
+    };
+    if let Some(tag) = &node.tag {
         out.push_str(tag);
         out.push(' ');
+    } else if scalar.plain && node.style != Style::Plain && node.style != Style::Unset {
+        // The non-specific tag `!` on a quoted or block scalar: libyaml resolves it by its
+        // text as if it were plain (`! '0'` is the number 0), so the tag must stay.
+        out.push_str("! ");
     }
+    let text = scalar.text.as_ref();
+    match node.style {
+        Style::Plain if scalar.plain => {
+            if plain_safe(text) {
+                out.push_str(text);
+            } else if text.is_empty() {
+                // An empty plain scalar is null; keep it null.
+                out.push_str("null");
+            } else {
+                // Folded over several lines, it holds breaks: a string to every reader.
+                write_double_quoted(out, text);
+            }
+        }
+        Style::SingleQuoted if single_safe(text) => write_single_quoted(out, text),
+        Style::Literal | Style::Folded if literal_safe(text) => write_literal(out, text, indent),
+        Style::SingleQuoted | Style::DoubleQuoted | Style::Literal | Style::Folded => {
+            write_double_quoted(out, text)
+        }
+        _ => write_new_string(out, scalar, indent),
+    }
+}
+
+/// A scalar the function made (or one whose tag made it a string): plain when both YAML
+/// readings take the plain text for this same string, a literal block for lines, else quoted.
+fn write_new_string(out: &mut String, scalar: &Scalar, indent: usize) {
     let text = scalar.text.as_ref();
     let keeps_meaning = if scalar.plain {
         true
@@ -136,7 +199,6 @@ fn write_scalar(out: &mut String, tag: Option<&str>, scalar: &Scalar, indent: us
     if keeps_meaning && plain_safe(text) {
         out.push_str(text);
     } else if scalar.plain && text.is_empty() {
-        // An empty plain scalar is null; keep it null.
         out.push_str("null");
     } else if literal_safe(text) {
         write_literal(out, text, indent);
@@ -145,7 +207,8 @@ fn write_scalar(out: &mut String, tag: Option<&str>, scalar: &Scalar, indent: us
     }
 }
 
-/// Words YAML 1.1 readers (kubectl's own YAML library among them) take as booleans or numbers.
+/// Words YAML 1.1 readers (kubectl's own YAML library among them) take as something other
+/// than a string: booleans, numbers, timestamps, the merge key `<<` and the value key `=`.
 fn yaml11_special(text: &str) -> bool {
     matches!(
         text,
@@ -164,54 +227,59 @@ fn yaml11_special(text: &str) -> bool {
             | "off"
             | "Off"
             | "OFF"
+            | "<<"
+            | "="
     ) || (text.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '+' | '-' | '.'))
-        && text
-            .chars()
-            .all(|c| c.is_ascii_hexdigit() || matches!(c, '_' | ':' | '.' | '+' | '-' | 'x' | 'o')))
+        && text.chars().all(|c| {
+            c.is_ascii_hexdigit()
+                || matches!(
+                    c,
+                    '_' | ':' | '.' | '+' | '-' | 'x' | 'o' | 'T' | 't' | 'Z' | ' '
+                )
+        }))
 }
 
-/// Whether `text` can be written as a plain scalar in block context and read back unchanged.
+/// Whether a character may stand in YAML text unescaped (libyaml's reader refuses the rest).
+fn printable(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r' | '\u{85}')
+        || ('\u{20}'..='\u{7e}').contains(&c)
+        || ('\u{a0}'..='\u{d7ff}').contains(&c)
+        || ('\u{e000}'..='\u{fffd}').contains(&c)
+        || c >= '\u{10000}'
+}
+
+/// Whether `text` can be written as a plain scalar in block context and read back unchanged,
+/// by libyaml's rules for plain scalars.
 fn plain_safe(text: &str) -> bool {
     let Some(first) = text.chars().next() else {
         return false;
     };
-    if matches!(
-        first,
-        '-' | '?'
-            | ':'
-            | ','
-            | '['
-            | ']'
-            | '{'
-            | '}'
-            | '#'
-            | '&'
-            | '*'
-            | '!'
-            | '|'
-            | '>'
-            | '\''
-            | '"'
-            | '%'
-            | '@'
-            | '`'
-            | ' '
-    ) {
+    let second = text[first.len_utf8()..].chars().next();
+    let blank = |c: Option<char>| matches!(c, None | Some(' ' | '\t'));
+    match first {
+        ',' | '[' | ']' | '{' | '}' | '#' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%'
+        | '@' | '`' | ' ' | '\t' | '\u{feff}' => return false,
+        // `-`, `?` and `:` start a plain scalar only when something other than a blank follows.
+        '-' | '?' | ':' if blank(second) => return false,
+        _ => {}
+    }
+    // At the start of a line (a top-level key) `---` and `...` would be document markers.
+    if (text.starts_with("---") || text.starts_with("..."))
+        && matches!(text[3..].chars().next(), None | Some(' ' | '\t'))
+    {
         return false;
     }
-    // `...` at the start of a line (a top-level key) would end the document.
-    if text.ends_with([' ', ':']) || text.starts_with("...") {
+    if text.ends_with([' ', '\t', ':']) {
         return false;
     }
-    // One pass over the bytes (generated values are long base64 strings): no `: `, no ` #`, no
-    // flow indicators, no control characters (tabs included).
+    // One pass over the bytes (generated values are long base64 strings): no `: `, no ` #`,
+    // no line breaks, nothing that must be escaped.
     let mut prev = 0u8;
     for &b in text.as_bytes() {
-        if b < 0x20
+        if (b < 0x20 && b != b'\t')
             || b == 0x7f
-            || matches!(b, b'{' | b'}' | b'[' | b']' | b',')
-            || (prev == b':' && b == b' ')
-            || (prev == b' ' && b == b'#')
+            || (prev == b':' && (b == b' ' || b == b'\t'))
+            || ((prev == b' ' || prev == b'\t') && b == b'#')
         {
             return false;
         }
@@ -220,11 +288,19 @@ fn plain_safe(text: &str) -> bool {
     text.is_ascii()
         || text
             .chars()
-            .all(|c| !c.is_control() && !is_special_unicode(c))
+            .all(|c| printable(c) && !LINE_BREAKS.contains(&c))
 }
 
-fn is_special_unicode(c: char) -> bool {
-    matches!(c, '\u{feff}' | '\u{2028}' | '\u{2029}' | '\u{85}')
+/// Whether `text` can be written single-quoted on one line.
+fn single_safe(text: &str) -> bool {
+    text.chars()
+        .all(|c| printable(c) && !LINE_BREAKS.contains(&c) && c != '\u{feff}')
+}
+
+fn write_single_quoted(out: &mut String, text: &str) {
+    out.push('\'');
+    out.push_str(&text.replace('\'', "''"));
+    out.push('\'');
 }
 
 /// Multi-line text reads best as a literal block, when it can be one.
@@ -232,7 +308,8 @@ fn literal_safe(text: &str) -> bool {
     if !text.contains('\n') || text.starts_with([' ', '\n', '\t']) || text.ends_with(' ') {
         return false;
     }
-    // One pass: no control character but line breaks, no line ending in a space.
+    // One pass: no control character but line feeds, no other kind of break, no line ending
+    // in a space.
     let mut prev = 0u8;
     for &b in text.as_bytes() {
         let bad = if b == b'\n' {
@@ -248,7 +325,7 @@ fn literal_safe(text: &str) -> bool {
     text.is_ascii()
         || text
             .chars()
-            .all(|c| c == '\n' || (!c.is_control() && !is_special_unicode(c)))
+            .all(|c| c == '\n' || (printable(c) && !LINE_BREAKS.contains(&c) && c != '\u{feff}'))
 }
 
 fn write_literal(out: &mut String, text: &str, indent: usize) {
@@ -277,7 +354,10 @@ fn write_double_quoted(out: &mut String, text: &str) {
             '\n' => out.push_str("\\n"),
             '\t' => out.push_str("\\t"),
             '\r' => out.push_str("\\r"),
-            c if c.is_control() || is_special_unicode(c) => {
+            '\u{85}' => out.push_str("\\N"),
+            '\u{2028}' => out.push_str("\\L"),
+            '\u{2029}' => out.push_str("\\P"),
+            c if !printable(c) || c == '\u{feff}' => {
                 let _ = write!(out, "\\u{:04x}", u32::from(c));
             }
             c => out.push(c),
@@ -351,7 +431,21 @@ fn write_json_scalar(out: &mut String, s: &Scalar) {
 
 fn json_string(out: &mut String, text: &str) {
     // serde_json's escaping is the reference; a string always serializes.
-    out.push_str(&serde_json::to_string(text).unwrap_or_default());
+    let json = serde_json::to_string(text).unwrap_or_default();
+    // JSON allows NEL, LS, PS and the byte order mark raw, but YAML 1.1 readers (libyaml,
+    // go-yaml) take the first three for line breaks and fold them: escaped, every reader agrees.
+    if json.contains(['\u{85}', '\u{2028}', '\u{2029}', '\u{feff}']) {
+        for c in json.chars() {
+            match c {
+                '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}' => {
+                    let _ = write!(out, "\\u{:04x}", u32::from(c));
+                }
+                c => out.push(c),
+            }
+        }
+    } else {
+        out.push_str(&json);
+    }
 }
 
 #[cfg(test)]
@@ -390,11 +484,33 @@ mod tests {
     }
 
     #[test]
-    fn multi_line_text_becomes_a_literal_block() {
-        let out = round_trip("a:\n  k: \"line1\\nline2\\n\"\n  j: \"x\\ny\"\n  t: \"x\\n\\n\"\n");
+    fn new_multi_line_text_becomes_a_literal_block() {
+        let node = Node::map(vec![(
+            "a",
+            Node::map(vec![
+                ("k", Node::string("line1\nline2\n")),
+                ("j", Node::string("x\ny")),
+                ("t", Node::string("x\n\n")),
+            ]),
+        )]);
+        let mut out = String::new();
+        write_document(&mut out, &node);
         assert_eq!(
             out,
             "a:\n  k: |\n    line1\n    line2\n  j: |-\n    x\n    y\n  t: |+\n    x\n\n"
+        );
+    }
+
+    /// A scalar from the input keeps its style where the style can hold its text, so every
+    /// reader resolves it as before: plain `-1` stays a number, `! '0'` keeps its tag.
+    #[test]
+    fn input_scalars_keep_their_style() {
+        let out = round_trip(
+            "a: -1\nb: 'q'\nc: \"d\\n\"\nd: |\n  x\ne: ! '0'\nf: 0o17\ng: 'it''s'\nh: ?x\n",
+        );
+        assert_eq!(
+            out,
+            "a: -1\nb: 'q'\nc: \"d\\n\"\nd: |\n  x\ne: ! '0'\nf: 0o17\ng: 'it''s'\nh: ?x\n"
         );
     }
 
@@ -410,7 +526,7 @@ mod tests {
         let out = round_trip(&format!(
             "a:\n  ? \"{long}\"\n  : v\n  ? [x, y]\n  : z\n  \"multi\\nline\": w\n"
         ));
-        assert!(out.contains(&format!("  ? {long}\n  : v\n")), "{out}");
+        assert!(out.contains(&format!("  ? \"{long}\"\n  : v\n")), "{out}");
         assert!(out.contains("  ? [\"x\",\"y\"]\n  : z\n"), "{out}");
     }
 

@@ -14,11 +14,18 @@
 
 mod chars;
 pub mod emit;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod events;
 mod node;
 mod parser;
 mod scanner;
 mod tree;
 
+#[cfg(test)]
+mod parity;
+
+#[cfg(feature = "fuzzing")]
+pub use chars::first_disallowed;
 pub use node::{Node, Scalar, ScalarKind, Style, Value, resolve_plain, same_content};
 pub use tree::{Document, YamlError, parse_stream};
 

@@ -79,6 +79,110 @@ impl Scalar<'_> {
     }
 }
 
+/// Whether YAML 1.1's resolver (PyYAML's, libyaml's schema) reads a plain scalar as an int or
+/// a float: decimal, octal `0…`, binary, hex and base-60 ints (`_` allowed), and floats that
+/// have a dot (an exponent needs its sign), base-60 floats, `.inf` and `.nan`.
+fn yaml11_number(text: &str) -> bool {
+    let unsigned = text.strip_prefix(['-', '+']).unwrap_or(text);
+    let all = |s: &str, ok: fn(u8) -> bool| !s.is_empty() && s.bytes().all(ok);
+    let digit_ = |b: u8| b.is_ascii_digit() || b == b'_';
+    // `[1-9][0-9_]*(:[0-5]?[0-9])+` (for a float, the first digit may be 0)
+    let sexagesimal = |s: &str, zero: bool| {
+        let mut parts = s.split(':');
+        let first = parts.next().unwrap_or_default();
+        let rest: Vec<&[u8]> = parts.map(str::as_bytes).collect();
+        !rest.is_empty()
+            && first.starts_with(|c: char| c.is_ascii_digit() && (zero || c != '0'))
+            && all(first, digit_)
+            && rest.iter().all(|p| match p {
+                [d] => d.is_ascii_digit(),
+                [a, b] => (b'0'..=b'5').contains(a) && b.is_ascii_digit(),
+                _ => false,
+            })
+    };
+    // Ints.
+    if let Some(bits) = unsigned.strip_prefix("0b") {
+        if all(bits, |b| matches!(b, b'0' | b'1' | b'_')) {
+            return true;
+        }
+    }
+    if let Some(hex) = unsigned.strip_prefix("0x") {
+        if all(hex, |b| b.is_ascii_hexdigit() || b == b'_') {
+            return true;
+        }
+    }
+    if unsigned == "0"
+        || (unsigned.starts_with('0') && all(&unsigned[1..], |b| matches!(b, b'0'..=b'7' | b'_')))
+        || (unsigned.starts_with(|c: char| ('1'..='9').contains(&c)) && all(unsigned, digit_))
+        || sexagesimal(unsigned, false)
+    {
+        return true;
+    }
+    // Floats.
+    if matches!(unsigned, ".inf" | ".Inf" | ".INF") || matches!(text, ".nan" | ".NaN" | ".NAN") {
+        return true;
+    }
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(i) => (&unsigned[..i], Some(&unsigned[i + 1..])),
+        None => (unsigned, None),
+    };
+    let exponent_ok =
+        exponent.is_none_or(|e| e.starts_with(['-', '+']) && all(&e[1..], |b| b.is_ascii_digit()));
+    if let Some((int, frac)) = mantissa.split_once('.') {
+        let frac_ok = frac.bytes().all(digit_);
+        if exponent_ok && frac_ok {
+            if int.is_empty() && frac.starts_with(|c: char| c.is_ascii_digit()) && text == unsigned
+            {
+                return true;
+            }
+            if int.starts_with(|c: char| c.is_ascii_digit()) && all(int, digit_) {
+                return true;
+            }
+            if exponent.is_none() && sexagesimal(int, true) {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// `null`, `true`, `false`, or a number in JSON's grammar.
+fn is_json_literal(text: &str) -> bool {
+    if matches!(text, "null" | "true" | "false") {
+        return true;
+    }
+    let b = text.as_bytes();
+    let mut i = usize::from(b.first() == Some(&b'-'));
+    let digits = |i: &mut usize| {
+        let start = *i;
+        while b.get(*i).is_some_and(u8::is_ascii_digit) {
+            *i += 1;
+        }
+        *i - start
+    };
+    let int_start = i;
+    let n = digits(&mut i);
+    if n == 0 || (n > 1 && b[int_start] == b'0') {
+        return false;
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if digits(&mut i) == 0 {
+            return false;
+        }
+    }
+    i == b.len()
+}
+
 /// Resolves a plain scalar the way the core schema (and Kubernetes' YAML→JSON step) does.
 pub fn resolve_plain(text: &str) -> ScalarKind {
     match text {
@@ -144,6 +248,46 @@ impl<'a> Node<'a> {
         self.style == Style::Flow
     }
 
+    /// Whether the node is written as JSON: flow collections, double-quoted strings, and plain
+    /// scalars that are JSON's own `null`, `true`, `false` and numbers; no tags. Only such a
+    /// tree can go back out as JSON and read the same in every reader.
+    pub fn is_json(&self) -> bool {
+        if self.tag.is_some() {
+            return false;
+        }
+        match &self.value {
+            Value::Scalar(s) => match self.style {
+                // Not under the non-specific tag `!`, which makes the text resolve as if plain.
+                Style::DoubleQuoted => !s.plain,
+                Style::Plain => is_json_literal(&s.text),
+                _ => false,
+            },
+            Value::Seq(items) => self.style == Style::Flow && items.iter().all(Node::is_json),
+            Value::Map(entries) => {
+                self.style == Style::Flow
+                    && entries.iter().all(|(k, v)| {
+                        k.style == Style::DoubleQuoted && k.tag.is_none() && v.is_json()
+                    })
+            }
+        }
+    }
+
+    /// Forgets the quoting of a tree that was written as JSON: there, quotes only say "string",
+    /// and the emitter may write such a string plain where every reader takes it for one.
+    pub fn forget_json_quotes(&mut self) {
+        match &mut self.value {
+            Value::Scalar(s) if self.style == Style::DoubleQuoted && !s.plain => {
+                self.style = Style::Unset;
+            }
+            Value::Scalar(_) => {}
+            Value::Seq(items) => items.iter_mut().for_each(Node::forget_json_quotes),
+            Value::Map(entries) => entries.iter_mut().for_each(|(k, v)| {
+                k.forget_json_quotes();
+                v.forget_json_quotes();
+            }),
+        }
+    }
+
     pub fn scalar(&self) -> Option<&Scalar<'a>> {
         match &self.value {
             Value::Scalar(s) => Some(s),
@@ -155,10 +299,14 @@ impl<'a> Node<'a> {
         self.scalar().is_some_and(|s| s.kind() == ScalarKind::Null)
     }
 
-    /// The text of a scalar that is a string (quoted, or plain and not a number/bool/null).
+    /// The text of a scalar that is a string: quoted, or plain and a string to one of the
+    /// two readings Kubernetes YAML meets — YAML 1.2's core schema (go-yaml v3, kpt) or
+    /// YAML 1.1 (libyaml and PyYAML, go-yaml v2). `0o17` or `1e3` is a string to the one and a
+    /// number to the other: where a string is expected, it is taken as the string it reads as.
     pub fn as_str(&self) -> Option<&str> {
         self.scalar()
-            .filter(|s| s.kind() == ScalarKind::Str)
+            .filter(|s| s.kind() == ScalarKind::Str || !yaml11_number(&s.text))
+            .filter(|s| !matches!(s.kind(), ScalarKind::Null | ScalarKind::Bool(_)))
             .map(|s| s.text.as_ref())
     }
 
@@ -301,5 +449,112 @@ pub fn same_content(a: &Node, b: &Node) -> bool {
                     .all(|((k1, v1), (k2, v2))| same_content(k1, k2) && same_content(v1, v2))
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_plain_scalars_by_core_schema() {
+        assert_eq!(resolve_plain("true"), ScalarKind::Bool(true));
+        assert_eq!(resolve_plain("~"), ScalarKind::Null);
+        assert_eq!(resolve_plain("-12"), ScalarKind::Int);
+        assert_eq!(resolve_plain("1.5e3"), ScalarKind::Float);
+        assert_eq!(resolve_plain("1e3"), ScalarKind::Float);
+        assert_eq!(resolve_plain("."), ScalarKind::Str);
+        assert_eq!(resolve_plain("1.2.3"), ScalarKind::Str);
+        assert_eq!(resolve_plain("yes"), ScalarKind::Str);
+        assert_eq!(resolve_plain("0x1F"), ScalarKind::Int);
+    }
+
+    /// The expectations are PyYAML 6.0.3's own resolution of each text (SafeLoader).
+    #[test]
+    fn yaml_1_1_numbers_are_the_ones_pyyaml_resolves() {
+        for (text, number) in [
+            ("0o17", false),
+            ("1e3", false),
+            ("1.5e3", false),
+            ("1.5e+3", true),
+            ("1.", true),
+            ("-.5", false),
+            (".5", true),
+            ("+.5", false),
+            ("0777", true),
+            ("0x1F", true),
+            ("0b101", true),
+            ("1_000", true),
+            ("1:20", true),
+            ("1:20.5", true),
+            ("190:20:30", true),
+            ("1:60", false),
+            ("0", true),
+            ("00", true),
+            ("+1", true),
+            ("-1", true),
+            ("12", true),
+            ("1.0", true),
+            ("1e+3", false),
+            ("1E-3", false),
+            ("a1", false),
+            (".inf", true),
+            ("-.Inf", true),
+            (".nan", true),
+            ("+.nan", false),
+            ("08", false),
+            ("0_1", true),
+            ("1__0", true),
+            ("0x", false),
+            ("0b", false),
+            ("1:2:3", true),
+            ("0.", true),
+            ("._5", false),
+            ("1._", true),
+            ("-0x1f", true),
+            ("+0b1", true),
+            ("1:5a", false),
+            ("123abc", false),
+            ("0:20.5", true),
+        ] {
+            assert_eq!(yaml11_number(text), number, "{text}");
+        }
+    }
+
+    #[test]
+    fn strings_are_strings_to_either_reading() {
+        let scalar = |text: &str| Node {
+            value: Value::Scalar(Scalar {
+                text: Cow::Owned(text.to_string()),
+                plain: true,
+            }),
+            span: 0..0,
+            style: Style::Plain,
+            tag: None,
+            entry: None,
+        };
+        for text in ["0o17", "1e3", "yes", "2001-12-14", "x"] {
+            assert_eq!(scalar(text).as_str(), Some(text), "{text}");
+        }
+        for text in ["12", "1.5", "true", "~", "", "0x1F"] {
+            assert_eq!(scalar(text).as_str(), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn json_literals_follow_json_grammar() {
+        for (text, ok) in [
+            ("null", true),
+            ("-0", true),
+            ("1.5e-3", true),
+            ("01", false),
+            ("1.", false),
+            (".5", false),
+            ("1e", false),
+            ("+1", false),
+            ("True", false),
+        ] {
+            assert_eq!(is_json_literal(text), ok, "{text}");
+        }
     }
 }

@@ -409,9 +409,10 @@ impl<'a> Parser<'a> {
                 ))
             }
             _ if anchor.is_some() || tag.is_some() => {
-                // Properties with no content: an empty scalar.
+                // Properties with no content: an empty scalar, resolved by its text only when
+                // it has no tag (libyaml: `implicit = !tag || !*tag`; even `!` makes it a string).
                 self.state = self.pop_state();
-                let plain_implicit = tag.is_none() || tag.as_deref() == Some("!");
+                let plain_implicit = tag.is_none();
                 Ok(self.event(
                     EventKind::Scalar {
                         value: Cow::Borrowed(""),

@@ -50,6 +50,15 @@ pub fn capi2argo(args: &[&str], stdin: &[u8], cwd: Option<&Path>) -> Output {
     child.wait_with_output().expect("binary finishes")
 }
 
+/// Says loudly that a test is skipped and why. Written straight to the standard error stream,
+/// which the test harness does not capture, so it shows in every run (and `make test` counts it).
+pub fn skip(reason: &str) {
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "\n*** SKIPPED test: {reason} ***\n"
+    );
+}
+
 /// Whether `program args…` runs; if not, says loudly what is skipped.
 pub fn available(program: &str, args: &[&str], skipped: &str) -> bool {
     let found = Command::new(program)
@@ -57,7 +66,7 @@ pub fn available(program: &str, args: &[&str], skipped: &str) -> bool {
         .output()
         .is_ok_and(|o| o.status.success());
     if !found {
-        eprintln!("\n*** SKIPPED: `{program}` is not available, so {skipped} ***\n");
+        skip(&format!("`{program}` is not available, so {skipped}"));
     }
     found
 }
