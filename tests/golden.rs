@@ -189,7 +189,8 @@ macro_rules! cases {
         /// Every case directory has its test, and every test its directory.
         #[test]
         fn every_case_directory_is_listed() {
-            let listed: Vec<String> = vec![$(stringify!($case).replace('_', "-")),*];
+            let mut listed: Vec<String> = vec![$(stringify!($case).replace('_', "-")),*];
+            listed.sort();
             assert_eq!(
                 case_directories(),
                 listed,
@@ -231,6 +232,8 @@ cases!(
     inventory_layers,
     json_resource_list,
     kubeconfig_errors,
+    kpt_folded_line_separator,
+    kpt_single_quoted_multiline,
     kubectl_json_list,
     kubectl_list,
     long_names,

@@ -104,12 +104,23 @@ pub fn is_bom(bytes: &[u8], i: usize) -> bool {
 pub fn first_disallowed(text: &str) -> Option<(usize, u32)> {
     let bytes = text.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if (0x20..0x7F).contains(&b) || b == b'\n' || b == b'\t' || b == b'\r' {
+    loop {
+        // Most bytes pass by table: printable ASCII, tab and breaks, and the bytes of every
+        // character past U+07FF that is not U+FFFE/U+FFFF (valid UTF-8 holds no surrogates).
+        // Words first, then the word that stopped them byte by byte, then words again. 0x7F
+        // (DEL) is refused: as the stop byte, it sends its word to the bytes.
+        i = skip_words(bytes, i, 0x20, 0x7F);
+        let word_end = (i + 8).min(bytes.len());
+        while i < word_end && PASSES[usize::from(bytes[i])] {
             i += 1;
+        }
+        if i == word_end {
+            if i == bytes.len() {
+                return None;
+            }
             continue;
         }
+        let b = bytes[i];
         if b < 0x80 {
             return Some((i, u32::from(b)));
         }
@@ -124,7 +135,53 @@ pub fn first_disallowed(text: &str) -> Option<(usize, u32)> {
         }
         i += w;
     }
-    None
+}
+
+/// Bytes that need no closer look for [`first_disallowed`]: printable ASCII, tab, line feed,
+/// carriage return, continuation bytes, and lead bytes of characters that are all allowed
+/// (not 0xC2, which starts the C1 controls, and not 0xEF, which starts U+FFFE and U+FFFF).
+const PASSES: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 0x7F {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'\t' as usize] = true;
+    t[b'\n' as usize] = true;
+    t[b'\r' as usize] = true;
+    let mut b = 0x80;
+    while b < 0x100 {
+        t[b] = b != 0xC2 && b != 0xEF;
+        b += 1;
+    }
+    t
+};
+
+/// Skips whole 8-byte words whose bytes are all ASCII, at least `lo`, and none of them `stop`:
+/// long runs of ordinary text (base64 above all) pass eight bytes a step. Returns where the
+/// first word that fails begins; the caller looks at it byte by byte.
+#[inline]
+pub fn skip_words(bytes: &[u8], mut i: usize, lo: u8, stop: u8) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let below = ONES * u64::from(lo);
+    let stops = ONES * u64::from(stop);
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let w = u64::from_le_bytes(word);
+        // A byte under `lo`, a byte with the high bit set, or a byte equal to `stop` (zero
+        // after the xor): the classic SWAR tests, which never miss one.
+        let under = w.wrapping_sub(below) & !w & HIGH;
+        let x = w ^ stops;
+        let equal = x.wrapping_sub(ONES) & !x & HIGH;
+        if (under | (w & HIGH) | equal) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    i
 }
 
 #[cfg(test)]
@@ -144,6 +201,23 @@ mod tests {
             ("é", 0),
         ] {
             assert_eq!(break_len(text.as_bytes(), 0), len, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn words_stop_at_the_first_byte_that_needs_a_look() {
+        let text = b"0123456789abcdef:ghijklmnopqrstuv";
+        assert_eq!(skip_words(text, 0, 0x21, b':'), 16);
+        assert_eq!(skip_words(b"abcdefgh ijklmnop", 0, 0x21, b':'), 8);
+        assert_eq!(skip_words("abcdefghé0123456".as_bytes(), 0, 0x21, b':'), 8);
+        assert_eq!(skip_words(b"abc", 0, 0x21, b':'), 0);
+        for (i, b) in [0u8, 9, 10, 13, 31, 0x7F, 0x80, 0xFF]
+            .into_iter()
+            .enumerate()
+        {
+            let mut word = *b"abcdefgh";
+            word[i % 8] = b;
+            assert_eq!(skip_words(&word, 0, 0x20, 0x7F), 0, "{b:#x}");
         }
     }
 

@@ -9,8 +9,8 @@ use super::scanner::ScalarStyle;
 use super::tree::YamlError;
 
 /// Every event of `input`, one per line, and the error the parser stopped at, if it did.
-pub fn suite_events(input: &str, marks: bool) -> (String, Option<YamlError>) {
-    let mut parser = Parser::new(input);
+pub fn suite_events(input: &str, marks: bool, max_depth: usize) -> (String, Option<YamlError>) {
+    let mut parser = Parser::new(input, max_depth);
     let mut out = String::new();
     loop {
         let event = match parser.next_event() {

@@ -99,9 +99,10 @@ fn error<T>(context: Option<(&'static str, Mark)>, problem: &'static str, mark: 
 }
 
 impl<'a> Parser<'a> {
-    pub fn new(src: &'a str) -> Self {
+    /// A parser over `src` that refuses flow collections nested deeper than `max_depth`.
+    pub fn new(src: &'a str, max_depth: usize) -> Self {
         Parser {
-            scanner: Scanner::new(src),
+            scanner: Scanner::new(src, max_depth),
             state: State::StreamStart,
             states: Vec::new(),
             marks: Vec::new(),
@@ -303,6 +304,9 @@ impl<'a> Parser<'a> {
                 self.skip()?;
             }
         }
+        // The token after the properties is looked at before the tag is resolved, as libyaml
+        // does: a scanner error there comes first.
+        self.peek()?;
         let tag = match tag_parts {
             None => None,
             Some((handle, suffix)) if handle.is_empty() => Some(suffix),

@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 
 use super::chars::{
     at, break_len, char_count, is_alpha, is_blank, is_blankz, is_bom, is_break, is_breakz,
-    is_document_marker, width,
+    is_document_marker, skip_words, width,
 };
 
 /// A position: byte offset, and line and column counted in characters from 0 (as libyaml counts them).
@@ -75,6 +75,11 @@ pub struct Token<'a> {
     pub start: Mark,
     pub end: Mark,
 }
+
+/// The problem reported when flow collections nest deeper than the scanner's limit. libyaml
+/// 0.2.5 has no limit (later versions stop at 1000): without one, every token would cost time
+/// in proportion to the depth, and a long run of `[` quadratic time.
+pub const TOO_DEEP: &str = "flow collections nest deeper than the limit";
 
 /// What went wrong and where, in libyaml's words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,8 +170,13 @@ const fn plain_table(flow: bool) -> [bool; 256] {
         t[stops[i] as usize] = false;
         i += 1;
     }
-    t[0xC2] = false;
-    t[0xE2] = false;
+    // Non-ASCII characters are taken one at a time (they may be breaks, and count one
+    // column each whatever their width): the runs below are ASCII, a column per byte.
+    let mut b = 0x80;
+    while b < 0x100 {
+        t[b] = false;
+        b += 1;
+    }
     if flow {
         let flow_stops: &[u8] = b",[]{}";
         let mut i = 0;
@@ -191,8 +201,11 @@ const fn quoted_table() -> [bool; 256] {
         t[stops[i] as usize] = false;
         i += 1;
     }
-    t[0xC2] = false;
-    t[0xE2] = false;
+    let mut b = 0x80;
+    while b < 0x100 {
+        t[b] = false;
+        b += 1;
+    }
     t
 }
 
@@ -222,6 +235,7 @@ pub struct Scanner<'a> {
     simple_key_allowed: bool,
     simple_keys: Vec<SimpleKey>,
     error: Option<SyntaxError>,
+    max_flow_level: usize,
 }
 
 type Scan<T> = Result<T, SyntaxError>;
@@ -229,7 +243,7 @@ type Scan<T> = Result<T, SyntaxError>;
 impl<'a> Scanner<'a> {
     /// A scanner over `src`. A byte order mark opening the stream is the reader's: it is
     /// skipped and counts as no column (any other one is a character, at a column).
-    pub fn new(src: &'a str) -> Self {
+    pub fn new(src: &'a str, max_flow_level: usize) -> Self {
         let bom = if src.starts_with('\u{feff}') { 3 } else { 0 };
         Scanner {
             src,
@@ -250,6 +264,7 @@ impl<'a> Scanner<'a> {
             simple_key_allowed: false,
             simple_keys: Vec::new(),
             error: None,
+            max_flow_level,
         }
     }
 
@@ -450,15 +465,16 @@ impl<'a> Scanner<'a> {
         )
     }
 
-    /// The number of characters from `pos` to the current position, capped just past 1024
-    /// (all that the simple-key rule asks).
-    fn chars_since(&self, pos: usize) -> usize {
+    /// Whether more than 1024 characters lie between `pos` and the current position (a simple
+    /// key may not be longer). Characters are counted only when the bytes alone cannot tell.
+    fn over_1024_chars_since(&self, pos: usize) -> bool {
         let bytes = self.mark.pos - pos;
         if bytes <= 1024 {
-            return bytes.min(char_count(&self.bytes[pos..self.mark.pos]));
+            return false;
         }
+        // Four bytes per character at most: past 4 * 1025 bytes there are over 1024 of them.
         let stop = (pos + 4 * 1025).min(self.mark.pos);
-        char_count(&self.bytes[pos..stop])
+        char_count(&self.bytes[pos..stop]) > 1024
     }
 
     fn stale_simple_keys(&mut self) -> Scan<()> {
@@ -466,7 +482,7 @@ impl<'a> Scanner<'a> {
             let key = self.simple_keys[i];
             // A simple key is limited to a single line and to 1024 characters.
             if key.possible
-                && (key.mark.line < self.mark.line || self.chars_since(key.mark.pos) > 1024)
+                && (key.mark.line < self.mark.line || self.over_1024_chars_since(key.mark.pos))
             {
                 if key.required {
                     return self.error(
@@ -512,9 +528,13 @@ impl<'a> Scanner<'a> {
         Ok(())
     }
 
-    fn increase_flow_level(&mut self) {
+    fn increase_flow_level(&mut self) -> Scan<()> {
+        if self.flow_level >= self.max_flow_level {
+            return self.error(None, TOO_DEEP);
+        }
         self.simple_keys.push(SimpleKey::default());
         self.flow_level += 1;
+        Ok(())
     }
 
     fn decrease_flow_level(&mut self) {
@@ -616,7 +636,7 @@ impl<'a> Scanner<'a> {
 
     fn fetch_flow_collection_start(&mut self, kind: TokenKind<'a>) -> Scan<()> {
         self.save_simple_key()?;
-        self.increase_flow_level();
+        self.increase_flow_level()?;
         self.simple_key_allowed = true;
         let start = self.mark;
         self.skip();
@@ -794,16 +814,8 @@ impl<'a> Scanner<'a> {
 
     /// Moves to the line break (or end) that ends a comment.
     fn skip_comment(&mut self) {
-        let start = self.mark.pos;
-        let mut i = start;
-        while i < self.bytes.len() {
-            match self.bytes[i] {
-                b'\n' | b'\r' => break,
-                0xC2 | 0xE2 if is_break(self.bytes, i) => break,
-                _ => i += 1,
-            }
-        }
-        self.mark.col += char_count(&self.bytes[start..i]);
+        let (i, chars) = line_end(self.bytes, self.mark.pos);
+        self.mark.col += chars;
         self.mark.pos = i;
     }
 
@@ -1053,6 +1065,10 @@ impl<'a> Scanner<'a> {
         if length == 0 {
             return self.error(Some((context, start)), "did not find expected tag URI");
         }
+        // libyaml keeps tags as C strings: an escaped NUL (`%00`) ends the tag there.
+        if let Some(nul) = out.iter().position(|&b| b == 0) {
+            out.truncate(nul);
+        }
         // Escapes decode to UTF-8 sequences checked octet by octet, as libyaml checks them; a
         // sequence that still is no character is kept as the replacement character.
         Ok(String::from_utf8(out)
@@ -1164,11 +1180,8 @@ impl<'a> Scanner<'a> {
             trailing.clear();
             leading_blank = is_blank(self.b(0));
             let line_start = self.mark.pos;
-            let mut i = line_start;
-            while !is_breakz(self.bytes, i) {
-                i += 1;
-            }
-            self.mark.col += char_count(&self.bytes[line_start..i]);
+            let (i, chars) = line_end(self.bytes, line_start);
+            self.mark.col += chars;
             self.mark.pos = i;
             text.slice(line_start, i);
             leading = Some(self.read_line_or_end());
@@ -1267,7 +1280,7 @@ impl<'a> Scanner<'a> {
                     i += 1;
                 }
                 if i > run {
-                    self.mark.col += char_count(&self.bytes[run..i]);
+                    self.mark.col += i - run;
                     self.mark.pos = i;
                     text.slice(run, i);
                     continue;
@@ -1447,13 +1460,18 @@ impl<'a> Scanner<'a> {
                 } else if let Some((s, e)) = whitespace.take() {
                     text.slice(s, e);
                 }
-                // This character, and the run of ordinary characters after it.
+                // This character, and the run of ordinary ASCII characters after it.
                 let run = self.mark.pos;
-                let mut i = run + width(c);
+                let first = run + width(c);
+                let mut i = first;
+                if self.flow_level == 0 {
+                    // Past blanks, breaks, `:` and non-ASCII: what is left stops no block run.
+                    i = skip_words(self.bytes, i, 0x21, b':');
+                }
                 while table[usize::from(at(self.bytes, i))] {
                     i += 1;
                 }
-                self.mark.col += char_count(&self.bytes[run..i]);
+                self.mark.col += 1 + (i - first);
                 self.mark.pos = i;
                 text.slice(run, i);
                 end = self.mark;
@@ -1501,6 +1519,40 @@ impl<'a> Scanner<'a> {
         })
     }
 }
+
+/// Where the line from `start` ends (at a break of any kind, or the end) and how many
+/// characters lie before it: ASCII in bulk, anything else one character at a time.
+fn line_end(bytes: &[u8], start: usize) -> (usize, usize) {
+    let (mut i, mut chars) = (start, 0);
+    loop {
+        let run = i;
+        // Tab stops a word too, and is then taken byte by byte.
+        i = skip_words(bytes, i, 0x20, 0x7F);
+        while i < bytes.len() && LINE[usize::from(bytes[i])] {
+            i += 1;
+        }
+        chars += i - run;
+        match bytes.get(i) {
+            None | Some(b'\n' | b'\r') => return (i, chars),
+            Some(&b) if b >= 0x80 && !is_break(bytes, i) => {
+                i += width(b);
+                chars += 1;
+            }
+            Some(_) => return (i, chars),
+        }
+    }
+}
+
+/// ASCII bytes that do not end a line.
+const LINE: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x80 {
+        t[b] = b != b'\n' as usize && b != b'\r' as usize;
+        b += 1;
+    }
+    t
+};
 
 /// Line folding in flow and plain scalars: a single `\n` break between two words becomes a
 /// space, more breaks stay as breaks (less the first); LS and PS are kept as they are.

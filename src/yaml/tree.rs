@@ -84,6 +84,12 @@ pub enum YamlError {
 
 impl From<SyntaxError> for YamlError {
     fn from(e: SyntaxError) -> Self {
+        if e.problem == super::scanner::TOO_DEEP {
+            return YamlError::TooDeep {
+                limit: 0,
+                line: e.mark.line + 1,
+            };
+        }
         let message = match e.context {
             Some((context, at)) => format!(
                 "{} ({context} at line {} column {})",
@@ -139,7 +145,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
             code,
         });
     }
-    let mut parser = Parser::new(input);
+    let mut parser = Parser::new(input, limits.max_depth);
     let mut docs = Vec::new();
     let mut stack: Vec<Frame<'a>> = Vec::new();
     let mut anchors: HashMap<&'a str, Anchored<'a>> = HashMap::new();
@@ -151,7 +157,14 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
     let mut opening = Opening::default();
     let mut root: Option<Node<'a>> = None;
 
-    while let Some(event) = parser.next_event()? {
+    let error = |e: SyntaxError| match YamlError::from(e) {
+        YamlError::TooDeep { line, .. } => YamlError::TooDeep {
+            limit: limits.max_depth,
+            line,
+        },
+        other => other,
+    };
+    while let Some(event) = parser.next_event().map_err(error)? {
         let Event {
             kind,
             start,
