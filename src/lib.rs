@@ -13,21 +13,15 @@
 //! [`run_streaming`] does the same but hands the output to a sink piece by piece (items copied
 //! from the input go out as slices of it), so a large fleet's output is never held whole.
 
-pub mod argocd;
-pub mod b64;
-pub mod cluster;
 pub mod config;
-pub mod exec;
-pub mod inventory;
+pub mod convert;
+pub mod fleet;
 pub mod krm;
-pub mod kubeconfig;
 pub mod limits;
-pub mod names;
-pub mod results;
 pub mod transform;
 pub mod yaml;
 
 pub use config::Config;
+pub use krm::finding::{Diagnostic, Severity};
 pub use limits::Limits;
-pub use results::{Diagnostic, Severity};
 pub use transform::{Options, Outcome, RunError, run, run_streaming};

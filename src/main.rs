@@ -120,7 +120,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         // Best effort: a closed stderr must not hide the exit code.
         let _ = writeln!(stderr, "{result}");
     }
-    Ok(if capi2argo::results::failed(&results) {
+    Ok(if capi2argo::krm::finding::failed(&results) {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -2,17 +2,17 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::argocd::{
+use crate::config::{Config, ConfigError, Mode};
+use crate::convert::argocd::{
     self, ClusterSecret, OWNED_LABEL, PROTECTED_LABELS, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
 };
-use crate::cluster;
-use crate::config::{Config, ConfigError, Mode};
-use crate::inventory::Selector;
+use crate::convert::kubeconfig::{self, Credentials};
+use crate::convert::meta as names;
+use crate::fleet::cluster;
+use crate::fleet::inventory::Selector;
+use crate::krm::finding::{Diagnostic, FileRef, ResourceRef, Severity};
 use crate::krm::{self, Form, Input, InputError, Item, Out};
-use crate::kubeconfig::{self, Credentials};
 use crate::limits::Limits;
-use crate::names;
-use crate::results::{Diagnostic, FileRef, ResourceRef, Severity};
 use crate::yaml::{Node, Value, parse_stream, same_content};
 
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
@@ -75,7 +75,7 @@ pub struct Outcome {
 
 impl Outcome {
     pub fn failed(&self) -> bool {
-        crate::results::failed(&self.results)
+        crate::krm::finding::failed(&self.results)
     }
 }
 
@@ -882,7 +882,7 @@ impl<'x, 'a> Run<'x, 'a> {
             match secret_value(node, "token") {
                 Ok(Some((_, token))) if !token.trim().is_empty() => {
                     conn.config.bearer_token =
-                        Some(crate::argocd::Sensitive(token.trim().to_string()));
+                        Some(crate::convert::argocd::Sensitive(token.trim().to_string()));
                 }
                 _ => diagnostics.push(at(
                     Severity::Warning,
@@ -957,7 +957,7 @@ fn secret_value(node: &Node, key: &str) -> Result<Option<(String, String)>, (Str
         if section == "stringData" {
             return Ok(Some((field, text.to_string())));
         }
-        let (bytes, _) = crate::b64::decode(text)
+        let (bytes, _) = crate::convert::b64::decode(text)
             .map_err(|_| (field.clone(), "is not valid base64".to_string()))?;
         let text = String::from_utf8(bytes)
             .map_err(|_| (field.clone(), "does not decode to UTF-8 text".to_string()))?;
@@ -985,11 +985,13 @@ fn reserved_annotations(node: &Node) -> Vec<(String, String)> {
 }
 
 /// Pull mode keeps what identifies and reaches the cluster, never what logs in to it.
-fn without_credentials(config: crate::argocd::ClusterConfig) -> crate::argocd::ClusterConfig {
+fn without_credentials(
+    config: crate::convert::argocd::ClusterConfig,
+) -> crate::convert::argocd::ClusterConfig {
     let mut tls = config.tls_client_config;
     tls.cert_data = None;
     tls.key_data = None;
-    crate::argocd::ClusterConfig {
+    crate::convert::argocd::ClusterConfig {
         tls_client_config: tls,
         proxy_url: config.proxy_url,
         disable_compression: config.disable_compression,

@@ -1,6 +1,6 @@
 //! Output: items written in the input's form, kept ones straight from the input, new ones by the emitter.
 
-use crate::results::Diagnostic;
+use crate::krm::finding::Diagnostic;
 use crate::yaml::Node;
 use crate::yaml::emit::{write_block, write_document, write_json, write_seq_item};
 
@@ -40,7 +40,7 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic], sink: &mut S
                 entries.push(("functionConfig", fc.clone().into_owned()));
             }
             if !results.is_empty() {
-                entries.push(("results", crate::results::list_node(results)));
+                entries.push(("results", crate::krm::finding::list_node(results)));
             }
             write_json(&mut buf, &Node::map(entries), Some(0));
             buf.push('\n');
@@ -82,7 +82,7 @@ pub fn render(input: &Input, items: &[Out], results: &[Diagnostic], sink: &mut S
             }
             if !results.is_empty() {
                 buf.push_str("results:\n");
-                write_block(&mut buf, &crate::results::list_node(results), 0);
+                write_block(&mut buf, &crate::krm::finding::list_node(results), 0);
             }
         }
         Form::Stream => {
@@ -128,7 +128,7 @@ pub fn failure(message: &str) -> String {
     let mut out = String::from(
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n",
     );
-    let result = crate::results::list_node(&[Diagnostic::error(message)]);
+    let result = crate::krm::finding::list_node(&[Diagnostic::error(message)]);
     write_block(&mut out, &result, 0);
     out
 }

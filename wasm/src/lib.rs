@@ -92,7 +92,7 @@ pub fn transform_with_results(input: &str, config: Option<ConfigArg>) -> Result<
     let json = format!(
         "{{\"output\":{},\"results\":{},\"failed\":{}}}",
         serde_json::Value::from(outcome.output.as_str()),
-        capi2argo::results::to_json(&outcome.results),
+        capi2argo::krm::finding::to_json(&outcome.results),
         outcome.failed()
     );
     json_parse(&json)

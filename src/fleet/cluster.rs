@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::inventory::Fields;
-use crate::names::label_value;
+use crate::convert::argocd::Fields;
+use crate::convert::meta::label_value;
 use crate::yaml::{Node, Value};
 
 /// A Cluster with this label gets no Argo CD Secret (CACO's marker).
@@ -114,7 +114,7 @@ pub fn facts(cluster: &Node, control_plane_version: Option<&str>) -> BTreeMap<St
 fn copyable(key: &str, annotation: bool) -> bool {
     let system = ["kubernetes.io/", "cluster.x-k8s.io/", "capi-to-argocd/"];
     !(system.iter().any(|p| key.starts_with(p))
-        || crate::inventory::TOOL_ANNOTATION_PREFIXES
+        || crate::fleet::inventory::TOOL_ANNOTATION_PREFIXES
             .iter()
             .any(|p| key.starts_with(p))
         || key.starts_with(TAKE_ALONG_LABEL)

@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::argocd::{ARGOCD_K8S_AUTH, AwsAuthConfig, ExecProviderConfig, Sensitive};
-use crate::results::Severity;
+use crate::convert::argocd::{ARGOCD_K8S_AUTH, AwsAuthConfig, ExecProviderConfig, Sensitive};
+use crate::krm::finding::Severity;
 
 /// A kubeconfig `exec` block, already type-checked.
 #[derive(Debug, Clone, Default)]

@@ -1,9 +1,9 @@
 //! Reads a kubeconfig (never the files it points at) into a server URL and Argo CD's `ClusterConfig`.
 
-use crate::argocd::{ClusterConfig, Sensitive};
-use crate::exec::{self, ExecAuth, ExecPlugin};
+use crate::convert::argocd::{ClusterConfig, Sensitive};
+use crate::convert::exec::{self, ExecAuth, ExecPlugin};
+use crate::krm::finding::Severity;
 use crate::limits::Limits;
-use crate::results::Severity;
 use crate::yaml::{Node, parse_stream};
 
 /// A remark about the kubeconfig, with the path of the field inside it. Never holds a field's value.
@@ -95,7 +95,7 @@ impl Reader {
     /// A `*-data` field: base64 of PEM. Kept as the same string, line breaks removed, once it decodes.
     fn base64_field(&mut self, node: &Node, key: &str, path: &str) -> Option<String> {
         let value = self.str_field(node, key, path)?;
-        match crate::b64::decode(value) {
+        match crate::convert::b64::decode(value) {
             Ok((bytes, compact))
                 if bytes.starts_with(b"-----BEGIN ")
                     || bytes.windows(11).any(|w| w == b"-----BEGIN ") =>

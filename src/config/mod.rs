@@ -1,6 +1,7 @@
 //! The function's configuration: a ConfigMap of strings or a typed `Capi2Argo` object, validated key by key.
 
-use crate::inventory::{self, Fields, Layer};
+use crate::convert::argocd::{DataField, Fields};
+use crate::fleet::inventory::{self, Layer};
 use crate::limits::Limits;
 use crate::yaml::{Node, parse_stream};
 
@@ -14,13 +15,6 @@ pub enum Mode {
     Push,
     /// Agents on the cluster pull (Open Cluster Management): the Secret carries no credentials.
     Pull,
-}
-
-/// Where the Argo CD Secret's values go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DataField {
-    StringData,
-    Data,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

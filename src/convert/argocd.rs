@@ -6,9 +6,7 @@ use std::fmt;
 use base64::Engine;
 use serde::Serialize;
 
-use crate::config::DataField;
-use crate::inventory::Fields;
-use crate::names::fnv64a;
+use crate::convert::meta::fnv64a;
 use crate::yaml::Node;
 
 pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
@@ -138,6 +136,40 @@ pub struct ClusterSecret {
     pub shard: Option<u32>,
 }
 
+/// Where the Argo CD Secret's values go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataField {
+    StringData,
+    Data,
+}
+
+/// What a layer entry (or the config-wide defaults) sets on a cluster's Argo CD Secret.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fields {
+    pub labels: BTreeMap<String, String>,
+    pub annotations: BTreeMap<String, String>,
+    pub project: Option<String>,
+    pub namespaces: Option<Vec<String>>,
+    pub cluster_resources: Option<bool>,
+}
+
+impl Fields {
+    /// Applies `other` on top: its map entries and set fields win.
+    pub fn overlay(&mut self, other: &Fields) {
+        self.labels.extend(other.labels.clone());
+        self.annotations.extend(other.annotations.clone());
+        if other.project.is_some() {
+            self.project.clone_from(&other.project);
+        }
+        if other.namespaces.is_some() {
+            self.namespaces.clone_from(&other.namespaces);
+        }
+        if other.cluster_resources.is_some() {
+            self.cluster_resources = other.cluster_resources;
+        }
+    }
+}
+
 /// Labels the function owns on every Secret; nothing from a config or a Cluster may replace them.
 pub const PROTECTED_LABELS: &[&str] = &[
     SECRET_TYPE_LABEL,
@@ -188,11 +220,11 @@ impl ClusterSecret {
             (OWNED_LABEL, Node::string("true")),
             (
                 SOURCE_NAME_LABEL,
-                Node::string(crate::names::label_value(&self.source_name)),
+                Node::string(crate::convert::meta::label_value(&self.source_name)),
             ),
             (
                 SOURCE_NAMESPACE_LABEL,
-                Node::string(crate::names::label_value(&self.source_namespace)),
+                Node::string(crate::convert::meta::label_value(&self.source_namespace)),
             ),
         ];
         labels.extend(

@@ -2,34 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::convert::argocd::Fields;
 use crate::yaml::{Node, Value};
-
-/// What a layer entry (or the config-wide defaults) sets on a cluster's Argo CD Secret.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Fields {
-    pub labels: BTreeMap<String, String>,
-    pub annotations: BTreeMap<String, String>,
-    pub project: Option<String>,
-    pub namespaces: Option<Vec<String>>,
-    pub cluster_resources: Option<bool>,
-}
-
-impl Fields {
-    /// Applies `other` on top: its map entries and set fields win.
-    pub fn overlay(&mut self, other: &Fields) {
-        self.labels.extend(other.labels.clone());
-        self.annotations.extend(other.annotations.clone());
-        if other.project.is_some() {
-            self.project.clone_from(&other.project);
-        }
-        if other.namespaces.is_some() {
-            self.namespaces.clone_from(&other.namespaces);
-        }
-        if other.cluster_resources.is_some() {
-            self.cluster_resources = other.cluster_resources;
-        }
-    }
-}
 
 /// What selects a layer's entry for a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -277,52 +251,14 @@ fn check_key(key: &str) -> Result<(), String> {
             TOOL_ANNOTATION_PREFIXES.join(", ")
         ));
     }
-    let (prefix, name) = match key.rsplit_once('/') {
-        Some((p, n)) => (Some(p), n),
-        None => (None, key),
-    };
-    let name_ok = !name.is_empty()
-        && name.len() <= 63
-        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    let prefix_ok = prefix.is_none_or(|p| {
-        !p.is_empty()
-            && p.len() <= 253
-            && p.split('.').all(|part| {
-                !part.is_empty()
-                    && part
-                        .chars()
-                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-                    && !part.starts_with('-')
-                    && !part.ends_with('-')
-            })
-    });
-    if name_ok && prefix_ok {
-        Ok(())
-    } else {
-        Err(format!("{key:?} is not a valid label or annotation key"))
-    }
+    crate::convert::meta::check_qualified_name(key)
 }
 
 fn check_label(key: &str, value: &str) -> Result<(), String> {
-    if crate::argocd::PROTECTED_LABELS.contains(&key) {
+    if crate::convert::argocd::PROTECTED_LABELS.contains(&key) {
         return Err(format!("{key}: this label is set by capi2argo itself"));
     }
-    let ok = value.is_empty()
-        || (value.len() <= 63
-            && value.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && value.ends_with(|c: char| c.is_ascii_alphanumeric())
-            && value
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("{key}: {value:?} is not a valid label value"))
-    }
+    crate::convert::meta::check_label_value(value).map_err(|e| format!("{key}: {e}"))
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Kubernetes name and label-value rules, with stable hash-shortening for names that are too long.
+//! Kubernetes' rules for names, label keys and values and annotation keys (apimachinery's), checked and
+//! made to hold, with stable hash-shortening for names that are too long.
 
 /// Longest Secret name (a DNS-1123 subdomain).
 pub const MAX_NAME: usize = 253;
@@ -45,6 +46,57 @@ pub fn label_value(value: &str) -> String {
         .collect();
     let trimmed = cleaned.trim_matches(|c: char| !c.is_ascii_alphanumeric());
     shorten(trimmed, value, MAX_LABEL_VALUE)
+}
+
+/// A label or annotation key, as apimachinery's `IsQualifiedName` checks it: an optional
+/// DNS-1123 subdomain prefix (at most 253 characters) and `/`, then a name of 1 to 63
+/// characters from `[A-Za-z0-9._-]`, alphanumeric at both ends.
+pub fn check_qualified_name(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.rsplit_once('/') {
+        Some((p, n)) => (Some(p), n),
+        None => (None, key),
+    };
+    let name_ok = !name.is_empty()
+        && name.len() <= 63
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.ends_with(|c: char| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let prefix_ok = prefix.is_none_or(|p| {
+        !p.is_empty()
+            && p.len() <= MAX_NAME
+            && p.split('.').all(|part| {
+                !part.is_empty()
+                    && part
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                    && !part.starts_with('-')
+                    && !part.ends_with('-')
+            })
+    });
+    if name_ok && prefix_ok {
+        Ok(())
+    } else {
+        Err(format!("{key:?} is not a valid label or annotation key"))
+    }
+}
+
+/// A label value, as apimachinery's `IsValidLabelValue` checks it: empty, or 1 to 63 characters
+/// from `[A-Za-z0-9._-]`, alphanumeric at both ends.
+pub fn check_label_value(value: &str) -> Result<(), String> {
+    let ok = value.is_empty()
+        || (value.len() <= MAX_LABEL_VALUE
+            && value.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && value.ends_with(|c: char| c.is_ascii_alphanumeric())
+            && value
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{value:?} is not a valid label value"))
+    }
 }
 
 /// Cuts `text` to `max` characters, ending in `-<hash of original>` so distinct long names stay distinct.
