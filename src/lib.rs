@@ -13,15 +13,35 @@
 //! [`run_streaming`] does the same but hands the output to a sink piece by piece (items copied
 //! from the input go out as slices of it), so a large fleet's output is never held whole.
 
-pub mod config;
-pub mod convert;
-pub mod fleet;
-pub mod krm;
-pub mod limits;
-pub mod transform;
-pub mod yaml;
+#![warn(missing_docs)]
 
-pub use config::Config;
-pub use krm::finding::{Diagnostic, Severity};
+mod config;
+mod fleet;
+pub mod host;
+mod limits;
+mod reconcile;
+mod run;
+
+// The inner modules that this crate's own benchmarks, fuzz targets and tests reach into
+// (feature `internals`): open to them, not a stable interface, private in every other build.
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod convert;
+#[cfg(not(feature = "internals"))]
+mod convert;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod krm;
+#[cfg(not(feature = "internals"))]
+mod krm;
+#[cfg(feature = "internals")]
+#[allow(missing_docs)]
+pub mod yaml;
+#[cfg(not(feature = "internals"))]
+mod yaml;
+
+pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
+pub use krm::failure as failure_resource_list;
+pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
-pub use transform::{Options, Outcome, RunError, run, run_streaming};
+pub use run::{Files, NoFiles, Options, Outcome, RunError, run, run_streaming};

@@ -213,6 +213,10 @@ fn resource_files_are_read_relative_to_the_working_directory() {
     }
     let out = run(&["--set", "resourceFiles=missing.yaml"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("cannot read resourceFiles entry missing.yaml"));
+    assert!(
+        text(&out.stderr).contains("resourceFiles: missing.yaml: "),
+        "{}",
+        text(&out.stderr)
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

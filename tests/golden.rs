@@ -9,7 +9,8 @@ use crate::common;
 use std::fs;
 use std::path::Path;
 
-use capi2argo::{Options, Severity};
+use capi2argo::host::{self, Args};
+use capi2argo::{NoFiles, Options};
 
 /// What a run printed and how it exited.
 #[derive(Debug, PartialEq, Eq)]
@@ -25,44 +26,19 @@ fn args_of(case: &Path) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The library, with the binary's stderr and exit-code conventions applied.
+/// The library through the same host driver and argument parser the binary uses.
 fn run_library(input: &[u8], args: &[String]) -> Run {
-    let mut options = Options::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let mut number = || -> usize {
-            it.next()
-                .and_then(|v| v.parse().ok())
-                .expect("a number after a limit flag")
-        };
-        match arg.as_str() {
-            "--set" => options
-                .overrides
-                .push(it.next().expect("--set value").clone()),
-            "--max-input-bytes" => options.limits.max_input_bytes = number(),
-            "--max-depth" => options.limits.max_depth = number(),
-            "--max-nodes" => options.limits.max_nodes = number(),
-            "--max-alias-nodes" => options.limits.max_alias_nodes = number(),
-            "--max-items" => options.limits.max_items = number(),
-            other => panic!("golden args support --set and the limit flags, got {other}"),
-        }
-    }
-    match capi2argo::run(input, &options) {
-        Ok(outcome) => Run {
-            stderr: outcome
-                .results
-                .iter()
-                .filter(|r| r.severity != Severity::Info)
-                .map(|r| format!("{r}\n"))
-                .collect(),
-            code: i32::from(outcome.failed()),
-            stdout: outcome.output,
-        },
-        Err(e) => Run {
-            stdout: String::new(),
-            stderr: format!("capi2argo: {e}\n"),
-            code: 2,
-        },
+    let args =
+        Args::try_parse_from(std::iter::once("capi2argo").chain(args.iter().map(String::as_str)))
+            .expect("the case's args parse");
+    let mut stdout = String::new();
+    let report = host::drive(input, &args.options(None), &mut NoFiles, &mut |s| {
+        stdout.push_str(s)
+    });
+    Run {
+        stdout,
+        stderr: report.stderr,
+        code: report.exit as i32,
     }
 }
 
@@ -203,11 +179,13 @@ macro_rules! cases {
 cases!(
     allowed_namespaces,
     argo_fields_configmap,
+    bare_kubeconfig,
     cluster_copy_metadata,
     cluster_ignore,
     cluster_take_along,
     config_bad_value,
     config_inline_resources,
+    config_many_mistakes,
     config_protected_label,
     config_unknown_key,
     context_option,
@@ -232,6 +210,7 @@ cases!(
     inventory_layers,
     json_resource_list,
     kubeconfig_errors,
+    kubeconfig_near_misses,
     kpt_folded_line_separator,
     kpt_single_quoted_multiline,
     kubectl_json_list,

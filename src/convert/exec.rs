@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::convert::argocd::{ARGOCD_K8S_AUTH, AwsAuthConfig, ExecProviderConfig, Sensitive};
-use crate::krm::finding::Severity;
+use crate::krm::finding::{Finding, Severity};
 
 /// A kubeconfig `exec` block, already type-checked.
 #[derive(Debug, Clone, Default)]
@@ -24,7 +24,8 @@ pub enum ExecAuth {
 }
 
 /// A remark about the mapping (never containing argument or environment values).
-pub type Note = (Severity, String);
+/// A remark about the exec plugin (the kubeconfig reader adds where it stands).
+pub type Note = Finding;
 
 const EXEC_API_VERSION: &str = "client.authentication.k8s.io/v1beta1";
 
@@ -115,7 +116,7 @@ fn aws_iam_authenticator(plugin: &ExecPlugin, notes: &mut Vec<Note>) -> Result<E
         ],
     );
     if !dropped.is_empty() {
-        notes.push((
+        notes.push(Finding::new(
             Severity::Warning,
             format!(
                 "aws-iam-authenticator option {} has no equivalent in Argo CD's awsAuthConfig and is dropped",
@@ -185,7 +186,7 @@ fn kubelogin(plugin: &ExecPlugin, notes: &mut Vec<Note>) -> ExecAuth {
         .to_string();
     env.insert("AAD_LOGIN_METHOD".into(), Sensitive(login.clone()));
     if !UNATTENDED_LOGINS.contains(&login.as_str()) {
-        notes.push((
+        notes.push(Finding::new(
             Severity::Warning,
             format!(
                 "kubelogin login method {login:?} cannot run unattended in Argo CD; argocd-k8s-auth azure works with {}",
@@ -203,7 +204,7 @@ fn kubelogin(plugin: &ExecPlugin, notes: &mut Vec<Note>) -> ExecAuth {
 }
 
 fn generic(plugin: &ExecPlugin, notes: &mut Vec<Note>) -> ExecAuth {
-    notes.push((
+    notes.push(Finding::new(
         Severity::Warning,
         format!(
             "exec command {:?} is copied as is: it must exist in the Argo CD image (which ships only {ARGOCD_K8S_AUTH})",
@@ -322,7 +323,7 @@ mod tests {
         );
         assert!(notes.is_empty());
         map(&plugin("kubelogin", &["get-token"], &[]), &mut notes).unwrap();
-        assert!(notes[0].1.contains("devicecode"), "{notes:?}");
+        assert!(notes[0].message.contains("devicecode"), "{notes:?}");
     }
 
     #[test]
@@ -341,6 +342,6 @@ mod tests {
             e.env.get("VAULT_ADDR").map(|v| v.0.as_str()),
             Some("https://v")
         );
-        assert_eq!(notes[0].0, Severity::Warning);
+        assert_eq!(notes[0].severity, Severity::Warning);
     }
 }

@@ -2,17 +2,9 @@
 
 use crate::convert::argocd::{ClusterConfig, Sensitive};
 use crate::convert::exec::{self, ExecAuth, ExecPlugin};
-use crate::krm::finding::Severity;
+use crate::krm::finding::{Finding, Severity};
 use crate::limits::Limits;
 use crate::yaml::{Node, parse_stream};
-
-/// A remark about the kubeconfig, with the path of the field inside it. Never holds a field's value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
-    pub severity: Severity,
-    pub path: String,
-    pub message: String,
-}
 
 /// The cluster a kubeconfig connects to, as Argo CD needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +25,7 @@ pub enum Credentials {
 #[derive(Debug)]
 pub struct Reading {
     pub connection: Option<Connection>,
+    /// Remarks, each with the path of the field inside the kubeconfig (never its value).
     pub findings: Vec<Finding>,
 }
 
@@ -42,11 +35,7 @@ struct Reader {
 
 impl Reader {
     fn push(&mut self, severity: Severity, path: impl Into<String>, message: impl Into<String>) {
-        self.findings.push(Finding {
-            severity,
-            path: path.into(),
-            message: message.into(),
-        });
+        self.findings.push(Finding::new(severity, message).at(path));
     }
 
     fn error(&mut self, path: impl Into<String>, message: impl Into<String>) {
@@ -452,8 +441,8 @@ fn read_user(r: &mut Reader, user: &Node, path: &str, config: &mut ClusterConfig
                 Ok(ExecAuth::Exec(e)) => config.exec_provider_config = Some(e),
                 Err(reason) => r.error(&exec_path, reason),
             }
-            for (severity, message) in notes {
-                r.push(severity, &exec_path, message);
+            for note in notes {
+                r.push(note.severity, &exec_path, note.message);
             }
         }
     }
@@ -554,7 +543,7 @@ mod tests {
             .findings
             .iter()
             .filter(|f| f.severity == Severity::Error)
-            .map(|f| format!("{}: {}", f.path, f.message))
+            .map(|f| format!("{}: {}", f.field.as_deref().unwrap_or_default(), f.message))
             .collect()
     }
 
@@ -594,7 +583,7 @@ mod tests {
         assert_eq!(c.config.tls_client_config.ca_data, None);
         assert_eq!(findings[0].severity, Severity::Warning);
         assert_eq!(
-            findings[0].path,
+            findings[0].field.as_deref().unwrap_or_default(),
             "clusters[0].cluster.certificate-authority-data"
         );
     }

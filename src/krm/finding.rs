@@ -4,14 +4,19 @@ use std::fmt;
 
 use crate::yaml::Node;
 
+/// How much a finding matters: an error fails the run (exit 1), a warning and information do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
+    /// Something is wrong and was not (fully) done.
     Error,
+    /// Done, but worth a look.
     Warning,
+    /// For the record (pruned Secrets, unused inventory entries).
     Info,
 }
 
 impl Severity {
+    /// The KRM spelling: `error`, `warning`, `info`.
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Error => "error",
@@ -24,9 +29,13 @@ impl Severity {
 /// The resource a result is about, as the KRM spec's `resourceRef`.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceRef {
+    /// `apiVersion`, empty when the resource has none.
     pub api_version: String,
+    /// `kind`, empty when the resource has none.
     pub kind: String,
+    /// `metadata.name`, empty when the resource has none.
     pub name: String,
+    /// `metadata.namespace`, when written.
     pub namespace: Option<String>,
 }
 
@@ -47,23 +56,33 @@ impl fmt::Display for ResourceRef {
 /// The file a resource came from, when kpt says so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileRef {
+    /// The path kpt read it from, relative to the package.
     pub path: String,
+    /// Its document index in that file.
     pub index: Option<String>,
 }
 
-/// One result. Messages never contain key material: they name fields, not their values.
+/// One finding: a KRM result, and the one shape every module reports a problem in (severity,
+/// field path, message; the resource and file once they are known). Messages never contain key
+/// material: they name fields, not their values.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
+pub struct Finding {
+    /// How much it matters.
     pub severity: Severity,
+    /// What is wrong or worth knowing, in lowercase words; never a field's value.
     pub message: String,
-    pub resource: Option<ResourceRef>,
+    /// Boxed: most findings travel as values, and most are about no resource until named.
+    pub resource: Option<Box<ResourceRef>>,
+    /// The field it is about (`data.value`, `spec.inventory[0].label`).
     pub field: Option<String>,
-    pub file: Option<FileRef>,
+    /// The file kpt read the resource from.
+    pub file: Option<Box<FileRef>>,
 }
 
-impl Diagnostic {
+impl Finding {
+    /// A finding about nothing in particular yet.
     pub fn new(severity: Severity, message: impl Into<String>) -> Self {
-        Diagnostic {
+        Finding {
             severity,
             message: message.into(),
             resource: None,
@@ -72,24 +91,29 @@ impl Diagnostic {
         }
     }
 
+    /// An error finding.
     pub fn error(message: impl Into<String>) -> Self {
         Self::new(Severity::Error, message)
     }
 
+    /// A warning finding.
     pub fn warning(message: impl Into<String>) -> Self {
         Self::new(Severity::Warning, message)
     }
 
+    /// An information finding.
     pub fn info(message: impl Into<String>) -> Self {
         Self::new(Severity::Info, message)
     }
 
+    /// The same finding, about this resource, read from this file.
     pub fn on(mut self, resource: Option<ResourceRef>, file: Option<FileRef>) -> Self {
-        self.resource = resource;
-        self.file = file;
+        self.resource = resource.map(Box::new);
+        self.file = file.map(Box::new);
         self
     }
 
+    /// The same finding, about this field.
     pub fn at(mut self, field: impl Into<String>) -> Self {
         self.field = Some(field.into());
         self
@@ -131,23 +155,23 @@ impl Diagnostic {
 
 /// Results as the KRM `results` list.
 /// Whether any result is an error (the function then exits 1, output still complete).
-pub fn failed(results: &[Diagnostic]) -> bool {
+pub fn failed(results: &[Finding]) -> bool {
     results.iter().any(|r| r.severity == Severity::Error)
 }
 
-pub fn list_node(results: &[Diagnostic]) -> Node<'static> {
-    Node::seq(results.iter().map(Diagnostic::to_node).collect())
+pub fn list_node(results: &[Finding]) -> Node<'static> {
+    Node::seq(results.iter().map(Finding::to_node).collect())
 }
 
 /// Results as a JSON array of KRM `results[]` entries (for hosts that want structured results).
-pub fn to_json(results: &[Diagnostic]) -> String {
+pub fn to_json(results: &[Finding]) -> String {
     let mut out = String::new();
     crate::yaml::emit::write_json(&mut out, &list_node(results), None);
     out
 }
 
 /// One readable line, as printed on stderr: `error: Secret ns/name: data.value: message`.
-impl fmt::Display for Diagnostic {
+impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: ", self.severity.as_str())?;
         if let Some(r) = &self.resource {

@@ -53,8 +53,8 @@ pub struct Input<'a> {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum InputError {
-    #[error("input is {size} bytes, over the limit of {limit} bytes")]
-    TooLarge { size: usize, limit: usize },
+    #[error("input is over the limit of {limit} bytes (--max-input-bytes)")]
+    TooLarge { limit: usize },
     #[error("input is not UTF-8 (invalid byte at offset {offset})")]
     NotUtf8 { offset: usize },
     #[error("{0}")]
@@ -75,7 +75,6 @@ pub enum InputError {
 pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputError> {
     if input.len() > limits.max_input_bytes {
         return Err(InputError::TooLarge {
-            size: input.len(),
             limit: limits.max_input_bytes,
         });
     }

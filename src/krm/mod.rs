@@ -3,9 +3,10 @@
 
 pub mod finding;
 pub mod input;
+pub mod object;
 pub mod render;
 pub mod verbatim;
 
 pub use input::{Form, Input, InputError, Item, parse};
 pub use render::{Out, Sink, failure, render};
-pub use verbatim::{Rewrite, Text};
+pub use verbatim::Text;

@@ -1,6 +1,6 @@
 //! Output: items written in the input's form, kept ones straight from the input, new ones by the emitter.
 
-use crate::krm::finding::Diagnostic;
+use crate::krm::finding::Finding;
 use crate::yaml::Node;
 use crate::yaml::emit::{write_block, write_document, write_json, write_seq_item};
 
@@ -18,7 +18,7 @@ pub type Sink<'s> = dyn FnMut(&str) + 's;
 
 /// Writes the output in the input's form: verbatim items straight from the input, generated ones
 /// through one reused buffer.
-pub fn render(input: &Input, items: &[Out], results: &[Diagnostic], sink: &mut Sink) {
+pub fn render(input: &Input, items: &[Out], results: &[Finding], sink: &mut Sink) {
     let mut buf = String::new();
     match input.form {
         Form::ResourceList { json: true } => {
@@ -128,7 +128,7 @@ pub fn failure(message: &str) -> String {
     let mut out = String::from(
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n",
     );
-    let result = crate::krm::finding::list_node(&[Diagnostic::error(message)]);
+    let result = crate::krm::finding::list_node(&[Finding::error(message)]);
     write_block(&mut out, &result, 0);
     out
 }

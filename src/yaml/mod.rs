@@ -14,7 +14,7 @@
 
 mod chars;
 pub mod emit;
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, feature = "internals"))]
 pub mod events;
 mod node;
 mod parser;
@@ -24,7 +24,7 @@ mod tree;
 #[cfg(test)]
 mod parity;
 
-#[cfg(feature = "fuzzing")]
+#[cfg(feature = "internals")]
 pub use chars::first_disallowed;
 pub use node::{Node, Scalar, ScalarKind, Style, Value, resolve_plain, same_content};
 pub use tree::{Document, YamlError, parse_stream};

@@ -15,7 +15,6 @@ await web.default({ module_or_path: readFileSync(join(pkg, 'web', 'capi2argo_bg.
 /** What the native binary prints on stderr for a set of results. */
 function stderrLines(results) {
   return results
-    .filter((r) => r.severity !== 'info')
     .map((r) => {
       let line = `${r.severity}: `;
       if (r.resourceRef) {

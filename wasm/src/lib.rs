@@ -1,6 +1,7 @@
 //! JavaScript bindings (wasm-bindgen) over the capi2argo core: the same transformation, errors as JS `Error`s.
 
-use capi2argo::{Options, Outcome, RunError};
+use capi2argo::host::{self, Exit, Report};
+use capi2argo::{NoFiles, Options};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -44,8 +45,8 @@ fn config_text(config: &JsValue) -> Result<Option<String>, JsError> {
     let document = match &value {
         serde_json::Value::Object(map) if map.contains_key("kind") => value,
         serde_json::Value::Object(_) => serde_json::json!({
-            "apiVersion": capi2argo::config::API_VERSION,
-            "kind": capi2argo::config::KIND,
+            "apiVersion": capi2argo::API_VERSION,
+            "kind": capi2argo::KIND,
             "spec": value,
         }),
         _ => return Err(JsError::new("config must be a string or an object")),
@@ -70,30 +71,39 @@ fn js_sys_json(value: &JsValue) -> Result<String, JsError> {
         .ok_or_else(|| JsError::new("config is not JSON-serializable"))
 }
 
-fn run(input: &str, config: &JsValue) -> Result<Outcome, JsError> {
+/// The output and the host driver's report, as the native binary would print and exit.
+fn run(input: &str, config: &JsValue) -> Result<(String, Report), JsError> {
     let options = Options {
         function_config: config_text(config)?,
         ..Default::default()
     };
-    // The same message the native binary prints after `capi2argo: `.
-    capi2argo::run(input.as_bytes(), &options).map_err(|e: RunError| JsError::new(&e.to_string()))
+    let mut output = String::new();
+    let report = host::drive(input.as_bytes(), &options, &mut NoFiles, &mut |s| {
+        output.push_str(s)
+    });
+    if report.exit == Exit::Unusable {
+        // The same message the native binary prints after `capi2argo: `.
+        let message = report.stderr.trim_end().trim_start_matches("capi2argo: ");
+        return Err(JsError::new(message));
+    }
+    Ok((output, report))
 }
 
 /// Runs the function: returns the output ResourceList (or YAML stream). Throws on unusable input.
 #[wasm_bindgen(unchecked_return_type = "string")]
 pub fn transform(input: &str, config: Option<ConfigArg>) -> Result<String, JsError> {
-    run(input, &config.map_or(JsValue::UNDEFINED, JsValue::from)).map(|o| o.output)
+    run(input, &config.map_or(JsValue::UNDEFINED, JsValue::from)).map(|(output, _)| output)
 }
 
 /// Runs the function and returns `{ output, results, failed }` with structured results.
 #[wasm_bindgen(js_name = transformWithResults, unchecked_return_type = "Outcome")]
 pub fn transform_with_results(input: &str, config: Option<ConfigArg>) -> Result<JsValue, JsError> {
-    let outcome = run(input, &config.map_or(JsValue::UNDEFINED, JsValue::from))?;
+    let (output, report) = run(input, &config.map_or(JsValue::UNDEFINED, JsValue::from))?;
     let json = format!(
         "{{\"output\":{},\"results\":{},\"failed\":{}}}",
-        serde_json::Value::from(outcome.output.as_str()),
-        capi2argo::krm::finding::to_json(&outcome.results),
-        outcome.failed()
+        serde_json::Value::from(output.as_str()),
+        capi2argo::results_json(&report.results),
+        report.exit == Exit::Failure
     );
     json_parse(&json)
 }

@@ -8,7 +8,8 @@
 #[allow(unsafe_code)]
 mod go_abi;
 
-use capi2argo::Options;
+use capi2argo::host::{self, Exit};
+use capi2argo::{NoFiles, Options};
 
 /// What the glue gets back: the output ResourceList, and whether the run failed.
 pub struct Response {
@@ -19,14 +20,23 @@ pub struct Response {
 /// Runs the core on the ResourceList kpt sends. kpt's runtime has no exit code of its own, so a
 /// failure is an error result in a ResourceList (kpt needs the literal `kind: ResourceList`).
 pub fn process(input: &str) -> Response {
-    match capi2argo::run(input.as_bytes(), &Options::default()) {
-        Ok(outcome) => Response {
-            failed: outcome.failed(),
-            output: outcome.output,
+    let mut output = String::new();
+    let report = host::drive(
+        input.as_bytes(),
+        &Options::default(),
+        &mut NoFiles,
+        &mut |s| output.push_str(s),
+    );
+    match report.exit {
+        Exit::Success | Exit::Failure => Response {
+            failed: report.exit == Exit::Failure,
+            output,
         },
         // Unusable input: nothing to pass through, only the reason.
-        Err(e) => Response {
-            output: capi2argo::krm::failure(&e.to_string()),
+        Exit::Unusable => Response {
+            output: capi2argo::failure_resource_list(
+                report.stderr.trim_end().trim_start_matches("capi2argo: "),
+            ),
             failed: true,
         },
     }

@@ -1,8 +1,10 @@
-//! The transformation: find CAPI kubeconfig Secrets, convert them, and reconcile the Argo CD cluster Secrets.
+//! Reconciliation: find the kubeconfig Secrets, convert each cluster, drop collisions, place
+//! the Argo CD Secrets (replacing owned ones where they stand), prune what no source produces
+//! any more, and put the output together in input order.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::config::{Config, ConfigError, Mode};
+use crate::config::{Config, Mode};
 use crate::convert::argocd::{
     self, ClusterSecret, OWNED_LABEL, PROTECTED_LABELS, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
 };
@@ -10,214 +12,27 @@ use crate::convert::kubeconfig::{self, Credentials};
 use crate::convert::meta as names;
 use crate::fleet::cluster;
 use crate::fleet::inventory::Selector;
-use crate::krm::finding::{Diagnostic, FileRef, ResourceRef, Severity};
-use crate::krm::{self, Form, Input, InputError, Item, Out};
+use crate::krm::finding::{Finding, ResourceRef, Severity};
+use crate::krm::object::{Object, PATH_ANNOTATION};
+use crate::krm::{self, Form, Input, Item, Out};
 use crate::limits::Limits;
-use crate::yaml::{Node, Value, parse_stream, same_content};
+use crate::yaml::{Node, same_content};
 
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
 const CAPI_SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
-const PATH_ANNOTATION: &str = "internal.config.kubernetes.io/path";
-const LEGACY_PATH_ANNOTATION: &str = "config.kubernetes.io/path";
-const INDEX_ANNOTATION: &str = "internal.config.kubernetes.io/index";
-const LEGACY_INDEX_ANNOTATION: &str = "config.kubernetes.io/index";
 
-/// How to run, besides the input itself.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// A functionConfig object (YAML or JSON) that replaces the one in the ResourceList.
-    pub function_config: Option<String>,
-    /// `key=value` settings applied over the functionConfig.
-    pub overrides: Vec<String>,
-    /// Contents of the config's `resourceFiles`, read by the caller (path, bytes).
-    pub files: Vec<(String, Vec<u8>)>,
-    pub limits: Limits,
-}
+/// What to do with a kubeconfig given as it is instead of in a Secret.
+const BARE_KUBECONFIG_HINT: &str = "this is a kubeconfig, not a Secret holding one; wrap it: kubectl create secret generic <cluster>-kubeconfig --from-file=value=<file> --dry-run=client -o yaml, then label it cluster.x-k8s.io/cluster-name=<cluster>";
 
-/// The files the configuration asks for (`resourceFiles`), for the caller to read before `run`.
-pub fn requested_files(input: &[u8], options: &Options) -> Result<Vec<String>, RunError> {
-    let mentioned = |bytes: &[u8]| memchr::memmem::find(bytes, b"resourceFiles").is_some();
-    let in_options = options
-        .function_config
-        .as_deref()
-        .is_some_and(|c| mentioned(c.as_bytes()))
-        || options.overrides.iter().any(|o| mentioned(o.as_bytes()));
-    // Most inputs never mention it: skip a second parse then.
-    if !in_options && !mentioned(input) {
-        return Ok(Vec::new());
-    }
-    let parsed = krm::parse(input, &options.limits)?;
-    let override_doc = function_config_override(options)?;
-    let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
-    Ok(Config::from_parts(fc, &options.overrides)
-        .map(|c| c.resource_files)
-        .unwrap_or_default())
-}
-
-fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunError> {
-    let Some(text) = &options.function_config else {
-        return Ok(None);
-    };
-    let docs = parse_stream(text, &options.limits)
-        .map_err(|e| RunError::FunctionConfig(format!("function config: {e}")))?;
-    docs.into_iter()
-        .next()
-        .map(|d| Some(d.root))
-        .ok_or_else(|| RunError::FunctionConfig("function config is empty".into()))
-}
-
-/// What a run produced. The output is complete even when there are error results.
-#[derive(Debug)]
-pub struct Outcome {
-    pub output: String,
-    pub results: Vec<Diagnostic>,
-}
-
-impl Outcome {
-    pub fn failed(&self) -> bool {
-        crate::krm::finding::failed(&self.results)
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error("{0}")]
-    Input(#[from] InputError),
-    /// The `--fn-config` file or a `--set` setting is unusable.
-    #[error("{0}")]
-    FunctionConfig(String),
-}
-
-/// Runs the function over one input.
-pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
-    let mut output = String::new();
-    let results = run_streaming(input, options, &mut |s| output.push_str(s))?;
-    Ok(Outcome { output, results })
-}
-
-/// Runs the function, handing the output to `sink` piece by piece as it is written: nothing
-/// the input already holds is copied, and the whole output never has to sit in memory. An
-/// error before any output (unreadable input) means the sink was never called.
-pub fn run_streaming(
-    input: &[u8],
-    options: &Options,
-    sink: &mut krm::Sink,
-) -> Result<Vec<Diagnostic>, RunError> {
-    let mut parsed = krm::parse(input, &options.limits)?;
-    let override_doc = function_config_override(options)?;
-    // Settings given on the command line are checked on their own: a mistake there is a usage error.
-    Config::from_parts(override_doc.as_ref(), &options.overrides)
-        .map_err(|e| RunError::FunctionConfig(e.to_string()))?;
-    let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
-    let config = match Config::from_parts(fc, &options.overrides) {
-        Ok(config) => config,
-        Err(e) => return Ok(config_failure(&parsed, fc, &e, sink)),
-    };
-    let fc_ref = fc.map(resource_ref);
-    slim(&mut parsed.items);
-    parsed.items.extend(extra_sources(&config, options)?);
-    Ok(Run::new(&parsed, &config, &options.limits, fc_ref).finish(sink))
-}
-
-/// Items copied verbatim that the function never reads keep only what results name them by
-/// (kind and metadata): the rest of their tree would only hold memory until the output is written.
-fn slim(items: &mut [Item]) {
-    for item in items
-        .iter_mut()
-        .filter(|i| !matches!(i.text, krm::Text::Rewrite(_)))
-    {
-        let kind = text_at(&item.node, &["kind"]).unwrap_or_default();
-        let read = matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane");
-        if !read {
-            item.node.retain_keys(&["apiVersion", "kind", "metadata"]);
-        }
-    }
-}
-
-/// Resources the config brings along (`resources`, `resourceFiles`): read and converted, never emitted.
-fn extra_sources(config: &Config, options: &Options) -> Result<Vec<Item<'static>>, RunError> {
-    let mut texts: Vec<(&str, &[u8])> = config
-        .resources
-        .iter()
-        .map(|r| ("resources", r.as_bytes()))
-        .collect();
-    for path in &config.resource_files {
-        let (_, bytes) = options.files.iter().find(|(p, _)| p == path).ok_or_else(|| {
-            RunError::FunctionConfig(format!(
-                "resourceFiles: {path} was not provided (the function reads no files; the command-line tool reads them)"
-            ))
-        })?;
-        texts.push((path, bytes));
-    }
-    let mut items = Vec::new();
-    for (origin, bytes) in texts {
-        let input = krm::parse(bytes, &options.limits)
-            .map_err(|e| RunError::FunctionConfig(format!("{origin}: {e}")))?;
-        items.extend(
-            input
-                .items
-                .into_iter()
-                .map(|item| Item::generated(item.node.into_owned(), true)),
-        );
-    }
-    Ok(items)
-}
-
-/// A bad configuration converts nothing and loses nothing: every item goes out as it came.
-fn config_failure(
+/// Reconciles the input's items under `config` and writes the output to `sink`; the results.
+pub fn reconcile(
     input: &Input,
-    fc: Option<&Node>,
-    error: &ConfigError,
+    config: &Config,
+    limits: &Limits,
+    function_config: Option<ResourceRef>,
     sink: &mut krm::Sink,
-) -> Vec<Diagnostic> {
-    let mut diagnostic = Diagnostic::error(format!("functionConfig: {}", error.detail()));
-    if let Some(fc) = fc {
-        diagnostic = diagnostic.on(Some(resource_ref(fc)), None);
-    }
-    if let Some(field) = error.field() {
-        diagnostic = diagnostic.at(field);
-    }
-    let results = vec![diagnostic];
-    let items: Vec<Out> = input.items.iter().map(Out::Keep).collect();
-    krm::render(input, &items, &results, sink);
-    results
-}
-
-fn text_at<'n>(node: &'n Node, path: &[&str]) -> Option<&'n str> {
-    node.path(path).and_then(Node::as_str)
-}
-
-fn resource_ref(node: &Node) -> ResourceRef {
-    ResourceRef {
-        api_version: text_at(node, &["apiVersion"])
-            .unwrap_or_default()
-            .to_string(),
-        kind: text_at(node, &["kind"]).unwrap_or_default().to_string(),
-        name: text_at(node, &["metadata", "name"])
-            .unwrap_or_default()
-            .to_string(),
-        namespace: text_at(node, &["metadata", "namespace"]).map(String::from),
-    }
-}
-
-fn file_ref(node: &Node) -> Option<FileRef> {
-    let annotation = |keys: [&str; 2]| {
-        keys.iter()
-            .find_map(|k| text_at(node, &["metadata", "annotations", k]))
-            .map(String::from)
-    };
-    Some(FileRef {
-        path: annotation([PATH_ANNOTATION, LEGACY_PATH_ANNOTATION])?,
-        index: annotation([INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION]),
-    })
-}
-
-/// The namespace a resource lives in; none written means `default`, as the API server reads it.
-fn namespace_of(node: &Node) -> String {
-    text_at(node, &["metadata", "namespace"])
-        .filter(|n| !n.is_empty())
-        .unwrap_or("default")
-        .to_string()
+) -> Vec<Finding> {
+    Run::new(input, config, limits, function_config).finish(sink)
 }
 
 /// Which of a cluster's kubeconfig Secrets this is.
@@ -253,7 +68,7 @@ struct Candidate {
 /// Outcome of converting one candidate.
 struct Converted {
     connection: Option<kubeconfig::Connection>,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: Vec<Finding>,
 }
 
 struct Run<'x, 'a> {
@@ -262,7 +77,7 @@ struct Run<'x, 'a> {
     limits: &'x Limits,
     /// The functionConfig, for results about the configuration.
     function_config: Option<ResourceRef>,
-    results: Vec<Diagnostic>,
+    results: Vec<Finding>,
 }
 
 /// What the first pass over the items found, hashed for lookups.
@@ -298,14 +113,17 @@ impl<'x, 'a> Run<'x, 'a> {
 
     fn report(&mut self, index: usize, severity: Severity, field: Option<&str>, message: String) {
         let node = &self.item(index).node;
-        let mut d = Diagnostic::new(severity, message).on(Some(resource_ref(node)), file_ref(node));
+        let mut d = Finding::new(severity, message).on(
+            Some(Object::new(node).resource_ref()),
+            Object::new(node).file_ref(),
+        );
         if let Some(field) = field {
             d = d.at(field);
         }
         self.results.push(d);
     }
 
-    fn finish(mut self, sink: &mut krm::Sink) -> Vec<Diagnostic> {
+    fn finish(mut self, sink: &mut krm::Sink) -> Vec<Finding> {
         let scan = self.scan();
         // Sources whose Argo CD Secret must be left alone because this run could not redo it.
         let mut unsettled: HashSet<(String, String)> = HashSet::new();
@@ -417,10 +235,13 @@ impl<'x, 'a> Run<'x, 'a> {
     ) -> (HashMap<usize, Out<'x, 'a>>, Vec<Out<'x, 'a>>) {
         let mut existing: HashMap<(String, String), usize> = HashMap::new();
         for (index, item) in self.input.items.iter().enumerate() {
-            let name = text_at(&item.node, &["metadata", "name"]);
-            if let Some(name) = name.filter(|_| is_secret(&item.node)) {
+            let name = Object::new(&item.node).name();
+            if let Some(name) = name.filter(|_| Object::new(&item.node).is_secret()) {
                 existing
-                    .entry((namespace_of(&item.node), name.to_string()))
+                    .entry((
+                        Object::new(&item.node).namespace().to_string(),
+                        name.to_string(),
+                    ))
                     .or_insert(index);
             }
         }
@@ -431,7 +252,7 @@ impl<'x, 'a> Run<'x, 'a> {
             match existing.get(&(secret.namespace.clone(), secret.secret_name.clone())) {
                 Some(&at) if owned_set.contains(&at) => {
                     let old = self.item(at);
-                    secret.annotations = reserved_annotations(&old.node);
+                    secret.annotations = Object::new(&old.node).tool_annotations();
                     let node = self.secret_node(&secret);
                     let out = if same_content(&old.node, &node) {
                         Out::Keep(old)
@@ -441,7 +262,7 @@ impl<'x, 'a> Run<'x, 'a> {
                     replaced.insert(at, out);
                 }
                 Some(&at) => {
-                    let target = resource_ref(&self.item(at).node);
+                    let target = Object::new(&self.item(at).node).resource_ref();
                     unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
                     self.report(
                         source,
@@ -497,7 +318,7 @@ impl<'x, 'a> Run<'x, 'a> {
         appended: Vec<Out<'x, 'a>>,
         pruned: &HashSet<usize>,
         sink: &mut krm::Sink,
-    ) -> Vec<Diagnostic> {
+    ) -> Vec<Finding> {
         let mut out: Vec<Out> = Vec::with_capacity(self.input.items.len() + appended.len());
         for (index, item) in self.input.items.iter().enumerate() {
             if pruned.contains(&index) || item.source_only {
@@ -527,133 +348,125 @@ impl<'x, 'a> Run<'x, 'a> {
         let mut scan = Scan::default();
         for index in 0..self.input.items.len() {
             let node = &self.item(index).node;
+            let object = Object::new(node);
             if node.as_map().is_none() {
                 let message = format!(
                     "item {index} is not a Kubernetes object (got {}); passed through unchanged",
                     node.type_name()
                 );
-                self.results.push(Diagnostic::error(message));
+                self.results.push(Finding::error(message));
+                continue;
+            }
+            // A kubeconfig is `apiVersion: v1`, `kind: Config` (what kubectl writes).
+            if object.is(Some("v1"), "Config") {
+                self.results
+                    .push(object.finding(Finding::warning(BARE_KUBECONFIG_HINT)));
                 continue;
             }
             // Only what the function reads must have sound metadata: Clusters, owned Argo CD
             // Secrets and kubeconfig Secrets. Any other Secret is none of its business.
             let relevant = cluster::is_cluster(node)
-                || (is_secret(node) && (is_owned(node) || names_a_kubeconfig(node)));
+                || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(node)));
             if relevant && !self.metadata_is_sound(index) {
                 continue;
             }
+            let (Some(kind), Some(name)) = (object.kind(), object.name()) else {
+                continue;
+            };
+            let namespace = object.namespace().to_string();
             if cluster::is_cluster(node) {
-                if let Some(name) = text_at(node, &["metadata", "name"]) {
-                    scan.clusters
-                        .entry((namespace_of(node), name.to_string()))
-                        .or_insert(index);
-                }
+                scan.clusters
+                    .entry((namespace, name.to_string()))
+                    .or_insert(index);
                 continue;
             }
-            if let Some(kind) = text_at(node, &["kind"]).filter(|k| k.ends_with("ControlPlane")) {
-                if let Some(name) = text_at(node, &["metadata", "name"]) {
-                    scan.control_planes
-                        .entry((namespace_of(node), kind.to_string(), name.to_string()))
-                        .or_insert(index);
-                }
+            if kind.ends_with("ControlPlane") {
+                scan.control_planes
+                    .entry((namespace, kind.to_string(), name.to_string()))
+                    .or_insert(index);
                 continue;
             }
-            if !is_secret(node) {
+            if !object.is_secret() {
                 continue;
             }
-            let labels = node.path(&["metadata", "labels"]);
-            let label = |key: &str| labels.and_then(|l| l.get(key)).and_then(Node::as_str);
-            if label(OWNED_LABEL) == Some("true") {
+            if object.label(OWNED_LABEL) == Some("true") {
+                let label = |key| object.label(key).unwrap_or_default().to_string();
                 scan.owned.push(Owned {
                     index,
-                    source: (
-                        label(SOURCE_NAMESPACE_LABEL)
-                            .unwrap_or_default()
-                            .to_string(),
-                        label(SOURCE_NAME_LABEL).unwrap_or_default().to_string(),
-                    ),
+                    source: (label(SOURCE_NAMESPACE_LABEL), label(SOURCE_NAME_LABEL)),
                 });
                 continue;
             }
-            let Some(name) = text_at(node, &["metadata", "name"]) else {
-                continue;
-            };
-            let Some((cluster, variant)) = kubeconfig_secret_name(name) else {
-                continue;
-            };
-            if label(CLUSTER_NAME_LABEL).is_none() {
-                continue;
+            match self.candidate(object) {
+                Ok(Some((cluster, variant))) => scan.candidates.push(Candidate {
+                    index,
+                    namespace,
+                    name: name.to_string(),
+                    cluster: cluster.to_string(),
+                    variant,
+                }),
+                Ok(None) => {}
+                // Looks like a kubeconfig Secret but is not converted: say why, so a missing
+                // label or an unknown suffix does not pass in silence.
+                Err(finding) => self.results.push(object.finding(finding)),
             }
-            match node.get("type").filter(|t| !t.is_null()) {
-                None => {}
-                Some(t) if matches!(t.as_str(), Some(CAPI_SECRET_TYPE | "Opaque")) => {}
-                Some(_) => continue,
-            }
-            let namespace = namespace_of(node);
-            if !self.config.allows(&namespace) {
-                continue;
-            }
-            scan.candidates.push(Candidate {
-                index,
-                namespace,
-                name: name.to_string(),
-                cluster: cluster.to_string(),
-                variant,
-            });
         }
         scan
     }
 
+    /// Whether a Secret is a CAPI kubeconfig Secret: its cluster and variant; `Err` says why
+    /// one that looks like it is not converted.
+    fn candidate<'o>(&self, object: Object<'o, '_>) -> Result<Option<(&'o str, Variant)>, Finding> {
+        let name = object.name().unwrap_or_default();
+        let Some((cluster, variant)) = kubeconfig_secret_name(name) else {
+            if name.contains("kubeconfig") && object.label(CLUSTER_NAME_LABEL).is_some() {
+                return Err(Finding::info(format!(
+                    "not converted: the name ends in none of -kubeconfig, -user-kubeconfig, -kubeconfig-user (cluster {})",
+                    object.label(CLUSTER_NAME_LABEL).unwrap_or_default()
+                ))
+                .at("metadata.name"));
+            }
+            return Ok(None);
+        };
+        if object.label(CLUSTER_NAME_LABEL).is_none() {
+            return Err(Finding::info(format!(
+                "not converted: no {CLUSTER_NAME_LABEL} label (Cluster API sets it on every kubeconfig Secret it writes)"
+            ))
+            .at("metadata.labels"));
+        }
+        match object.node.get("type").filter(|t| !t.is_null()) {
+            None => {}
+            Some(t) if matches!(t.as_str(), Some(CAPI_SECRET_TYPE | "Opaque")) => {}
+            Some(t) => {
+                return Err(Finding::info(format!(
+                    "not converted: type {} is not a kubeconfig Secret's ({CAPI_SECRET_TYPE} or Opaque)",
+                    t.scalar().map(|s| s.text.as_ref()).unwrap_or("?")
+                ))
+                .at("type"));
+            }
+        }
+        if !self.config.allows(object.namespace()) {
+            return Err(Finding::info(format!(
+                "not converted: namespace {} is not in allowedNamespaces",
+                object.namespace()
+            ))
+            .at("metadata.namespace"));
+        }
+        Ok(Some((cluster, variant)))
+    }
+
     /// Secrets and Clusters are read, so their metadata must have the shape the API server enforces.
     fn metadata_is_sound(&mut self, index: usize) -> bool {
-        let node = &self.item(index).node;
-        let mut problems: Vec<(String, String)> = Vec::new();
-        match node.get("metadata") {
-            Some(m) if m.as_map().is_some() => {
-                match m.get("name") {
-                    Some(n) if n.as_str().is_some_and(|s| !s.is_empty()) => {}
-                    Some(n) => problems.push((
-                        "metadata.name".into(),
-                        format!("expected a name, got {}", n.type_name()),
-                    )),
-                    None => problems.push(("metadata.name".into(), "is missing".into())),
-                }
-                for field in ["labels", "annotations"] {
-                    let Some(map) = m.get(field).filter(|v| !v.is_null()) else {
-                        continue;
-                    };
-                    let Some(entries) = map.as_map() else {
-                        problems.push((
-                            format!("metadata.{field}"),
-                            format!("expected a mapping, got {}", map.type_name()),
-                        ));
-                        continue;
-                    };
-                    for (k, v) in entries {
-                        if v.as_str().is_none() {
-                            let key = k.scalar().map(|s| s.text.to_string()).unwrap_or_default();
-                            problems.push((
-                                format!("metadata.{field}.{key}"),
-                                format!("expected a string, got {}", v.type_name()),
-                            ));
-                        }
-                    }
-                }
-            }
-            Some(m) => problems.push((
-                "metadata".into(),
-                format!("expected a mapping, got {}", m.type_name()),
-            )),
-            None => problems.push(("metadata".into(), "is missing".into())),
-        }
+        let object = Object::new(&self.item(index).node);
+        let problems = object.metadata_problems();
         let sound = problems.is_empty();
-        for (field, message) in problems {
-            self.report(
-                index,
-                Severity::Error,
-                Some(&field),
-                format!("{message}; the resource is passed through unchanged"),
+        for problem in problems {
+            let message = format!(
+                "{}; the resource is passed through unchanged",
+                problem.message
             );
+            self.results
+                .push(object.finding(Finding { message, ..problem }));
         }
         sound
     }
@@ -692,15 +505,16 @@ impl<'x, 'a> Run<'x, 'a> {
             let control_plane_version = node
                 .path(&["spec", "controlPlaneRef"])
                 .and_then(|r| {
-                    let kind = text_at(r, &["kind"])?;
-                    let name = text_at(r, &["name"])?;
+                    let kind = r.get("kind").and_then(Node::as_str)?;
+                    let name = r.get("name").and_then(Node::as_str)?;
                     scan.control_planes.get(&(
-                        namespace_of(node),
+                        Object::new(node).namespace().to_string(),
                         kind.to_string(),
                         name.to_string(),
                     ))
                 })
-                .and_then(|&i| text_at(&self.item(i).node, &["spec", "version"]));
+                .and_then(|&i| self.item(i).node.path(&["spec", "version"]))
+                .and_then(Node::as_str);
             fields
                 .labels
                 .extend(cluster::facts(node, control_plane_version));
@@ -734,7 +548,7 @@ impl<'x, 'a> Run<'x, 'a> {
                 if used[li][ei] {
                     continue;
                 }
-                let mut d = Diagnostic::info(format!(
+                let mut d = Finding::info(format!(
                     "inventory layer {li} ({}): no cluster has the value {value:?}",
                     layer.describe()
                 ))
@@ -832,25 +646,42 @@ impl<'x, 'a> Run<'x, 'a> {
     fn convert(&self, c: &Candidate) -> Converted {
         let node = &self.item(c.index).node;
         let at = |severity, field: &str, message: String| {
-            Diagnostic::new(severity, message)
-                .on(Some(resource_ref(node)), file_ref(node))
+            Finding::new(severity, message)
+                .on(
+                    Some(Object::new(node).resource_ref()),
+                    Object::new(node).file_ref(),
+                )
                 .at(field)
         };
-        let failed = |d: Diagnostic| Converted {
+        let failed = |d: Finding| Converted {
             connection: None,
             diagnostics: vec![d],
         };
-        let (field, text) =
-            match secret_value(node, "value") {
-                Ok(Some(v)) => v,
-                Ok(None) => return failed(at(
+        let object = Object::new(node);
+        let (field, text) = match object.secret_value("value") {
+            Ok(Some(v)) => v,
+            Ok(None) => {
+                let keys: Vec<&str> = ["data", "stringData"]
+                    .iter()
+                    .filter_map(|section| node.get(section)?.as_map())
+                    .flatten()
+                    .filter_map(|(k, _)| k.as_str())
+                    .collect();
+                let found = if keys.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (it has {})", keys.join(", "))
+                };
+                return failed(at(
                     Severity::Error,
                     "data.value",
-                    "is missing: a CAPI kubeconfig Secret holds the kubeconfig under data.value"
-                        .into(),
-                )),
-                Err((field, message)) => return failed(at(Severity::Error, &field, message)),
-            };
+                    format!(
+                        "is missing: a CAPI kubeconfig Secret holds the kubeconfig under data.value{found}"
+                    ),
+                ));
+            }
+            Err(finding) => return failed(object.finding(finding)),
+        };
         let credentials = match self.config.mode {
             Mode::Push => Credentials::Read,
             Mode::Pull => Credentials::Skip,
@@ -861,14 +692,13 @@ impl<'x, 'a> Run<'x, 'a> {
             credentials,
             self.limits,
         );
-        let mut diagnostics: Vec<Diagnostic> = reading
+        let mut diagnostics: Vec<Finding> = reading
             .findings
             .iter()
             .map(|f| {
-                let message = if f.path.is_empty() {
-                    format!("kubeconfig {}", f.message)
-                } else {
-                    format!("kubeconfig {}: {}", f.path, f.message)
+                let message = match f.field.as_deref().filter(|p| !p.is_empty()) {
+                    None => format!("kubeconfig {}", f.message),
+                    Some(path) => format!("kubeconfig {path}: {}", f.message),
                 };
                 at(f.severity, &field, message)
             })
@@ -879,7 +709,7 @@ impl<'x, 'a> Run<'x, 'a> {
             .as_mut()
             .filter(|c| credentials == Credentials::Read && !c.config.has_credentials())
         {
-            match secret_value(node, "token") {
+            match object.secret_value("token") {
                 Ok(Some((_, token))) if !token.trim().is_empty() => {
                     conn.config.bearer_token =
                         Some(crate::convert::argocd::Sensitive(token.trim().to_string()));
@@ -926,62 +756,6 @@ fn names_a_kubeconfig(node: &Node) -> bool {
     node.path(&["metadata", "name"])
         .and_then(Node::scalar)
         .is_some_and(|s| kubeconfig_secret_name(&s.text).is_some())
-}
-
-fn is_secret(node: &Node) -> bool {
-    text_at(node, &["kind"]) == Some("Secret") && text_at(node, &["apiVersion"]) == Some("v1")
-}
-
-/// A Secret value by key: `data` (base64) or `stringData`. `Err` names the field and what is wrong.
-fn secret_value(node: &Node, key: &str) -> Result<Option<(String, String)>, (String, String)> {
-    for section in ["stringData", "data"] {
-        let field = format!("{section}.{key}");
-        let Some(container) = node.get(section).filter(|n| !n.is_null()) else {
-            continue;
-        };
-        if container.as_map().is_none() {
-            return Err((
-                section.to_string(),
-                format!("expected a mapping, got {}", container.type_name()),
-            ));
-        }
-        let Some(value) = container.get(key).filter(|n| !n.is_null()) else {
-            continue;
-        };
-        let Some(text) = value.as_str() else {
-            return Err((
-                field,
-                format!("expected a string, got {}", value.type_name()),
-            ));
-        };
-        if section == "stringData" {
-            return Ok(Some((field, text.to_string())));
-        }
-        let (bytes, _) = crate::convert::b64::decode(text)
-            .map_err(|_| (field.clone(), "is not valid base64".to_string()))?;
-        let text = String::from_utf8(bytes)
-            .map_err(|_| (field.clone(), "does not decode to UTF-8 text".to_string()))?;
-        return Ok(Some((field, text)));
-    }
-    Ok(None)
-}
-
-/// Annotations kpt and kustomize own, carried over so the Secret stays in its file.
-fn reserved_annotations(node: &Node) -> Vec<(String, String)> {
-    let Some(Value::Map(entries)) = node.path(&["metadata", "annotations"]).map(|a| &a.value)
-    else {
-        return Vec::new();
-    };
-    entries
-        .iter()
-        .filter_map(|(k, v)| Some((k.as_str()?, v.as_str()?)))
-        .filter(|(k, _)| {
-            k.starts_with("internal.config.kubernetes.io/")
-                || k.starts_with("config.kubernetes.io/")
-                || k.starts_with("config.k8s.io/")
-        })
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 /// Pull mode keeps what identifies and reaches the cluster, never what logs in to it.

@@ -1,0 +1,417 @@
+//! Every setting, once: its key, default, meaning and how its value is read. Parsing, `--help`,
+//! the README's table, "did you mean" and the playground's form all read this table, so none
+//! of them can drift from the others.
+
+use super::{Config, Mode, Raw};
+use crate::convert::argocd::DataField;
+use crate::fleet::inventory;
+use crate::limits::Limits;
+use crate::yaml::{Node, parse_stream};
+
+/// One setting.
+pub struct Key {
+    /// The key, as written in a ConfigMap's `data` or a `Capi2Argo`'s `spec`.
+    pub name: &'static str,
+    /// The default, as a reader would write it (`none` when unset).
+    pub default: &'static str,
+    /// What it does, in one sentence or two.
+    pub doc: &'static str,
+    /// The kind of value, for forms: `bool`, `text`, `list`, `map`, `number`, `choice:a|b`, `yaml`.
+    pub kind: &'static str,
+    pub(super) set: Setter,
+}
+
+/// Reads a raw value into the config; `Err` holds a path below the key (for nested settings)
+/// and what is wrong.
+pub(super) type Setter = fn(&mut Config, &Raw, &Limits) -> Result<(), (String, String)>;
+
+/// A problem with the value itself (no path below the key).
+fn bad(message: String) -> (String, String) {
+    (String::new(), message)
+}
+
+/// Every setting the function reads, in the order the README lists them.
+pub static KEYS: &[Key] = &[
+    Key {
+        name: "argoNamespace",
+        default: "argocd",
+        doc: "namespace of the generated Secrets",
+        kind: "text",
+        set: |c, raw, _| {
+            let ns = text(raw).map_err(bad)?;
+            if !is_dns1123_label(&ns) {
+                return Err(bad(format!("{ns:?} is not a valid namespace name")));
+            }
+            c.argo_namespace = ns;
+            Ok(())
+        },
+    },
+    Key {
+        name: "namespacedNames",
+        default: "false",
+        doc: "`true`: Secret `cluster-<ns>-<cluster>`, Argo CD name `<ns>-<cluster>` (needed when two namespaces hold clusters of the same name)",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.namespaced_names = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "allowedNamespaces",
+        default: "all",
+        doc: "only convert Secrets in these namespaces (comma list in a ConfigMap, list or comma string when typed)",
+        kind: "list",
+        set: |c, raw, _| {
+            let list = list(raw).map_err(bad)?;
+            c.allowed_namespaces = (!list.is_empty()).then_some(list);
+            Ok(())
+        },
+    },
+    Key {
+        name: "context",
+        default: "current-context",
+        doc: "kubeconfig context to use",
+        kind: "text",
+        set: |c, raw, _| {
+            let ctx = text(raw).map_err(bad)?;
+            c.context = (!ctx.is_empty()).then_some(ctx);
+            Ok(())
+        },
+    },
+    Key {
+        name: "mode",
+        default: "push",
+        doc: "`pull`: no credentials in `config` (server, CA, TLS server name and proxy only), for the Open Cluster Management pull model",
+        kind: "choice:push|pull",
+        set: |c, raw, _| {
+            c.mode = match text(raw).map_err(bad)?.as_str() {
+                "push" => Mode::Push,
+                "pull" => Mode::Pull,
+                other => return Err(bad(format!("expected push or pull, got {other:?}"))),
+            };
+            Ok(())
+        },
+    },
+    Key {
+        name: "dataField",
+        default: "stringData",
+        doc: "`data`: write base64 values under `data`",
+        kind: "choice:stringData|data",
+        set: |c, raw, _| {
+            c.data_field = match text(raw).map_err(bad)?.as_str() {
+                "stringData" => DataField::StringData,
+                "data" => DataField::Data,
+                other => {
+                    return Err(bad(format!("expected stringData or data, got {other:?}")));
+                }
+            };
+            Ok(())
+        },
+    },
+    Key {
+        name: "prune",
+        default: "true",
+        doc: "drop owned Argo CD Secrets (label `capi-to-argocd/owned: \"true\"`) in the input whose source Secret is gone or no longer converted; an owned Secret whose source failed this time is kept; unowned Secrets are never touched",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.prune = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "strict",
+        default: "true",
+        doc: "`false`: per-Secret errors become warnings and the exit code is 0",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.strict = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "project",
+        default: "none",
+        doc: "Argo CD project of every cluster (`project` key)",
+        kind: "text",
+        set: |c, raw, _| {
+            let project = text(raw).map_err(bad)?;
+            c.defaults.project = (!project.is_empty()).then_some(project);
+            Ok(())
+        },
+    },
+    Key {
+        name: "namespaces",
+        default: "none",
+        doc: "namespaces Argo CD may deploy to (`namespaces` key, comma-joined); list, or comma list in a ConfigMap",
+        kind: "list",
+        set: |c, raw, _| {
+            let list = list(raw).map_err(bad)?;
+            c.defaults.namespaces = (!list.is_empty()).then_some(list);
+            Ok(())
+        },
+    },
+    Key {
+        name: "clusterResources",
+        default: "none",
+        doc: "`true`: `clusterResources: \"true\"` (cluster-scoped resources allowed despite `namespaces`)",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.defaults.cluster_resources = Some(boolean(raw).map_err(bad)?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "labels",
+        default: "none",
+        doc: "labels for every Secret: a map, or `k=v,k2=v2` in a ConfigMap",
+        kind: "map",
+        set: |c, raw, _| {
+            c.defaults.labels = map(raw, true).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "annotations",
+        default: "none",
+        doc: "annotations for every Secret, same forms",
+        kind: "map",
+        set: |c, raw, _| {
+            c.defaults.annotations = map(raw, false).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "shards",
+        default: "none",
+        doc: "spread clusters over N application-controller shards (`shard` key)",
+        kind: "number",
+        set: |c, raw, _| {
+            let n = match raw {
+                Raw::Node(n) if n.scalar().is_some() => {
+                    n.scalar().map(|s| s.text.trim().to_string())
+                }
+                Raw::Text(t) => Some(t.trim().to_string()),
+                Raw::Node(_) => None,
+            };
+            c.shards = match n.as_deref().map(str::parse::<u32>) {
+                Some(Ok(0)) => None,
+                Some(Ok(n)) => Some(n),
+                _ => {
+                    return Err(bad(
+                        "expected a whole number of shards (0 or absent: no shard field)".into(),
+                    ));
+                }
+            };
+            Ok(())
+        },
+    },
+    Key {
+        name: "copyClusterLabels",
+        default: "false",
+        doc: "copy every label of the CAPI `Cluster` (see below)",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.copy_cluster_labels = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "copyClusterAnnotations",
+        default: "false",
+        doc: "copy every annotation of the CAPI `Cluster`",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.copy_cluster_annotations = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "inventory",
+        default: "none",
+        doc: "layered fleet metadata (see below); typed config, or YAML text in a ConfigMap",
+        kind: "yaml",
+        set: |c, raw, limits| {
+            let parsed;
+            let node = match raw {
+                Raw::Node(n) => *n,
+                Raw::Text(t) => {
+                    parsed = parse_stream(t, limits).map_err(|e| bad(e.to_string()))?;
+                    match parsed.first() {
+                        Some(doc) => &doc.root,
+                        None => return Ok(()),
+                    }
+                }
+            };
+            c.inventory = if node.is_null() {
+                Vec::new()
+            } else {
+                inventory::parse_inventory(node)?
+            };
+            Ok(())
+        },
+    },
+    Key {
+        name: "resources",
+        default: "none",
+        doc: "extra input resources written in the config (a list; a YAML stream in a ConfigMap): converted, not echoed. For kustomize generators",
+        kind: "yaml",
+        set: |c, raw, limits| {
+            let parsed;
+            let items: Vec<&Node> = match raw {
+                Raw::Node(n) if n.is_null() => Vec::new(),
+                Raw::Node(n) => n
+                    .as_seq()
+                    .ok_or_else(|| {
+                        bad(format!(
+                            "expected a list of resources, got {}",
+                            n.type_name()
+                        ))
+                    })?
+                    .iter()
+                    .collect(),
+                // In a ConfigMap: YAML text, a stream of resources.
+                Raw::Text(t) => {
+                    parsed = parse_stream(t, limits).map_err(|e| bad(e.to_string()))?;
+                    parsed
+                        .iter()
+                        .map(|d| &d.root)
+                        .filter(|n| !n.is_null())
+                        .collect()
+                }
+            };
+            c.resources = items.into_iter().map(|n| n.clone().into_owned()).collect();
+            Ok(())
+        },
+    },
+    Key {
+        name: "resourceFiles",
+        default: "none",
+        doc: "files of extra input resources, relative paths inside the working directory (no `..`, no absolute paths); the command-line tool reads them, the WebAssembly builds cannot",
+        kind: "list",
+        set: |c, raw, _| {
+            let files = list(raw).map_err(bad)?;
+            if let Some(f) = files.iter().find(|f| !is_plain_relative(f)) {
+                return Err(bad(format!(
+                    "{f:?}: files must be relative paths inside the working directory"
+                )));
+            }
+            c.resource_files = files;
+            Ok(())
+        },
+    },
+];
+
+/// The setting named `name`.
+pub fn key(name: &str) -> Option<&'static Key> {
+    KEYS.iter().find(|k| k.name == name)
+}
+
+/// The closest key to a mistyped one, when it is close enough to be the one meant.
+pub fn closest(name: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .map(|k| {
+            (
+                edit_distance(&k.name.to_ascii_lowercase(), &name.to_ascii_lowercase()),
+                k.name,
+            )
+        })
+        .min()
+        .filter(|(d, _)| *d <= 3)
+        .map(|(_, k)| k)
+}
+
+/// The settings as text for `--help`: key, default, meaning.
+pub fn help() -> String {
+    let width = KEYS.iter().map(|k| k.name.len()).max().unwrap_or(0);
+    let mut out = String::from(
+        "Settings (a functionConfig ConfigMap's data or Capi2Argo's spec, --fn-config FILE, or --set key=value):\n",
+    );
+    for k in KEYS {
+        out.push_str(&format!(
+            "  {:width$}  {} (default: {})\n",
+            k.name,
+            k.doc.replace('`', ""),
+            k.default
+        ));
+    }
+    out
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+fn text(raw: &Raw) -> Result<String, String> {
+    match raw {
+        Raw::Text(t) => Ok(t.trim().to_string()),
+        Raw::Node(n) => n
+            .as_str()
+            .map(|s| s.trim().to_string())
+            .ok_or_else(|| format!("expected a string, got {}", n.type_name())),
+    }
+}
+
+fn boolean(raw: &Raw) -> Result<bool, String> {
+    let parse = |t: &str| match t.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        other => Err(format!("expected true or false, got {other:?}")),
+    };
+    match raw {
+        Raw::Text(t) => parse(t),
+        Raw::Node(n) => match n.as_bool() {
+            Some(b) => Ok(b),
+            None => n.as_str().map_or_else(
+                || Err(format!("expected true or false, got {}", n.type_name())),
+                parse,
+            ),
+        },
+    }
+}
+
+/// A list: YAML sequence of strings, or a comma-separated string (items trimmed, empties dropped).
+fn list(raw: &Raw) -> Result<Vec<String>, String> {
+    match raw {
+        Raw::Text(t) => Ok(inventory::split_list(t)),
+        Raw::Node(n) if n.is_null() => Ok(Vec::new()),
+        Raw::Node(n) => inventory::string_list(n),
+    }
+}
+
+fn map(raw: &Raw, labels: bool) -> Result<std::collections::BTreeMap<String, String>, String> {
+    match raw {
+        Raw::Text(t) => inventory::parse_pairs(t, labels),
+        Raw::Node(n) if n.is_null() => Ok(Default::default()),
+        Raw::Node(n) => inventory::string_map(n, labels),
+    }
+}
+
+/// A relative path without `..`: a package may only point at its own files.
+fn is_plain_relative(path: &str) -> bool {
+    !path.is_empty()
+        && !path.starts_with('/')
+        && !path.contains('\\')
+        && path.split('/').all(|part| part != "..")
+}
+
+fn is_dns1123_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}

@@ -1,0 +1,151 @@
+//! The host driver: arguments, input, files and output to an exit status — what every host (the
+//! command, the golden tests, the WebAssembly shells) does around the core, done once.
+//!
+//! Reading files and writing streams stay with the host; this module turns what it was given
+//! into options, runs the core, and says what to print where and how to exit.
+
+use std::path::PathBuf;
+
+use clap::{CommandFactory, FromArgMatches, Parser};
+
+use crate::krm::finding::{Finding, failed};
+use crate::krm::{self};
+use crate::limits::Limits;
+use crate::run::{Files, Options, RunError, run_streaming};
+
+/// Turns Cluster API kubeconfig Secrets into Argo CD cluster Secrets.
+///
+/// Reads a KRM ResourceList (as kpt and kustomize send it), a `kind: List` (`kubectl get -o yaml`),
+/// or a multi-document YAML stream, from FILE or standard input. A ResourceList comes back as a
+/// ResourceList with results; anything else as a YAML stream, with results on standard error.
+///
+/// Exit codes: 0 success (warnings possible), 1 error results (the full output is still written),
+/// 2 unusable input or arguments (nothing written).
+#[derive(Parser, Debug, Clone)]
+#[command(name = "capi2argo", version, about, long_about)]
+pub struct Args {
+    /// Input file; standard input when absent or `-`.
+    pub input: Option<PathBuf>,
+
+    /// A functionConfig file (ConfigMap or Capi2Argo) replacing the ResourceList's own.
+    #[arg(long, value_name = "FILE")]
+    pub fn_config: Option<PathBuf>,
+
+    /// A setting as key=value (for example namespacedNames=true); repeatable, applied last.
+    /// Every setting is listed below.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+
+    /// Largest input accepted, in bytes (files named by resourceFiles too, each and together).
+    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_input_bytes)]
+    pub max_input_bytes: usize,
+
+    /// Deepest YAML nesting accepted.
+    #[arg(long, value_name = "LEVELS", default_value_t = Limits::default().max_depth)]
+    pub max_depth: usize,
+
+    /// Most YAML nodes in one parse, aliases expanded.
+    #[arg(long, value_name = "NODES", default_value_t = Limits::default().max_nodes)]
+    pub max_nodes: usize,
+
+    /// Most YAML nodes aliases may add in one parse, 64 bytes of text counting as one (billion-laughs guard).
+    #[arg(long, value_name = "NODES", default_value_t = Limits::default().max_alias_nodes)]
+    pub max_alias_nodes: usize,
+
+    /// Most resources in one input.
+    #[arg(long, value_name = "COUNT", default_value_t = Limits::default().max_items)]
+    pub max_items: usize,
+}
+
+impl Args {
+    /// Parses command-line arguments (the program name first), `--help` listing every setting.
+    pub fn try_parse_from<I, T>(argv: I) -> Result<Args, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let matches = Self::command()
+            .after_long_help(crate::config::help())
+            .after_help("Settings: see --help for every key the function reads.")
+            .try_get_matches_from(argv)?;
+        Args::from_arg_matches(&matches)
+    }
+
+    /// The resource limits these arguments set.
+    pub fn limits(&self) -> Limits {
+        Limits {
+            max_input_bytes: self.max_input_bytes,
+            max_depth: self.max_depth,
+            max_nodes: self.max_nodes,
+            max_alias_nodes: self.max_alias_nodes,
+            max_items: self.max_items,
+        }
+    }
+
+    /// The options these arguments ask for, given the text of `--fn-config` (read by the host).
+    pub fn options(&self, function_config: Option<String>) -> Options {
+        Options {
+            function_config,
+            overrides: self.set.clone(),
+            limits: self.limits(),
+        }
+    }
+}
+
+/// How a run ends, as a process would exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// 0: converted; warnings possible.
+    Success = 0,
+    /// 1: at least one error result; the output is still complete.
+    Failure = 1,
+    /// 2: unusable input or arguments; nothing was written.
+    Unusable = 2,
+}
+
+/// What a host prints on standard error and how it exits; the output went to the sink.
+#[derive(Debug)]
+pub struct Report {
+    /// How to exit.
+    pub exit: Exit,
+    /// One line each: results other than `info`, or the one reason the input was unusable.
+    pub stderr: String,
+    /// Every result, `info` ones included (empty when the input was unusable).
+    pub results: Vec<Finding>,
+}
+
+/// Runs the core and turns its answer into what a host prints and how it exits.
+pub fn drive(
+    input: &[u8],
+    options: &Options,
+    files: &mut dyn Files,
+    sink: &mut krm::Sink,
+) -> Report {
+    match run_streaming(input, options, files, sink) {
+        Ok(results) => Report {
+            exit: if failed(&results) {
+                Exit::Failure
+            } else {
+                Exit::Success
+            },
+            stderr: stderr_lines(&results),
+            results,
+        },
+        Err(e) => unusable(&e),
+    }
+}
+
+/// The report for input or arguments the core cannot use.
+pub fn unusable(error: &RunError) -> Report {
+    Report {
+        exit: Exit::Unusable,
+        stderr: format!("capi2argo: {error}\n"),
+        results: Vec::new(),
+    }
+}
+
+/// Results as stderr lines (`error: Secret ns/name: data.value: message`), `info` ones too:
+/// kubectl and kustomize users see nothing else of them.
+pub fn stderr_lines(results: &[Finding]) -> String {
+    results.iter().map(|r| format!("{r}\n")).collect()
+}

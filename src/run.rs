@@ -1,0 +1,181 @@
+//! One run of the function: the input read once, the configuration read once, the resources
+//! the configuration brings along, reconciliation, and the output in the input's form.
+
+use crate::config::{Config, ConfigError};
+use crate::krm::finding::{Finding, ResourceRef};
+use crate::krm::object::Object;
+use crate::krm::{self, Input, InputError, Item, Out};
+use crate::limits::Limits;
+use crate::reconcile::reconcile;
+use crate::yaml::{Node, parse_stream};
+
+/// How to run, besides the input itself.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// A functionConfig object (YAML or JSON) that replaces the one in the ResourceList.
+    pub function_config: Option<String>,
+    /// `key=value` settings applied over the functionConfig.
+    pub overrides: Vec<String>,
+    /// Bounds for the input and everything read from it.
+    pub limits: Limits,
+}
+
+/// Where the files a configuration names (`resourceFiles`) come from: the host reads them,
+/// under its own rules; the core reads nothing itself.
+pub trait Files {
+    /// The bytes of `path` (relative to the working directory, checked to hold no `..`), at
+    /// most `limit` of them; `Err` says why not.
+    fn read(&mut self, path: &str, limit: usize) -> Result<Vec<u8>, String>;
+}
+
+/// No files at all: for hosts that have none to give (browsers, kpt's WASM runtime).
+pub struct NoFiles;
+
+impl Files for NoFiles {
+    fn read(&mut self, path: &str, _limit: usize) -> Result<Vec<u8>, String> {
+        Err(format!(
+            "{path} cannot be read here (this host gives the function no files; the command-line tool reads them)"
+        ))
+    }
+}
+
+/// What a run produced. The output is complete even when there are error results.
+#[derive(Debug)]
+pub struct Outcome {
+    /// The output ResourceList or YAML stream.
+    pub output: String,
+    /// Every result.
+    pub results: Vec<Finding>,
+}
+
+impl Outcome {
+    /// Whether an error result exists (the command exits 1 then).
+    pub fn failed(&self) -> bool {
+        crate::krm::finding::failed(&self.results)
+    }
+}
+
+/// Why a run could not start: nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The input is not YAML, not UTF-8, over a limit, or not a ResourceList, List or stream.
+    #[error("{0}")]
+    Input(#[from] InputError),
+    /// The `--fn-config` file, a `--set` setting or a `resourceFiles` entry is unusable.
+    #[error("{0}")]
+    FunctionConfig(String),
+}
+
+/// Runs the function over one input.
+pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
+    let mut output = String::new();
+    let results = run_streaming(input, options, &mut NoFiles, &mut |s| output.push_str(s))?;
+    Ok(Outcome { output, results })
+}
+
+/// Runs the function, handing the output to `sink` piece by piece as it is written: nothing
+/// the input already holds is copied, and the whole output never has to sit in memory. An
+/// error before any output (unreadable input) means the sink was never called.
+pub fn run_streaming(
+    input: &[u8],
+    options: &Options,
+    files: &mut dyn Files,
+    sink: &mut krm::Sink,
+) -> Result<Vec<Finding>, RunError> {
+    let limits = &options.limits;
+    let mut parsed = krm::parse(input, limits)?;
+    let override_doc = function_config_override(options)?;
+    // Settings given on the command line are checked on their own: a mistake there is a usage error.
+    if let Err(errors) = Config::from_parts(override_doc.as_ref(), &options.overrides, limits) {
+        let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        return Err(RunError::FunctionConfig(lines.join("\n")));
+    }
+    let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
+    let config = match Config::from_parts(fc, &options.overrides, limits) {
+        Ok(config) => config,
+        Err(errors) => return Ok(config_failure(&parsed, fc, &errors, sink)),
+    };
+    let fc_ref = fc.map(|n| Object::new(n).resource_ref());
+    slim(&mut parsed.items);
+    parsed.items.extend(extra_sources(&config, files, limits)?);
+    Ok(reconcile(&parsed, &config, limits, fc_ref, sink))
+}
+
+fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunError> {
+    let Some(text) = &options.function_config else {
+        return Ok(None);
+    };
+    let docs = parse_stream(text, &options.limits)
+        .map_err(|e| RunError::FunctionConfig(format!("function config: {e}")))?;
+    docs.into_iter()
+        .next()
+        .map(|d| Some(d.root))
+        .ok_or_else(|| RunError::FunctionConfig("function config is empty".into()))
+}
+
+/// Items copied verbatim that the function never reads keep only what results name them by
+/// (kind and metadata): the rest of their tree would only hold memory until the output is written.
+fn slim(items: &mut [Item]) {
+    for item in items
+        .iter_mut()
+        .filter(|i| !matches!(i.text, krm::Text::Rewrite(_)))
+    {
+        let kind = Object::new(&item.node).kind().unwrap_or_default();
+        let read = matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane");
+        if !read {
+            item.node.retain_keys(&["apiVersion", "kind", "metadata"]);
+        }
+    }
+}
+
+/// Resources the config brings along (`resources`, `resourceFiles`): read and converted, never emitted.
+fn extra_sources(
+    config: &Config,
+    files: &mut dyn Files,
+    limits: &Limits,
+) -> Result<Vec<Item<'static>>, RunError> {
+    let mut items: Vec<Item<'static>> = config
+        .resources
+        .iter()
+        .map(|node| Item::generated(node.clone(), true))
+        .collect();
+    for path in &config.resource_files {
+        let bytes = files
+            .read(path, limits.max_input_bytes)
+            .map_err(|e| RunError::FunctionConfig(format!("resourceFiles: {e}")))?;
+        let input = krm::parse(&bytes, limits)
+            .map_err(|e| RunError::FunctionConfig(format!("resourceFiles: {path}: {e}")))?;
+        items.extend(
+            input
+                .items
+                .into_iter()
+                .map(|item| Item::generated(item.node.into_owned(), true)),
+        );
+    }
+    Ok(items)
+}
+
+/// A bad configuration converts nothing and loses nothing: every item goes out as it came,
+/// with one result for each mistake.
+fn config_failure(
+    input: &Input,
+    fc: Option<&Node>,
+    errors: &[ConfigError],
+    sink: &mut krm::Sink,
+) -> Vec<Finding> {
+    let resource: Option<ResourceRef> = fc.map(|fc| Object::new(fc).resource_ref());
+    let results: Vec<Finding> = errors
+        .iter()
+        .map(|error| {
+            let finding = Finding::error(format!("functionConfig: {}", error.detail()))
+                .on(resource.clone(), None);
+            match error.field() {
+                Some(field) => finding.at(field),
+                None => finding,
+            }
+        })
+        .collect();
+    let items: Vec<Out> = input.items.iter().map(Out::Keep).collect();
+    krm::render(input, &items, &results, sink);
+    results
+}
