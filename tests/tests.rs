@@ -11,5 +11,6 @@ mod container;
 mod golden;
 mod kpt;
 mod kustomize;
+mod readme;
 mod syscalls;
 mod tls;

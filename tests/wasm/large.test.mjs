@@ -17,7 +17,7 @@ const missing = existsSync(fleet) && existsSync(native)
   : 'target/fleet is missing: `make wasm-test` generates the fleet and its native output';
 
 test('large fleet: WASI module under node:wasi', { skip: missing }, () => {
-  const runner = join(root, 'tests', 'wasm', 'wasi-run.mjs');
+  const runner = join(root, 'wasm', 'run-wasi.mjs');
   const run = spawnSync(process.execPath, ['--no-warnings', runner, join(root, 'dist', 'capi2argo.wasm')], {
     input: readFileSync(fleet),
     maxBuffer: 1 << 30,

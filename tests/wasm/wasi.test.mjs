@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { cases, root } from './cases.mjs';
 
 const module = join(root, 'dist', 'capi2argo.wasm');
-const runner = join(root, 'tests', 'wasm', 'wasi-run.mjs');
+const runner = join(root, 'wasm', 'run-wasi.mjs');
 
 for (const c of cases()) {
   test(`wasi/node: ${c.name}`, () => {

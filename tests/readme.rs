@@ -1,0 +1,296 @@
+//! Every command the README shows is run as written — in the checkout or a scratch copy of what
+//! it needs, with the built binary on `PATH` — here or by the test named next to it.
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use crate::common::{self, TempDir};
+
+/// Who runs each README command. A command missing here fails
+/// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it.
+const COMMANDS: &[(&str, &str)] = &[
+    (
+        "cargo install --locked --path .",
+        "readme::install_and_release_build_as_written",
+    ),
+    (
+        "cargo build --locked --release",
+        "readme::install_and_release_build_as_written",
+    ),
+    (
+        "capi2argo tests/fixtures/providers/kubeadm.yaml",
+        "readme::quick_start_converts_the_example",
+    ),
+    (
+        "kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml | capi2argo | kubectl apply -f - -l capi-to-argocd/owned=true",
+        "readme::kubectl_pipelines_with_a_lists_worth_of_secrets (no cluster here: kubectl's ends stand in)",
+    ),
+    (
+        "kubectl get secrets -A -o yaml | capi2argo --set namespacedNames=true --set argoNamespace=gitops",
+        "readme::kubectl_pipelines_with_a_lists_worth_of_secrets (no cluster here: kubectl's ends stand in)",
+    ),
+    (
+        "make musl",
+        "container:: tests (make image builds the musl binary the images hold)",
+    ),
+    (
+        "kpt fn eval my-package --exec capi2argo -- namespacedNames=true",
+        "readme::kpt_eval_as_written",
+    ),
+    (
+        "kpt fn eval my-package --image ghcr.io/capi2argo/capi2argo:v0.1.0 -- namespacedNames=true",
+        "container:: tests",
+    ),
+    (
+        "kubectl kustomize --enable-alpha-plugins DIR",
+        "container:: tests",
+    ),
+    (
+        "node --no-warnings wasm/run-wasi.mjs dist/capi2argo.wasm < tests/fixtures/providers/kubeadm.yaml",
+        "tests/wasm/readme.test.mjs",
+    ),
+    (
+        "KPT_FN_WASM_RUNTIME=nodejs kpt fn eval my-package --allow-alpha-wasm --exec dist/capi2argo-kpt.wasm -- namespacedNames=true",
+        "tests/wasm/readme.test.mjs",
+    ),
+    ("make", "readme::make_alone_lists_the_targets"),
+    ("make test", ".ci/run (CI runs exactly this)"),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The commands of the README's `sh` blocks: continuation lines joined, comments dropped.
+fn readme_commands() -> BTreeSet<String> {
+    let text = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let mut commands = BTreeSet::new();
+    for block in text.split("```sh\n").skip(1) {
+        let block = block.split("```").next().unwrap_or_default();
+        let mut current = String::new();
+        for line in block.lines() {
+            let line = line.trim_end();
+            if let Some(part) = line.strip_suffix('\\') {
+                current.push_str(part.trim_end());
+                current.push(' ');
+                continue;
+            }
+            current.push_str(line);
+            let command = strip_comment(&current);
+            if !command.is_empty() {
+                commands.insert(squeeze(&command));
+            }
+            current.clear();
+        }
+    }
+    commands
+}
+
+/// The command without a trailing ` # comment`.
+fn strip_comment(line: &str) -> String {
+    let line = line.trim();
+    if line.starts_with('#') {
+        return String::new();
+    }
+    match line.find("  #").or_else(|| line.find(" # ")) {
+        Some(i) => line[..i].trim().to_string(),
+        None => line.to_string(),
+    }
+}
+
+fn squeeze(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn every_readme_command_is_run_by_a_test() {
+    let listed: BTreeSet<String> = COMMANDS.iter().map(|(c, _)| squeeze(c)).collect();
+    let shown = readme_commands();
+    let unlisted: Vec<&String> = shown.difference(&listed).collect();
+    let stale: Vec<&String> = listed.difference(&shown).collect();
+    assert!(
+        unlisted.is_empty() && stale.is_empty(),
+        "README commands no test runs: {unlisted:#?}\nlisted but no longer in the README: {stale:#?}"
+    );
+}
+
+/// Runs `command` with `sh -c` in `dir`, the built binary first on `PATH`.
+fn sh(dir: &Path, command: &str) -> Output {
+    let bin = Path::new(env!("CARGO_BIN_EXE_capi2argo"))
+        .parent()
+        .expect("binary dir")
+        .to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .current_dir(dir)
+        .env("PATH", path)
+        .output()
+        .expect("sh runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn quick_start_converts_the_example() {
+    let out = sh(&root(), "capi2argo tests/fixtures/providers/kubeadm.yaml");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    // The README shows these lines of the output.
+    for line in [
+        "  name: cluster-prod-eu-1\n",
+        "  namespace: argocd\n",
+        "    argocd.argoproj.io/secret-type: cluster\n",
+        "    capi-to-argocd/cluster-secret-name: prod-eu-1-kubeconfig\n",
+        "  server: https://prod-eu-1-api.example.net:6443\n",
+        "        \"insecure\": false,\n",
+    ] {
+        assert!(stdout.contains(line), "output lacks {line:?}");
+    }
+}
+
+#[test]
+fn make_alone_lists_the_targets() {
+    if !common::available("make", &["--version"], "`make` alone was NOT run") {
+        return;
+    }
+    let out = sh(&root(), "make");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for target in [
+        "make test",
+        "make example",
+        "make wasm",
+        "make fuzz",
+        "make bench",
+    ] {
+        assert!(
+            stdout.contains(target),
+            "`make` does not list {target}:\n{stdout}"
+        );
+    }
+}
+
+/// kubectl's ends of the pipe need a cluster; here `kubectl get … -o yaml` is what it prints
+/// (a `kind: List`, as in the provider fixtures) and `kubectl apply -l
+/// capi-to-argocd/owned=true` is its label selector, applied to what capi2argo writes.
+#[test]
+fn kubectl_pipelines_with_a_lists_worth_of_secrets() {
+    let list = fs::read(root().join("tests/fixtures/providers/kubeadm.yaml")).expect("fixture");
+    let out = common::capi2argo(&[], &list, None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let documents: Vec<String> = text(&out.stdout)
+        .split("\n---\n")
+        .map(String::from)
+        .collect();
+    let selected: Vec<&String> = documents
+        .iter()
+        .filter(|d| d.contains("    capi-to-argocd/owned: \"true\"\n"))
+        .collect();
+    assert_eq!(
+        selected.len(),
+        1,
+        "the selector picks the one generated Secret"
+    );
+    assert!(selected[0].contains("name: cluster-prod-eu-1\n"));
+    let out = common::capi2argo(
+        &[
+            "--set",
+            "namespacedNames=true",
+            "--set",
+            "argoNamespace=gitops",
+        ],
+        &list,
+        None,
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("  name: cluster-fleet-eu-prod-eu-1\n  namespace: gitops\n"));
+}
+
+#[test]
+fn kpt_eval_as_written() {
+    if !common::available("kpt", &["version"], "the README's kpt command was NOT run") {
+        return;
+    }
+    let dir = TempDir::new("readme", "kpt");
+    let package = dir.path("my-package");
+    fs::create_dir_all(&package).expect("package dir");
+    fs::write(
+        package.join("Kptfile"),
+        "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: my-package\n",
+    )
+    .expect("Kptfile");
+    fs::copy(
+        root().join("tests/fixtures/providers/kubeadm.yaml"),
+        package.join("capi-secrets.yaml"),
+    )
+    .expect("fixture copied");
+    let out = sh(
+        &dir.0,
+        "kpt fn eval my-package --exec capi2argo -- namespacedNames=true",
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let written = package.join("argocd/cluster-fleet-eu-prod-eu-1.yaml");
+    let secret = fs::read_to_string(&written).expect("kpt wrote the new Secret to its file");
+    assert!(secret.contains("argocd.argoproj.io/secret-type: cluster"));
+}
+
+/// The two install commands, as written (the install going to a scratch root): the command
+/// runs, and the release binary links nothing but glibc and libgcc_s, as the README says.
+#[test]
+fn install_and_release_build_as_written() {
+    let dir = TempDir::new("readme", "install");
+    let target = root().join("target/readme-install");
+    let run = |command: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(root())
+            .env("CARGO_INSTALL_ROOT", &dir.0)
+            .env("CARGO_TARGET_DIR", &target)
+            .output()
+            .expect("sh runs");
+        assert!(out.status.success(), "{command}: {}", text(&out.stderr));
+    };
+    run("cargo install --locked --path .");
+    let installed = dir.path("bin/capi2argo");
+    let version = Command::new(&installed)
+        .arg("--version")
+        .output()
+        .expect("installed binary runs");
+    assert!(text(&version.stdout).starts_with("capi2argo "));
+    run("cargo build --locked --release");
+    let binary = target.join("release/capi2argo");
+    if !common::available(
+        "ldd",
+        &["--version"],
+        "the release binary's links were NOT checked",
+    ) {
+        return;
+    }
+    let links = Command::new("ldd").arg(&binary).output().expect("ldd runs");
+    let libraries: Vec<String> = text(&links.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(String::from))
+        .filter(|l| !l.starts_with("linux-vdso") && !l.starts_with("/lib64/ld-linux"))
+        .collect();
+    assert_eq!(
+        libraries,
+        ["libgcc_s.so.1", "libc.so.6"],
+        "the release binary links more than the README says"
+    );
+    let size = fs::metadata(&binary).expect("binary").len();
+    assert!(
+        (700_000..=1_400_000).contains(&size),
+        "the README says about 1 MB; it is {size} bytes"
+    );
+}

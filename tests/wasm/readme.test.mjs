@@ -1,0 +1,64 @@
+// The README's WebAssembly commands run as written (this Node first on PATH), and its size
+// table matches what `make wasm` built.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { root } from './cases.mjs';
+
+const readme = readFileSync(join(root, 'README.md'), 'utf8');
+const env = { ...process.env, PATH: `${dirname(process.execPath)}:${process.env.PATH}` };
+const sh = (command, cwd) => spawnSync('sh', ['-c', command], { cwd, env, maxBuffer: 1 << 26 });
+
+test('readme: the WASI command as written', () => {
+  const command = 'node --no-warnings wasm/run-wasi.mjs dist/capi2argo.wasm < tests/fixtures/providers/kubeadm.yaml';
+  assert.ok(readme.includes(command), 'the README shows this command');
+  const run = sh(command, root);
+  assert.equal(run.status, 0, run.stderr.toString());
+  const native = spawnSync(join(root, 'target', 'debug', 'capi2argo'), [join(root, 'tests/fixtures/providers/kubeadm.yaml')]);
+  assert.equal(run.stdout.toString(), native.stdout.toString());
+});
+
+test('readme: the kpt WASM command as written', (t) => {
+  if (spawnSync('kpt', ['version']).status !== 0) {
+    t.skip('`kpt` is not on PATH, so the README\'s kpt WASM command was NOT run');
+    return;
+  }
+  const command = 'KPT_FN_WASM_RUNTIME=nodejs kpt fn eval my-package --allow-alpha-wasm --exec dist/capi2argo-kpt.wasm -- namespacedNames=true';
+  assert.ok(readme.includes(command), 'the README shows this command');
+  const dir = mkdtempSync(join(tmpdir(), 'capi2argo-readme-'));
+  try {
+    const pkg = join(dir, 'my-package');
+    mkdirSync(pkg);
+    writeFileSync(join(pkg, 'Kptfile'), 'apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: my-package\n');
+    copyFileSync(join(root, 'tests/fixtures/providers/kubeadm.yaml'), join(pkg, 'capi-secrets.yaml'));
+    mkdirSync(join(dir, 'dist'));
+    copyFileSync(join(root, 'dist', 'capi2argo-kpt.wasm'), join(dir, 'dist', 'capi2argo-kpt.wasm'));
+    const run = sh(command, dir);
+    assert.equal(run.status, 0, run.stderr.toString());
+    assert.ok(existsSync(join(pkg, 'argocd', 'cluster-fleet-eu-prod-eu-1.yaml')), 'kpt wrote the new Secret');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('readme: the WebAssembly sizes are the built ones', () => {
+  const marked = [...readme.matchAll(/<!-- size:([^ ]+) -->([^<]*)<!-- \/size -->/g)];
+  assert.equal(marked.length, 3, 'three artifacts in the size table');
+  const wrong = [];
+  for (const [, path, shown] of marked) {
+    const bytes = readFileSync(join(root, path));
+    const kib = (n) => Math.round(n / 1024);
+    const actual = `${kib(bytes.length)} KiB (${kib(gzipSync(bytes, { level: 9 }).length)} KiB)`;
+    // Builds move by a few KiB from one toolchain to the next: within 3% is the same figure.
+    const [size, gz] = shown.match(/\d+/g).map(Number);
+    const close = (a, b) => Math.abs(a - b) <= Math.max(3, b * 0.03);
+    if (!close(size, kib(bytes.length)) || !close(gz, kib(gzipSync(bytes, { level: 9 }).length))) {
+      wrong.push(`${path}: README says ${shown}, built ${actual}`);
+    }
+  }
+  assert.deepEqual(wrong, [], 'update the README\'s size table');
+});
