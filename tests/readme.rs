@@ -294,3 +294,24 @@ fn install_and_release_build_as_written() {
         "the README says about 1 MB; it is {size} bytes"
     );
 }
+
+/// The README's settings table is the key table the function parses with, row for row.
+#[test]
+fn settings_table_is_the_key_table() {
+    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let rows: Vec<String> = capi2argo::KEYS
+        .iter()
+        .map(|k| {
+            let default = match k.default {
+                "none" | "all" => k.default.to_string(),
+                d => format!("`{d}`"),
+            };
+            format!("| `{}` | {default} | {} |", k.name, k.doc)
+        })
+        .collect();
+    let table = format!("| key | default | meaning |\n|---|---|---|\n{}\n", rows.join("\n"));
+    assert!(
+        readme.contains(&table),
+        "the README's settings table differs from the key table; it should read:\n{table}"
+    );
+}
