@@ -28,6 +28,77 @@ fn version_and_help() {
     for needle in ["ResourceList", "Exit codes", "--fn-config", "--set"] {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
+    // Every setting, from the same table the function parses with.
+    for key in capi2argo::KEYS {
+        assert!(
+            help.contains(&format!("  {} ", key.name)),
+            "--help lacks the setting {}",
+            key.name
+        );
+    }
+}
+
+/// Run bare on a terminal, the command says it waits for standard input instead of hanging
+/// without a word (a pseudo-terminal from `script`, so the test sees what a user sees).
+#[test]
+fn a_terminal_on_standard_input_gets_a_hint() {
+    if !common::available(
+        "script",
+        &["--version"],
+        "the terminal hint was NOT checked",
+    ) {
+        return;
+    }
+    let command = format!("timeout 1 {}", env!("CARGO_BIN_EXE_capi2argo"));
+    let out = std::process::Command::new("script")
+        .args(["-q", "-c", &command, "/dev/null"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("script runs");
+    let seen = text(&out.stdout);
+    assert!(
+        seen.contains("reading a ResourceList, a List or YAML documents from standard input"),
+        "{seen}"
+    );
+}
+
+/// Output that cannot be written is lost output, never a success (issue "Security round 2").
+#[test]
+fn a_closed_standard_output_is_exit_2() {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} tests/fixtures/providers/kubeadm.yaml >&-",
+            env!("CARGO_BIN_EXE_capi2argo")
+        ))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("sh runs");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cannot write output"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Reading stops at the limit: an endless input is refused at once, not read into memory.
+#[test]
+fn an_endless_input_stops_at_the_limit() {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "{} --max-input-bytes 1000 < /dev/zero",
+            env!("CARGO_BIN_EXE_capi2argo")
+        ))
+        .output()
+        .expect("sh runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("over the limit of 1000 bytes"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

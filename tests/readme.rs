@@ -309,7 +309,10 @@ fn settings_table_is_the_key_table() {
             format!("| `{}` | {default} | {} |", k.name, k.doc)
         })
         .collect();
-    let table = format!("| key | default | meaning |\n|---|---|---|\n{}\n", rows.join("\n"));
+    let table = format!(
+        "| key | default | meaning |\n|---|---|---|\n{}\n",
+        rows.join("\n")
+    );
     assert!(
         readme.contains(&table),
         "the README's settings table differs from the key table; it should read:\n{table}"

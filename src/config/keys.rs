@@ -330,7 +330,7 @@ pub fn help() -> String {
         out.push_str(&format!(
             "  {:width$}  {} (default: {})\n",
             k.name,
-            k.doc.replace('`', ""),
+            k.doc.replace('`', "").replace(" (see below)", ""),
             k.default
         ));
     }
