@@ -56,7 +56,8 @@ fn run(args: &Args) -> Result<Exit, String> {
     // Written as produced: the output of a large fleet never sits in memory whole.
     let mut stdout = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
     let mut written = Ok(());
-    let report = host::drive(&input, &options, &mut WorkingDir, &mut |piece| {
+    let mut files = WorkingDir { budget: limit };
+    let report = host::drive(&input, &options, &mut files, &mut |piece| {
         if written.is_ok() {
             written = stdout.write_all(piece.as_bytes());
         }
@@ -116,14 +117,62 @@ fn read_bounded(reader: impl Read, limit: usize, what: &str) -> Result<Vec<u8>, 
     Ok(buf)
 }
 
-/// The config's `resourceFiles`, read from the working directory.
-struct WorkingDir;
+/// The config's `resourceFiles`, read from the working directory under kustomize's load
+/// restrictions and then some: no symbolic link anywhere on the path (a link could lead out of
+/// the directory, as it would in an Argo CD repo-server), nothing but regular files (a FIFO would
+/// block, a device never end), every file read up to the input limit and all of them together
+/// within it too.
+struct WorkingDir {
+    /// What is left of `--max-input-bytes` for all files together.
+    budget: usize,
+}
 
 impl Files for WorkingDir {
     fn read(&mut self, path: &str, limit: usize) -> Result<Vec<u8>, String> {
-        read_file(Path::new(path), limit).map_err(|e| {
-            // The message names the path once.
-            e.replace(&format!("cannot read {path}: "), &format!("{path}: "))
-        })
+        let bytes = read_confined(Path::new(path), limit.min(self.budget))
+            .map_err(|reason| format!("{path}: {reason}"))?;
+        self.budget -= bytes.len();
+        Ok(bytes)
     }
+}
+
+/// Reads a relative path below the working directory without following any link.
+fn read_confined(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
+    use std::path::Component;
+    let mut walked = std::path::PathBuf::new();
+    for component in path.components() {
+        let Component::Normal(part) = component else {
+            return Err("only plain relative paths below the working directory are read".into());
+        };
+        walked.push(part);
+        let meta = std::fs::symlink_metadata(&walked).map_err(|e| e.to_string())?;
+        if meta.file_type().is_symlink() {
+            return Err(format!(
+                "{} is a symbolic link, which is not followed (it could lead outside the working directory)",
+                walked.display()
+            ));
+        }
+    }
+    let before = std::fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    if !before.file_type().is_file() {
+        return Err("not a regular file".into());
+    }
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    // The file opened is the file checked: not swapped for a link or a FIFO in between.
+    let opened = file.metadata().map_err(|e| e.to_string())?;
+    if !opened.file_type().is_file() || !same_file(&before, &opened) {
+        return Err("changed while it was being opened".into());
+    }
+    read_bounded(file, limit, "it").map_err(|e| e.replace("it is over", "over"))
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    a.dev() == b.dev() && a.ino() == b.ino()
+}
+
+#[cfg(not(unix))]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    a.len() == b.len()
 }

@@ -8,7 +8,8 @@ use crate::config::{Config, Mode};
 use crate::convert::argocd::{
     self, ClusterSecret, OWNED_LABEL, PROTECTED_LABELS, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
 };
-use crate::convert::kubeconfig::{self, Credentials};
+use crate::convert::argocd::{Login, login_of_json};
+use crate::convert::kubeconfig::{self, Credentials, without_userinfo};
 use crate::convert::meta as names;
 use crate::fleet::cluster;
 use crate::fleet::inventory::Selector;
@@ -168,9 +169,13 @@ impl<'x, 'a> Run<'x, 'a> {
                 continue;
             }
             match self.convert_cluster(namespace, name, members) {
-                Some((mut secret, source)) => {
+                Some((mut secret, source, degraded)) => {
                     self.apply_fleet(&mut secret, source, capi_cluster, scan, &mut used);
-                    generated.push(Generated { source, secret });
+                    generated.push(Generated {
+                        source,
+                        secret,
+                        degraded,
+                    });
                 }
                 None => unsettled.extend(members.iter().map(|c| source_key(&c.namespace, &c.name))),
             }
@@ -248,10 +253,28 @@ impl<'x, 'a> Run<'x, 'a> {
         let owned_set: HashSet<usize> = owned.iter().map(|o| o.index).collect();
         let mut replaced: HashMap<usize, Out<'x, 'a>> = HashMap::new();
         let mut appended: Vec<Out<'x, 'a>> = Vec::new();
-        for Generated { source, mut secret } in generated {
+        for Generated {
+            source,
+            mut secret,
+            degraded,
+        } in generated
+        {
             match existing.get(&(secret.namespace.clone(), secret.secret_name.clone())) {
                 Some(&at) if owned_set.contains(&at) => {
                     let old = self.item(at);
+                    if let Some(reason) = self.weakens(&old.node, &secret, degraded.as_deref()) {
+                        // Never weaken a working Secret: the existing one stays as it is.
+                        unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
+                        let target = Object::new(&old.node).resource_ref();
+                        self.report(
+                            source,
+                            Severity::Error,
+                            None,
+                            format!("{target} is kept as it is: {reason}"),
+                        );
+                        replaced.insert(at, Out::Keep(old));
+                        continue;
+                    }
                     secret.annotations = Object::new(&old.node).tool_annotations();
                     let node = self.secret_node(&secret);
                     let out = if same_content(&old.node, &node) {
@@ -283,6 +306,31 @@ impl<'x, 'a> Run<'x, 'a> {
             }
         }
         (replaced, appended)
+    }
+
+    /// Why `new` may not replace the owned Secret `old`: it is a fallback, or it logs in more
+    /// weakly than `old` does (read from `old`'s `config`). Pull mode carries no logins.
+    fn weakens(&self, old: &Node, new: &ClusterSecret, degraded: Option<&str>) -> Option<String> {
+        if self.config.mode == Mode::Pull {
+            return None;
+        }
+        let object = Object::new(old);
+        let config = object.secret_value("config").ok().flatten().map(|(_, c)| c);
+        let before = config.as_deref().and_then(login_of_json);
+        let after = new.config.login();
+        match (degraded, before) {
+            (Some(reason), Some(before)) if after <= before => Some(format!(
+                "{reason} ({}); the Secret already has {}",
+                after.describe(),
+                before.describe()
+            )),
+            (_, Some(before)) if after < before => Some(format!(
+                "the new conversion has {}, weaker than the {} the Secret has",
+                after.describe(),
+                before.describe()
+            )),
+            _ => None,
+        }
     }
 
     /// Owned Secrets that nothing produced any more go, unless their source failed this time.
@@ -568,7 +616,7 @@ impl<'x, 'a> Run<'x, 'a> {
         namespace: &str,
         cluster: &str,
         members: &[&Candidate],
-    ) -> Option<(ClusterSecret, usize)> {
+    ) -> Option<(ClusterSecret, usize, Option<String>)> {
         let converted: Vec<Converted> = members.iter().map(|c| self.convert(c)).collect();
         let ok = |i: &usize| converted[*i].connection.is_some();
         let indices: Vec<usize> = (0..members.len()).collect();
@@ -612,10 +660,74 @@ impl<'x, 'a> Run<'x, 'a> {
         }
         let chosen = chosen?;
         let source = members[chosen];
+        // A user kubeconfig (the long-lived login the provider writes) that failed, with the
+        // plain one standing in: a fallback, which may not replace a working Secret.
+        let failed_user = members
+            .iter()
+            .zip(&converted)
+            .find(|(m, c)| m.variant == Variant::User && c.connection.is_none());
+        let degraded = match failed_user {
+            Some((m, _)) if self.config.mode == Mode::Push && source.variant == Variant::Plain => {
+                Some(format!(
+                    "{} could not be converted, and {} is a fallback",
+                    m.name, source.name
+                ))
+            }
+            _ => None,
+        };
         let connection = converted.into_iter().nth(chosen)?.connection?;
         let mut config = connection.config;
+        let mut server = connection.server;
+        let object = Object::new(&self.item(source.index).node);
+        // Findings about the kubeconfig name the field it came from.
+        let field = if object.node.path(&["stringData", "value"]).is_some() {
+            "stringData.value"
+        } else {
+            "data.value"
+        };
         if self.config.mode == Mode::Pull {
             config = without_credentials(config);
+            // The credential-less Secret carries no credentials in its URLs either.
+            let (clean, had) = without_userinfo(&server);
+            let (proxy, proxy_had) = match &config.proxy_url {
+                Some(p) => {
+                    let (p, had) = without_userinfo(p);
+                    (Some(p), had)
+                }
+                None => (None, false),
+            };
+            if had || proxy_had {
+                server = clean;
+                config.proxy_url = proxy;
+                self.results.push(object.finding(
+                    Finding::info(
+                        "pull mode: the user and password in the server or proxy URL are left out",
+                    )
+                    .at(field),
+                ));
+            }
+        } else {
+            if without_userinfo(&server).1
+                || config
+                    .proxy_url
+                    .as_deref()
+                    .is_some_and(|p| without_userinfo(p).1)
+            {
+                self.results.push(object.finding(
+                    Finding::warning(
+                        "kubeconfig server or proxy-url carries a user and password in the URL; they go into the Argo CD Secret as they are",
+                    )
+                    .at(field),
+                ));
+            }
+            if config.login() == Login::Expiring {
+                self.results.push(object.finding(
+                    Finding::warning(
+                        "kubeconfig token expires on its own (an EKS token lasts 15 minutes): Argo CD loses access to the cluster; give it a login it renews (the provider's user kubeconfig, or argocd-k8s-auth)",
+                    )
+                    .at(field),
+                ));
+            }
         }
         let (secret_base, cluster_name) = if self.config.namespaced_names {
             (
@@ -630,7 +742,7 @@ impl<'x, 'a> Run<'x, 'a> {
                 secret_name: names::dns1123_subdomain(&secret_base),
                 namespace: self.config.argo_namespace.clone(),
                 cluster_name,
-                server: connection.server,
+                server,
                 config,
                 source_name: source.name.clone(),
                 source_namespace: source.namespace.clone(),
@@ -639,6 +751,7 @@ impl<'x, 'a> Run<'x, 'a> {
                 shard: None,
             },
             source.index,
+            degraded,
         ))
     }
 
@@ -704,6 +817,7 @@ impl<'x, 'a> Run<'x, 'a> {
             })
             .collect();
         let mut connection = reading.connection;
+        let mut unreadable_token = false;
         // Rancher keeps the token beside the kubeconfig rather than in it.
         if let Some(conn) = connection
             .as_mut()
@@ -714,12 +828,21 @@ impl<'x, 'a> Run<'x, 'a> {
                     conn.config.bearer_token =
                         Some(crate::convert::argocd::Sensitive(token.trim().to_string()));
                 }
+                // A token that is there but unreadable is an error on its own field, not an
+                // anonymous login.
+                Err(finding) => {
+                    diagnostics.push(object.finding(finding));
+                    unreadable_token = true;
+                }
                 _ => diagnostics.push(at(
                     Severity::Warning,
                     &field,
                     "kubeconfig has no credentials: Argo CD will connect anonymously".into(),
                 )),
             }
+        }
+        if unreadable_token {
+            connection = None;
         }
         Converted {
             connection,
@@ -732,6 +855,9 @@ impl<'x, 'a> Run<'x, 'a> {
 struct Generated {
     source: usize,
     secret: ClusterSecret,
+    /// Why this conversion is worse than what the cluster's Secrets could give (a preferred
+    /// kubeconfig failed, so a weaker one stood in): it may not replace a working Secret.
+    degraded: Option<String>,
 }
 
 /// An owned Argo CD Secret in the input, and the source its labels name.

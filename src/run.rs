@@ -139,7 +139,13 @@ fn extra_sources(
         .iter()
         .map(|node| Item::generated(node.clone(), true))
         .collect();
-    for path in &config.resource_files {
+    let mut read = std::collections::HashSet::new();
+    // Each file once, however often the list names it.
+    for path in config
+        .resource_files
+        .iter()
+        .filter(|p| read.insert(p.as_str()))
+    {
         let bytes = files
             .read(path, limits.max_input_bytes)
             .map_err(|e| RunError::FunctionConfig(format!("resourceFiles: {e}")))?;

@@ -89,6 +89,70 @@ pub struct ExecProviderConfig {
     pub provide_cluster_info: bool,
 }
 
+/// How a config logs in, weakest first. A conversion that would replace a working cluster
+/// Secret with a weaker login is not allowed to (the "never weaken" rule).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Login {
+    /// No credentials: anonymous.
+    None,
+    /// A token that expires on its own (an EKS presigned token lasts 15 minutes).
+    Expiring,
+    /// Long-lived credentials: a client certificate, a token without an expiry, a password.
+    Static,
+    /// A login Argo CD renews by itself: `awsAuthConfig` or an exec plugin.
+    Renewing,
+}
+
+impl Login {
+    /// In a few words, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Login::None => "no credentials",
+            Login::Expiring => "a token that expires",
+            Login::Static => "static credentials",
+            Login::Renewing => "a login Argo CD renews (awsAuthConfig or an exec plugin)",
+        }
+    }
+}
+
+/// Whether a bearer token expires by itself: EKS presigned tokens (`k8s-aws-v1.`), Google OAuth
+/// access tokens (`ya29.`), and JWTs that carry an `exp` claim.
+pub fn token_expires(token: &str) -> bool {
+    if token.starts_with("k8s-aws-v1.") || token.starts_with("ya29.") {
+        return true;
+    }
+    let mut parts = token.split('.');
+    let (Some(_), Some(claims), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
+        return false;
+    };
+    base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims.trim_end_matches('='))
+        .ok()
+        .and_then(|json| serde_json::from_slice::<serde_json::Value>(&json).ok())
+        .is_some_and(|claims| claims.get("exp").is_some())
+}
+
+/// The login of an existing cluster Secret's `config` JSON (`None` when it is not JSON).
+pub fn login_of_json(config: &str) -> Option<Login> {
+    let value: serde_json::Value = serde_json::from_str(config).ok()?;
+    let has = |key: &str| value.get(key).is_some_and(|v| !v.is_null());
+    let tls = value.get("tlsClientConfig");
+    let cert = tls.is_some_and(|t| t.get("certData").is_some_and(|v| !v.is_null()));
+    Some(if has("awsAuthConfig") || has("execProviderConfig") {
+        Login::Renewing
+    } else if cert || has("username") || has("password") {
+        Login::Static
+    } else if let Some(token) = value.get("bearerToken").and_then(|t| t.as_str()) {
+        if token_expires(token) {
+            Login::Expiring
+        } else {
+            Login::Static
+        }
+    } else {
+        Login::None
+    })
+}
+
 /// The helper the Argo CD image ships for cloud logins.
 pub const ARGOCD_K8S_AUTH: &str = "argocd-k8s-auth";
 
@@ -102,6 +166,27 @@ impl ClusterConfig {
                 .is_some_and(|e| e.command == ARGOCD_K8S_AUTH)
     }
 
+    /// How this config logs in.
+    pub fn login(&self) -> Login {
+        if self.uses_argocd_k8s_auth() || self.exec_provider_config.is_some() {
+            Login::Renewing
+        } else if self.tls_client_config.cert_data.is_some()
+            || self.username.is_some()
+            || self.password.is_some()
+        {
+            Login::Static
+        } else if let Some(token) = &self.bearer_token {
+            if token_expires(&token.0) {
+                Login::Expiring
+            } else {
+                Login::Static
+            }
+        } else {
+            Login::None
+        }
+    }
+
+    /// Whether the config carries any credential.
     pub fn has_credentials(&self) -> bool {
         self.username.is_some()
             || self.password.is_some()

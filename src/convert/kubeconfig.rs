@@ -6,6 +6,30 @@ use crate::krm::finding::{Finding, Severity};
 use crate::limits::Limits;
 use crate::yaml::{Node, parse_stream};
 
+/// Whether `url` is what client-go dials: `https://` or `http://` and a host.
+pub fn is_http_url(url: &str) -> bool {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    rest.is_some_and(|r| {
+        let authority = r.split(['/', '?', '#']).next().unwrap_or_default();
+        let host = authority.rsplit('@').next().unwrap_or_default();
+        !host.is_empty() && !host.starts_with(':')
+    })
+}
+
+/// The URL without the `user:password@` it may carry, and whether it carried one.
+pub fn without_userinfo(url: &str) -> (String, bool) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_string(), false);
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => (format!("{scheme}://{}", &rest[at + 1..]), true),
+        None => (url.to_string(), false),
+    }
+}
+
 /// The cluster a kubeconfig connects to, as Argo CD needs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Connection {
@@ -330,8 +354,19 @@ fn read_cluster(
         .string(cluster, "server", path)
         .map(|s| s.trim_end_matches('/').to_string());
     let server = match server {
-        Some(s) if !s.is_empty() => Some(s),
-        _ => {
+        Some(s) if s.is_empty() => {
+            r.error(format!("{path}.server"), "is empty");
+            None
+        }
+        Some(s) if !is_http_url(&s) => {
+            r.error(
+                format!("{path}.server"),
+                "is not an https:// (or http://) URL with a host",
+            );
+            None
+        }
+        Some(s) => Some(s),
+        None => {
             if cluster.get("server").is_none_or(Node::is_null) {
                 r.error(format!("{path}.server"), "is missing");
             }
