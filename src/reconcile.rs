@@ -90,6 +90,9 @@ struct Scan {
     clusters: HashMap<(String, String), usize>,
     /// Control plane objects by namespace, kind and name (for the Kubernetes version).
     control_planes: HashMap<(String, String, String), usize>,
+    /// Kubeconfig Secrets the scan could not take (unsound, given twice): their Argo CD
+    /// Secrets stay as they are, never pruned for it.
+    held: Vec<(String, String)>,
 }
 
 impl<'x, 'a> Run<'x, 'a> {
@@ -127,7 +130,7 @@ impl<'x, 'a> Run<'x, 'a> {
     fn finish(mut self, sink: &mut krm::Sink) -> Vec<Finding> {
         let scan = self.scan();
         // Sources whose Argo CD Secret must be left alone because this run could not redo it.
-        let mut unsettled: HashSet<(String, String)> = HashSet::new();
+        let mut unsettled: HashSet<(String, String)> = scan.held.iter().cloned().collect();
         let mut generated = self.convert_all(&scan, &mut unsettled);
         self.drop_collisions(&mut generated, &mut unsettled);
         let (replaced, appended) = self.place(generated, &scan.owned, &mut unsettled);
@@ -394,6 +397,10 @@ impl<'x, 'a> Run<'x, 'a> {
     /// Finds kubeconfig Secrets and owned Argo CD Secrets; reports items that are not objects at all.
     fn scan(&mut self) -> Scan {
         let mut scan = Scan::default();
+        // The first item of each identity the function reads, and the identities given twice
+        // with different content (which it takes neither of).
+        let mut first: HashMap<(String, String, String), usize> = HashMap::new();
+        let mut twice: HashSet<(String, String, String)> = HashSet::new();
         for index in 0..self.input.items.len() {
             let node = &self.item(index).node;
             let object = Object::new(node);
@@ -416,12 +423,34 @@ impl<'x, 'a> Run<'x, 'a> {
             let relevant = cluster::is_cluster(node)
                 || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(node)));
             if relevant && !self.metadata_is_sound(index) {
+                if let Some(name) = object.name().filter(|_| object.is_secret()) {
+                    scan.held.push(source_key(object.namespace(), name));
+                }
                 continue;
             }
             let (Some(kind), Some(name)) = (object.kind(), object.name()) else {
                 continue;
             };
             let namespace = object.namespace().to_string();
+            if relevant {
+                let identity = (kind.to_string(), namespace.clone(), name.to_string());
+                match first.get(&identity) {
+                    None => {
+                        first.insert(identity, index);
+                    }
+                    // The same object twice is one object.
+                    Some(&at) if same_content(&self.item(at).node, node) => continue,
+                    Some(&at) => {
+                        let message = format!(
+                            "{} is given twice with different content (items {at} and {index}); neither is used",
+                            object.resource_ref()
+                        );
+                        self.report(index, Severity::Error, None, message);
+                        twice.insert(identity);
+                        continue;
+                    }
+                }
+            }
             if cluster::is_cluster(node) {
                 scan.clusters
                     .entry((namespace, name.to_string()))
@@ -458,6 +487,23 @@ impl<'x, 'a> Run<'x, 'a> {
                 // label or an unknown suffix does not pass in silence.
                 Err(finding) => self.results.push(object.finding(finding)),
             }
+        }
+        if !twice.is_empty() {
+            let taken = |index: usize| {
+                let object = Object::new(&self.item(index).node);
+                let identity = (
+                    object.kind().unwrap_or_default().to_string(),
+                    object.namespace().to_string(),
+                    object.name().unwrap_or_default().to_string(),
+                );
+                !twice.contains(&identity)
+            };
+            for c in scan.candidates.iter().filter(|c| !taken(c.index)) {
+                scan.held.push(source_key(&c.namespace, &c.name));
+            }
+            scan.candidates.retain(|c| taken(c.index));
+            scan.owned.retain(|o| taken(o.index));
+            scan.clusters.retain(|_, i| taken(*i));
         }
         scan
     }

@@ -109,3 +109,61 @@ fn opens_only_its_inputs_and_spawns_nothing() {
     assert_eq!(execs, 1, "only the binary itself is executed:\n{trace}");
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Regression (issue "Security round 2"): a `resourceFiles` entry that is a symbolic link —
+/// to a Secret outside the working directory, to a device, or a FIFO in the directory — is
+/// refused without the link's target or the FIFO ever being opened.
+#[test]
+fn resource_files_never_open_a_links_target_or_a_fifo() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        crate::common::skip("strace is not installed, so symbolic-link access was NOT checked");
+        return;
+    }
+    let dir = crate::common::TempDir::new("strace", "links");
+    let outside = dir.path("outside");
+    let work = dir.path("work");
+    fs::create_dir_all(&outside).unwrap();
+    fs::create_dir_all(&work).unwrap();
+    let secret = outside.join("secret.yaml");
+    fs::write(
+        &secret,
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: x-kubeconfig}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&secret, work.join("capi.yaml")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", work.join("zero.yaml")).unwrap();
+    std::os::unix::fs::symlink(&outside, work.join("sub")).unwrap();
+    let fifo = Command::new("mkfifo").arg(work.join("fifo.yaml")).status();
+    let mut entries = vec!["capi.yaml", "zero.yaml", "sub/secret.yaml"];
+    if fifo.is_ok_and(|s| s.success()) {
+        entries.push("fifo.yaml");
+    }
+    for entry in entries {
+        let log = dir.path(&format!("{}.log", entry.replace('/', "-")));
+        let out = Command::new("strace")
+            .args(["-f", "-qq", "-e", "trace=open,openat,openat2", "-o"])
+            .arg(&log)
+            .arg(env!("CARGO_BIN_EXE_capi2argo"))
+            .args(["--set", &format!("resourceFiles={entry}")])
+            .current_dir(&work)
+            .stdin(Stdio::null())
+            .output()
+            .expect("strace runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{entry}: {stderr}");
+        assert!(
+            stderr.contains(&format!("resourceFiles: {entry}: ")),
+            "{stderr}"
+        );
+        let trace = fs::read_to_string(&log).unwrap();
+        for line in trace.lines() {
+            let Some(path) = line.split('"').nth(1) else {
+                continue;
+            };
+            assert!(
+                runtime_file(path) || path == "/proc/self/fd/1",
+                "{entry}: opened {path}: {line}"
+            );
+        }
+    }
+}

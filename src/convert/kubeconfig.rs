@@ -219,6 +219,19 @@ fn read_into(
         }
     };
     let root = match docs.as_slice() {
+        [doc] if doc.root.duplicate_key().is_some() => {
+            let (path, key) = doc.root.duplicate_key().unwrap_or_default();
+            let at = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            r.error(
+                at,
+                "is given twice; YAML readers disagree on which one counts, so neither is used",
+            );
+            return None;
+        }
         [doc] if doc.root.as_map().is_some() => &doc.root,
         [] => {
             r.error("", "is empty");

@@ -249,6 +249,7 @@ fn stream<'a>(text: &'a str, docs: Vec<Document<'a>>, limits: &Limits) -> Input<
             aliases: &doc.aliases,
             tag_directives: doc.tag_directives,
         };
+        let typed = typed_list(&doc.root);
         let Value::Map(entries) = doc.root.value else {
             continue;
         };
@@ -281,6 +282,14 @@ fn stream<'a>(text: &'a str, docs: Vec<Document<'a>>, limits: &Limits) -> Input<
                 flatten_list(node, &mut items);
                 continue;
             }
+            if let Some((api_version, kind)) = &typed {
+                if node.get("kind").is_none() {
+                    // A typed list's items leave their type to the list: written out on
+                    // their own, they say it.
+                    items.push(Item::generated(with_type(node, api_version, kind), false));
+                    continue;
+                }
+            }
             let item_text = match ranges.get(i) {
                 Some(range) => verbatim::moved(text, &node, range.clone(), &origin, limits),
                 None => Text::Rewrite(Rewrite::Flow),
@@ -304,8 +313,12 @@ fn stream<'a>(text: &'a str, docs: Vec<Document<'a>>, limits: &Limits) -> Input<
 }
 
 /// A `kind: List` whose items can be taken out (what `kubectl get` prints).
+/// A list of resources whose items can be taken out: `kind: List` (what `kubectl get` prints)
+/// or a typed list such as `SecretList` (what the API server returns, `kubectl get --raw`).
 fn is_list_node(node: &Node) -> bool {
-    is_kind(node, "List")
+    let kind = node.get("kind").and_then(Node::as_str).unwrap_or_default();
+    kind.ends_with("List")
+        && kind != "ResourceList"
         && node
             .get("items")
             .is_some_and(|i| i.as_seq().is_some() || i.is_null())
@@ -313,6 +326,7 @@ fn is_list_node(node: &Node) -> bool {
 
 /// The items of a nested List, at any depth; the emitter writes them.
 fn flatten_list<'a>(list: Node<'a>, items: &mut Vec<Item<'a>>) {
+    let typed = typed_list(&list);
     let Value::Map(entries) = list.value else {
         return;
     };
@@ -329,7 +343,37 @@ fn flatten_list<'a>(list: Node<'a>, items: &mut Vec<Item<'a>>) {
         if is_list_node(&node) {
             flatten_list(node, items);
         } else {
+            let node = match &typed {
+                Some((api_version, kind)) if node.get("kind").is_none() => {
+                    with_type(node, api_version, kind)
+                }
+                _ => node,
+            };
             items.push(Item::generated(node, false));
         }
+    }
+}
+
+/// For a typed list (`SecretList`): the apiVersion and kind of its items.
+fn typed_list(list: &Node) -> Option<(String, String)> {
+    let kind = list.get("kind")?.as_str()?;
+    let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty())?;
+    let api_version = list.get("apiVersion").and_then(Node::as_str)?;
+    Some((api_version.to_string(), item_kind.to_string()))
+}
+
+/// The item with `apiVersion` and `kind` in front, as a list item standing alone needs them.
+fn with_type<'a>(node: Node<'a>, api_version: &str, kind: &str) -> Node<'a> {
+    let Value::Map(entries) = node.value else {
+        return node;
+    };
+    let mut typed = vec![
+        (Node::string("apiVersion"), Node::string(api_version)),
+        (Node::string("kind"), Node::string(kind)),
+    ];
+    typed.extend(entries);
+    Node {
+        value: Value::Map(typed),
+        ..node
     }
 }

@@ -177,6 +177,19 @@ impl<'n, 'a> Object<'n, 'a> {
     /// finding naming the field.
     pub fn metadata_problems(&self) -> Vec<Finding> {
         let mut problems = Vec::new();
+        if let Some((path, key)) = self.node.duplicate_key() {
+            let field = if path.is_empty() {
+                key
+            } else {
+                format!("{path}.{key}")
+            };
+            problems.push(
+                Finding::error(
+                    "is given twice; YAML readers disagree on which one counts, so neither is used",
+                )
+                .at(field),
+            );
+        }
         let problem = |field: String, message: String| Finding::error(message).at(field);
         match self.node.get("metadata") {
             Some(m) if m.as_map().is_some() => {

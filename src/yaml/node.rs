@@ -358,6 +358,41 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// The first key that a mapping in this tree holds twice, and the path of that mapping
+    /// (`data`, `users[0].user`): readers disagree on which entry counts (go-yaml v3 refuses,
+    /// PyYAML keeps the last), so the function takes neither.
+    pub fn duplicate_key(&self) -> Option<(String, String)> {
+        fn walk(node: &Node, path: &str) -> Option<(String, String)> {
+            match &node.value {
+                Value::Scalar(_) => None,
+                Value::Seq(items) => items
+                    .iter()
+                    .enumerate()
+                    .find_map(|(i, item)| walk(item, &format!("{path}[{i}]"))),
+                Value::Map(entries) => {
+                    let mut seen = std::collections::HashSet::new();
+                    for (k, _) in entries {
+                        if let Some(key) = k.scalar().map(|s| s.text.as_ref()) {
+                            if !seen.insert(key) {
+                                return Some((path.to_string(), key.to_string()));
+                            }
+                        }
+                    }
+                    entries.iter().find_map(|(k, v)| {
+                        let key = k.scalar().map_or("?", |s| s.text.as_ref());
+                        let below = if path.is_empty() {
+                            key.to_string()
+                        } else {
+                            format!("{path}.{key}")
+                        };
+                        walk(v, &below)
+                    })
+                }
+            }
+        }
+        walk(self, "")
+    }
+
     /// Drops a mapping's entries except those under the given string keys.
     pub fn retain_keys(&mut self, keep: &[&str]) {
         if let Value::Map(entries) = &mut self.value {

@@ -102,14 +102,17 @@ def b64(text):
     return base64.b64encode(text.encode()).decode()
 
 
-def argo_secret(name, source, source_ns, owned=True, annotations="", server="https://old.example:6443", cluster="old"):
+def argo_secret(name, source, source_ns, owned=True, annotations="", server="https://old.example:6443", cluster="old", config=None):
     labels = "    argocd.argoproj.io/secret-type: cluster\n"
     if owned:
         labels += f'    capi-to-argocd/owned: "true"\n    capi-to-argocd/cluster-secret-name: {source}\n    capi-to-argocd/cluster-namespace: {source_ns}\n'
-    return (
+    text = (
         f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: argocd\n{annotations}  labels:\n{labels}"
         f"type: Opaque\nstringData:\n  name: {cluster}\n  server: {server}\n"
     )
+    if config is not None:
+        text += "  config: |-\n" + textwrap.indent(json.dumps(config, indent=2), "    ") + "\n"
+    return text
 
 
 def write(case, input_text, args=()):
@@ -452,11 +455,56 @@ def hostile_cases():
     (HERE / "hostile-not-utf8" / "input.yaml").write_bytes(rl_head.encode() + b"items:\n- kind: \xff\xfe\n")
 
 
+def security_cases():
+    """Issue "Security round 2": a degraded conversion never replaces a working Secret,
+    ambiguity is refused, URLs keep no credentials where none belong."""
+    aws_config = {"tlsClientConfig": {"insecure": False}, "awsAuthConfig": {"clusterName": "fleet_prod-eks"}}
+    token_config = {"bearerToken": "old-but-working-token", "tlsClientConfig": {"insecure": False}}
+    # Rancher keeps the token beside the kubeconfig; here it is corrupt.
+    rancher = secret("rancher-kubeconfig", "fleet", "rancher", type_line="", value=b64(kubeconfig(name="rancher", user="{}")),
+                     extra="  token: '!!!not-base64!!!'\n").replace("data:\n  value:", "data:\n  value:")
+    write("never-weaken-rancher-corrupt-token", kpt_package({
+        "capi/rancher.yaml": rancher,
+        "argocd/cluster-rancher.yaml": argo_secret("cluster-rancher", "rancher-kubeconfig", "fleet", cluster="rancher", server="https://10.0.0.1:6443", config=token_config),
+    }))
+    eks_plain = secret("prod-eks-kubeconfig", "fleet", "prod-eks", value=b64(kubeconfig(name="prod-eks", server="https://abc.gr7.eu-west-1.eks.amazonaws.com", user="token: k8s-aws-v1.aHR0cHM6Ly9zdHMuZXUtd2VzdC0xLmFtYXpvbmF3cy5jb20v")))
+    broken_user = kubeconfig(name="prod-eks", server="https://abc.gr7.eu-west-1.eks.amazonaws.com", user=(
+        "exec:\n  apiVersion: client.authentication.k8s.io/v1beta1\n  command: aws\n  args: [eks, get-token, --cluster-name]\n"))
+    eks_user = secret("prod-eks-user-kubeconfig", "fleet", "prod-eks", value=b64(broken_user))
+    owned_eks = argo_secret("cluster-prod-eks", "prod-eks-user-kubeconfig", "fleet", cluster="prod-eks", server="https://abc.gr7.eu-west-1.eks.amazonaws.com", config=aws_config)
+    files = {"capi/eks.yaml": eks_plain + "---\n" + eks_user, "argocd/cluster-prod-eks.yaml": owned_eks}
+    write("never-weaken-eks-fallback", kpt_package(files))
+    write("never-weaken-eks-fallback-lenient", kpt_package(files, function_config=config_map(strict="false")))
+    write("server-empty", kpt_package({"capi/c.yaml": "---\n".join([
+        secret("empty-kubeconfig", "fleet", "empty", value=b64(kubeconfig(name="empty", server='""'))),
+        secret("slash-kubeconfig", "fleet", "slash", value=b64(kubeconfig(name="slash", server="/"))),
+        secret("hostless-kubeconfig", "fleet", "hostless", value=b64(kubeconfig(name="hostless", server="api.example:6443"))),
+    ])}))
+    dup_kubeconfig = kubeconfig(name="dup", server="https://a.example:6443").replace(
+        "    server: https://a.example:6443\n", "    server: https://a.example:6443\n    server: https://b.example:6443\n")
+    dup_data = secret("dup-data-kubeconfig", "fleet", "dup-data", value=b64(kubeconfig(name="dup-data"))) + "  value: " + b64(kubeconfig(name="other")) + "\n"
+    write("duplicate-keys", kpt_package({"capi/c.yaml": "---\n".join([
+        secret("dup-kubeconfig", "fleet", "dup", value=b64(dup_kubeconfig)), dup_data])}))
+    one = secret("twice-kubeconfig", "fleet", "twice", value=b64(kubeconfig(name="twice", server="https://one.example:6443")))
+    two = secret("twice-kubeconfig", "fleet", "twice", value=b64(kubeconfig(name="twice", server="https://two.example:6443")))
+    write("duplicate-items", kpt_package({
+        "capi/a.yaml": one, "capi/b.yaml": two,
+        "argocd/cluster-twice.yaml": argo_secret("cluster-twice", "twice-kubeconfig", "fleet", cluster="twice", server="https://one.example:6443", config=token_config),
+    }))
+    # What the API server returns for a list (kubectl get --raw): items carry no kind.
+    listed = secret("raw-kubeconfig", "fleet", "raw", value=b64(kubeconfig(name="raw"))).replace("apiVersion: v1\nkind: Secret\n", "")
+    write("secret-list", "apiVersion: v1\nkind: SecretList\nmetadata:\n  resourceVersion: \"1\"\nitems:\n- " + textwrap.indent(listed, "  ")[2:])
+    proxied = kubeconfig(name="proxied", server="https://ops:s3cret@api.example:6443", cluster_extra="proxy-url: http://user:PASSWORD@proxy.example:3128\n")
+    write("url-credentials-pull", kpt_package({"capi/c.yaml": secret("proxied-kubeconfig", "fleet", "proxied", value=b64(proxied))}, function_config=config_map(mode="pull")))
+    write("url-credentials-push", kpt_package({"capi/c.yaml": secret("proxied-kubeconfig", "fleet", "proxied", value=b64(proxied))}))
+
+
 def main():
     provider_cases()
     rule_cases()
     fleet_cases()
     hostile_cases()
+    security_cases()
 
 
 if __name__ == "__main__":
