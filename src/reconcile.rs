@@ -412,6 +412,16 @@ impl<'x, 'a> Run<'x, 'a> {
                 self.results.push(Finding::error(message));
                 continue;
             }
+            // A list that could not be read as one (its items are not a list) is not taken apart.
+            if object.kind().is_some_and(|k| k.ends_with("List") && k != "ResourceList") {
+                self.results.push(object.finding(
+                    Finding::warning(
+                        "looks like a list, but its items are not a list: passed through unchanged, nothing in it converted",
+                    )
+                    .at("items"),
+                ));
+                continue;
+            }
             // A kubeconfig is `apiVersion: v1`, `kind: Config` (what kubectl writes).
             if object.is(Some("v1"), "Config") {
                 self.results

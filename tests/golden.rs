@@ -217,6 +217,7 @@ cases!(
     kpt_single_quoted_multiline,
     kubectl_json_list,
     kubectl_list,
+    list_without_items,
     long_names,
     name_collision,
     never_weaken_eks_fallback,
