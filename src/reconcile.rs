@@ -413,7 +413,10 @@ impl<'x, 'a> Run<'x, 'a> {
                 continue;
             }
             // A list that could not be read as one (its items are not a list) is not taken apart.
-            if object.kind().is_some_and(|k| k.ends_with("List") && k != "ResourceList") {
+            if object
+                .kind()
+                .is_some_and(|k| k.ends_with("List") && k != "ResourceList")
+            {
                 self.results.push(object.finding(
                     Finding::warning(
                         "looks like a list, but its items are not a list: passed through unchanged, nothing in it converted",
