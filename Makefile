@@ -35,7 +35,7 @@ export CAPI2ARGO_PYTHON := $(PYTHON)
 export CAPI2ARGO_NODE := $(NODE)
 export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
 
-.PHONY: help test fetch lint unit yaml-test wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke bench bench-micro
+.PHONY: help test fetch lint unit conformance yaml-test sizes wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke bench bench-micro
 
 ## Lists the targets.
 help:
@@ -48,7 +48,7 @@ test:
 	  python3 tests/summary.py $(LOG); exit $$status
 
 .PHONY: test-steps
-test-steps: fetch lint unit yaml-test wasm-test fuzz-smoke
+test-steps: fetch lint unit conformance yaml-test wasm-test fuzz-smoke
 	@test -c /dev/null || { echo "something replaced /dev/null with a regular file"; exit 1; }
 
 ## Downloads every crate the builds, lints and fuzz targets need (crates.io only).
@@ -76,6 +76,10 @@ lint: tools
 
 unit: tools
 	set -o pipefail; $(CARGO) test --locked 2>&1 | tee -a $(LOG)
+
+## Every Argo CD Secret the golden cases expect, checked against argo-cd's and apimachinery's rules (tests/argocd).
+conformance: tools
+	set -o pipefail; $(PYTHON) tests/argocd/conformance.py tests/golden 2>&1 | tee -a $(LOG)
 
 ## The function's output read by libyaml equals its input, on YAML that PyYAML, kpt and the YAML test suite wrote.
 yaml-test: tools
@@ -177,6 +181,10 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5 > target/fuzz-smoke.log 2>&1 \
 	  || { tail -40 target/fuzz-smoke.log; echo "fuzz smoke failed: see target/fuzz-smoke.log"; exit 1; }
 	@grep -E '^Done [0-9]+ runs' target/fuzz-smoke.log | sed 's/^/fuzz smoke: /' | tee -a $(LOG)
+
+## Rewrite the README's WebAssembly size table from the artifacts just built.
+sizes: wasm
+	$(NODE) wasm/sizes.mjs --write
 
 ## The benchmark (bench/README.md): every row in one run; results in bench/results/.
 bench: wasm

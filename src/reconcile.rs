@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::config::{Config, Mode};
+use crate::config::{Config, Mode, NameFrom};
 use crate::convert::argocd::{
     self, ClusterSecret, OWNED_LABEL, PROTECTED_LABELS, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
 };
@@ -70,6 +70,8 @@ struct Candidate {
 struct Converted {
     connection: Option<kubeconfig::Connection>,
     diagnostics: Vec<Finding>,
+    /// Its login needs a person: another kubeconfig of the cluster is the right choice, not a fallback.
+    interactive: bool,
 }
 
 struct Run<'x, 'a> {
@@ -171,6 +173,12 @@ impl<'x, 'a> Run<'x, 'a> {
                 self.report(at, Severity::Info, Some("metadata.labels"), message);
                 continue;
             }
+            if let Some(at) = capi_cluster {
+                if self.lifecycle_skips(at) {
+                    unsettled.extend(members.iter().map(|c| source_key(&c.namespace, &c.name)));
+                    continue;
+                }
+            }
             match self.convert_cluster(namespace, name, members) {
                 Some((mut secret, source, degraded)) => {
                     self.apply_fleet(&mut secret, source, capi_cluster, scan, &mut used);
@@ -185,6 +193,31 @@ impl<'x, 'a> Run<'x, 'a> {
         }
         self.report_unused_entries(&used);
         generated
+    }
+
+    /// Reports where the Cluster stands in its life; whether it gets no Argo CD Secret this time.
+    fn lifecycle_skips(&mut self, at: usize) -> bool {
+        let life = cluster::lifecycle(&self.item(at).node);
+        let skip = self.config.skip_not_ready && life.not_ready();
+        let outcome = if skip {
+            "skipped (skipNotReady): no Argo CD Secret this time, an existing one is kept"
+        } else {
+            "Argo CD may fail to reach it (skipNotReady=true waits)"
+        };
+        if life.deleting {
+            let message = format!("the Cluster is being deleted: {outcome}");
+            self.report(
+                at,
+                Severity::Warning,
+                Some("metadata.deletionTimestamp"),
+                message,
+            );
+        }
+        if life.initialized == Some(false) {
+            let message = format!("the Cluster's control plane is not initialised yet: {outcome}");
+            self.report(at, Severity::Warning, Some("status"), message);
+        }
+        skip
     }
 
     /// Two clusters must never write one Argo CD Secret: neither does, and both are errors.
@@ -608,7 +641,7 @@ impl<'x, 'a> Run<'x, 'a> {
                 used[li][ei] = true;
             }
         }
-        if let (Some(at), Some(node)) = (capi_cluster, cluster_node) {
+        if let Some(node) = cluster_node {
             let control_plane_version = node
                 .path(&["spec", "controlPlaneRef"])
                 .and_then(|r| {
@@ -625,14 +658,30 @@ impl<'x, 'a> Run<'x, 'a> {
             fields
                 .labels
                 .extend(cluster::facts(node, control_plane_version));
-            let (own, warnings) = cluster::own_metadata(
+            let (own, findings) = cluster::own_metadata(
                 node,
                 self.config.copy_cluster_labels,
                 self.config.copy_cluster_annotations,
             );
             fields.overlay(&own);
-            for (field, message) in warnings {
-                self.report(at, Severity::Warning, Some(&field), message);
+            for finding in findings {
+                self.results.push(Object::new(node).finding(finding));
+            }
+            if cluster::lifecycle(node).paused {
+                fields
+                    .annotations
+                    .insert(argocd::SKIP_RECONCILE_ANNOTATION.into(), "true".into());
+                self.results.push(Object::new(node).finding(
+                    Finding::info(format!(
+                        "the Cluster is paused: its Argo CD Secret gets {}: \"true\" (Argo CD 3.4 and later stop reconciling it)",
+                        argocd::SKIP_RECONCILE_ANNOTATION
+                    ))
+                    .at(if node.path(&["spec", "paused"]).and_then(Node::as_bool) == Some(true) {
+                        "spec.paused"
+                    } else {
+                        "metadata.annotations"
+                    }),
+                ));
             }
         }
         for key in PROTECTED_LABELS {
@@ -720,11 +769,12 @@ impl<'x, 'a> Run<'x, 'a> {
         let chosen = chosen?;
         let source = members[chosen];
         // A user kubeconfig (the long-lived login the provider writes) that failed, with the
-        // plain one standing in: a fallback, which may not replace a working Secret.
+        // plain one standing in: a fallback, which may not replace a working Secret. One whose
+        // login needs a person never worked in Argo CD, so nothing falls back from it.
         let failed_user = members
             .iter()
             .zip(&converted)
-            .find(|(m, c)| m.variant == Variant::User && c.connection.is_none());
+            .find(|(m, c)| m.variant == Variant::User && c.connection.is_none() && !c.interactive);
         let degraded = match failed_user {
             Some((m, _)) if self.config.mode == Mode::Push && source.variant == Variant::Plain => {
                 Some(format!(
@@ -788,13 +838,17 @@ impl<'x, 'a> Run<'x, 'a> {
                 ));
             }
         }
+        let named = match self.config.name_from {
+            NameFrom::Secret => cluster,
+            NameFrom::Kubeconfig => connection.cluster_entry.as_str(),
+        };
         let (secret_base, cluster_name) = if self.config.namespaced_names {
             (
                 format!("cluster-{namespace}-{cluster}"),
-                format!("{namespace}-{cluster}"),
+                format!("{namespace}-{named}"),
             )
         } else {
-            (format!("cluster-{cluster}"), cluster.to_string())
+            (format!("cluster-{cluster}"), named.to_string())
         };
         Some((
             ClusterSecret {
@@ -828,6 +882,7 @@ impl<'x, 'a> Run<'x, 'a> {
         let failed = |d: Finding| Converted {
             connection: None,
             diagnostics: vec![d],
+            interactive: false,
         };
         let object = Object::new(node);
         let (field, text) = match object.secret_value("value") {
@@ -906,6 +961,7 @@ impl<'x, 'a> Run<'x, 'a> {
         Converted {
             connection,
             diagnostics,
+            interactive: reading.interactive,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! the README's table, "did you mean" and the playground's form all read this table, so none
 //! of them can drift from the others.
 
-use super::{Config, Mode, Raw};
+use super::{Config, Mode, NameFrom, Raw};
 use crate::convert::argocd::DataField;
 use crate::fleet::inventory;
 use crate::limits::Limits;
@@ -84,11 +84,21 @@ pub static KEYS: &[Key] = &[
         doc: "`pull`: no credentials in `config` (server, CA, TLS server name and proxy only), for the Open Cluster Management pull model",
         kind: "choice:push|pull",
         set: |c, raw, _| {
-            c.mode = match text(raw).map_err(bad)?.as_str() {
-                "push" => Mode::Push,
-                "pull" => Mode::Pull,
-                other => return Err(bad(format!("expected push or pull, got {other:?}"))),
-            };
+            c.mode = choice(raw, &[("push", Mode::Push), ("pull", Mode::Pull)]).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "nameFrom",
+        default: "secret",
+        doc: "where the Argo CD cluster `name` comes from: `secret` (the kubeconfig Secret's name without `-kubeconfig`) or `kubeconfig` (the kubeconfig's cluster entry, as CACO names it)",
+        kind: "choice:secret|kubeconfig",
+        set: |c, raw, _| {
+            let options = [
+                ("secret", NameFrom::Secret),
+                ("kubeconfig", NameFrom::Kubeconfig),
+            ];
+            c.name_from = choice(raw, &options).map_err(bad)?;
             Ok(())
         },
     },
@@ -98,13 +108,11 @@ pub static KEYS: &[Key] = &[
         doc: "`data`: write base64 values under `data`",
         kind: "choice:stringData|data",
         set: |c, raw, _| {
-            c.data_field = match text(raw).map_err(bad)?.as_str() {
-                "stringData" => DataField::StringData,
-                "data" => DataField::Data,
-                other => {
-                    return Err(bad(format!("expected stringData or data, got {other:?}")));
-                }
-            };
+            let options = [
+                ("stringData", DataField::StringData),
+                ("data", DataField::Data),
+            ];
+            c.data_field = choice(raw, &options).map_err(bad)?;
             Ok(())
         },
     },
@@ -222,6 +230,16 @@ pub static KEYS: &[Key] = &[
         kind: "bool",
         set: |c, raw, _| {
             c.copy_cluster_annotations = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "skipNotReady",
+        default: "false",
+        doc: "`true`: a Cluster being deleted, or whose status says its control plane is not initialised, gets no Argo CD Secret this time (an existing one is kept); reported either way",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.skip_not_ready = boolean(raw).map_err(bad)?;
             Ok(())
         },
     },
@@ -361,6 +379,18 @@ fn text(raw: &Raw) -> Result<String, String> {
             .as_str()
             .map(|s| s.trim().to_string())
             .ok_or_else(|| format!("expected a string, got {}", n.type_name())),
+    }
+}
+
+/// One of a fixed set of words.
+fn choice<T: Copy>(raw: &Raw, options: &[(&str, T)]) -> Result<T, String> {
+    let value = text(raw)?;
+    match options.iter().find(|(word, _)| *word == value) {
+        Some((_, chosen)) => Ok(*chosen),
+        None => {
+            let words: Vec<&str> = options.iter().map(|(w, _)| *w).collect();
+            Err(format!("expected {}, got {value:?}", words.join(" or ")))
+        }
     }
 }
 

@@ -42,6 +42,10 @@ pub struct Config {
     pub shards: Option<u32>,
     pub copy_cluster_labels: bool,
     pub copy_cluster_annotations: bool,
+    /// Where the Argo CD cluster's `name` comes from.
+    pub name_from: NameFrom,
+    /// Clusters being deleted, or not initialised yet, get no Argo CD Secret for now.
+    pub skip_not_ready: bool,
     /// Extra input resources written in the config (kustomize generators).
     pub resources: Vec<Node<'static>>,
     /// Files of extra input resources, relative to the working directory; the caller reads them.
@@ -64,10 +68,21 @@ impl Default for Config {
             shards: None,
             copy_cluster_labels: false,
             copy_cluster_annotations: false,
+            name_from: NameFrom::Secret,
+            skip_not_ready: false,
             resources: Vec::new(),
             resource_files: Vec::new(),
         }
     }
+}
+
+/// Where the Argo CD cluster's `name` comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameFrom {
+    /// The kubeconfig Secret's name without its suffix (the CAPI Cluster's name).
+    Secret,
+    /// The kubeconfig's cluster entry, as CACO names it.
+    Kubeconfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -6,6 +6,7 @@ use std::fmt;
 use base64::Engine;
 use serde::Serialize;
 
+use crate::convert::exec::azure_login_is_unattended as exec_login_is_unattended;
 use crate::convert::meta::fnv64a;
 use crate::yaml::Node;
 
@@ -13,6 +14,8 @@ pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
 pub const OWNED_LABEL: &str = "capi-to-argocd/owned";
 pub const SOURCE_NAME_LABEL: &str = "capi-to-argocd/cluster-secret-name";
 pub const SOURCE_NAMESPACE_LABEL: &str = "capi-to-argocd/cluster-namespace";
+/// Argo CD 3.4+ stops reconciling a cluster whose Secret carries it as true (controller/sharding/cache.go).
+pub const SKIP_RECONCILE_ANNOTATION: &str = "argocd.argoproj.io/skip-reconcile";
 
 /// A credential. Debug output never shows it; only the Secret's `config` JSON carries it.
 #[derive(Clone, PartialEq, Eq, Default, Serialize)]
@@ -93,6 +96,9 @@ pub struct ExecProviderConfig {
 /// Secret with a weaker login is not allowed to (the "never weaken" rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Login {
+    /// A login that needs a person (an Azure device code, as earlier capi2argo versions wrote it):
+    /// it never works in Argo CD.
+    Interactive,
     /// No credentials: anonymous.
     None,
     /// A token that expires on its own (an EKS presigned token lasts 15 minutes).
@@ -107,6 +113,7 @@ impl Login {
     /// In a few words, for messages.
     pub fn describe(self) -> &'static str {
         match self {
+            Login::Interactive => "a login that needs a person at a browser",
             Login::None => "no credentials",
             Login::Expiring => "a token that expires",
             Login::Static => "static credentials",
@@ -138,19 +145,30 @@ pub fn login_of_json(config: &str) -> Option<Login> {
     let has = |key: &str| value.get(key).is_some_and(|v| !v.is_null());
     let tls = value.get("tlsClientConfig");
     let cert = tls.is_some_and(|t| t.get("certData").is_some_and(|v| !v.is_null()));
-    Some(if has("awsAuthConfig") || has("execProviderConfig") {
-        Login::Renewing
-    } else if cert || has("username") || has("password") {
-        Login::Static
-    } else if let Some(token) = value.get("bearerToken").and_then(|t| t.as_str()) {
-        if token_expires(token) {
-            Login::Expiring
-        } else {
+    let exec = value.get("execProviderConfig");
+    let azure_login = exec
+        .filter(|e| {
+            e.get("command").and_then(|c| c.as_str()) == Some(ARGOCD_K8S_AUTH)
+                && e.pointer("/args/0").and_then(|a| a.as_str()) == Some("azure")
+        })
+        .map(|e| e.pointer("/env/AAD_LOGIN_METHOD").and_then(|m| m.as_str()));
+    Some(
+        if azure_login.is_some_and(|m| !exec_login_is_unattended(m)) {
+            Login::Interactive
+        } else if has("awsAuthConfig") || has("execProviderConfig") {
+            Login::Renewing
+        } else if cert || has("username") || has("password") {
             Login::Static
-        }
-    } else {
-        Login::None
-    })
+        } else if let Some(token) = value.get("bearerToken").and_then(|t| t.as_str()) {
+            if token_expires(token) {
+                Login::Expiring
+            } else {
+                Login::Static
+            }
+        } else {
+            Login::None
+        },
+    )
 }
 
 /// The helper the Argo CD image ships for cloud logins.

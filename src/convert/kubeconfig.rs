@@ -1,7 +1,7 @@
 //! Reads a kubeconfig (never the files it points at) into a server URL and Argo CD's `ClusterConfig`.
 
 use crate::convert::argocd::{ClusterConfig, Sensitive};
-use crate::convert::exec::{self, ExecAuth, ExecPlugin};
+use crate::convert::exec::{self, ExecAuth, ExecPlugin, Refusal};
 use crate::krm::finding::{Finding, Severity};
 use crate::limits::Limits;
 use crate::yaml::{Node, parse_stream};
@@ -35,6 +35,8 @@ pub fn without_userinfo(url: &str) -> (String, bool) {
 pub struct Connection {
     pub server: String,
     pub config: ClusterConfig,
+    /// The name of the kubeconfig's cluster entry used (CACO names the Argo CD cluster after it).
+    pub cluster_entry: String,
 }
 
 /// Which parts of the user entry to read.
@@ -51,10 +53,14 @@ pub struct Reading {
     pub connection: Option<Connection>,
     /// Remarks, each with the path of the field inside the kubeconfig (never its value).
     pub findings: Vec<Finding>,
+    /// The login needs a person or a signed-in tool: it can never work in Argo CD, so other
+    /// credentials of the cluster are the right choice, not a fallback.
+    pub interactive: bool,
 }
 
 struct Reader {
     findings: Vec<Finding>,
+    interactive: bool,
 }
 
 impl Reader {
@@ -196,11 +202,13 @@ pub fn read(
 ) -> Reading {
     let mut r = Reader {
         findings: Vec::new(),
+        interactive: false,
     };
     let connection = read_into(&mut r, text, context, credentials, limits);
     Reading {
         connection: connection.filter(|_| !r.failed()),
         findings: r.findings,
+        interactive: r.interactive,
     }
 }
 
@@ -292,6 +300,7 @@ fn read_into(
     Some(Connection {
         server: server?,
         config,
+        cluster_entry: cluster_name,
     })
 }
 
@@ -487,7 +496,10 @@ fn read_user(r: &mut Reader, user: &Node, path: &str, config: &mut ClusterConfig
             match exec::map(&plugin, &mut notes) {
                 Ok(ExecAuth::Aws(aws)) => config.aws_auth_config = Some(aws),
                 Ok(ExecAuth::Exec(e)) => config.exec_provider_config = Some(e),
-                Err(reason) => r.error(&exec_path, reason),
+                Err(refusal) => {
+                    r.interactive |= matches!(refusal, Refusal::Interactive(_));
+                    r.error(&exec_path, refusal.to_string());
+                }
             }
             for note in notes {
                 r.push(note.severity, &exec_path, note.message);
@@ -513,6 +525,7 @@ fn read_exec(r: &mut Reader, exec: &Node, path: &str) -> Option<ExecPlugin> {
         api_version: r.string(exec, "apiVersion", path),
         install_hint: r.string(exec, "installHint", path),
         provide_cluster_info: r.boolean(exec, "provideClusterInfo", path),
+        interactive_mode: r.string(exec, "interactiveMode", path),
         ..Default::default()
     };
     match exec.get("args").filter(|a| !a.is_null()) {

@@ -48,6 +48,12 @@ pub fn label_value(value: &str) -> String {
     shorten(trimmed, value, MAX_LABEL_VALUE)
 }
 
+/// The name part of a label or annotation key (after any `prefix/`), cut to 63 characters with
+/// the hash suffix the names use when it is longer; `original` is what the hash is of.
+pub fn key_name(name: &str, original: &str) -> String {
+    shorten(name, original, MAX_LABEL_VALUE)
+}
+
 /// A label or annotation key, as apimachinery's `IsQualifiedName` checks it: an optional
 /// DNS-1123 subdomain prefix (at most 253 characters) and `/`, then a name of 1 to 63
 /// characters from `[A-Za-z0-9._-]`, alphanumeric at both ends.

@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 
 use crate::convert::argocd::Fields;
-use crate::convert::meta::label_value;
+use crate::convert::meta::{check_label_value, check_qualified_name, key_name, label_value};
+use crate::krm::finding::Finding;
 use crate::yaml::{Node, Value};
 
 /// A Cluster with this label gets no Argo CD Secret (CACO's marker).
@@ -40,6 +41,56 @@ pub fn is_ignored(cluster: &Node) -> bool {
     string_entries(cluster, "labels")
         .iter()
         .any(|(k, _)| *k == IGNORE_LABEL)
+}
+
+/// CAPI's pause marker (`cluster.x-k8s.io/paused`, api/core/v1beta2/common_types.go): present means paused.
+const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
+
+/// Where a Cluster stands in its life, as far as its Argo CD Secret is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Lifecycle {
+    /// `spec.paused: true`, or the pause annotation.
+    pub paused: bool,
+    /// `metadata.deletionTimestamp` is set.
+    pub deleting: bool,
+    /// Whether the control plane is initialised, when the Cluster has a status to say so
+    /// (v1beta2 `status.initialization.controlPlaneInitialized`, v1beta1 `status.controlPlaneReady`).
+    pub initialized: Option<bool>,
+}
+
+impl Lifecycle {
+    /// Being deleted, or known not to be initialised yet.
+    pub fn not_ready(&self) -> bool {
+        self.deleting || self.initialized == Some(false)
+    }
+}
+
+pub fn lifecycle(cluster: &Node) -> Lifecycle {
+    let is_true = |path: &[&str]| cluster.path(path).and_then(Node::as_bool) == Some(true);
+    let paused = is_true(&["spec", "paused"])
+        || string_entries(cluster, "annotations")
+            .iter()
+            .any(|(k, _)| *k == PAUSED_ANNOTATION);
+    let deleting = cluster
+        .path(&["metadata", "deletionTimestamp"])
+        .is_some_and(|t| !t.is_null());
+    let v1beta2 =
+        cluster.get("apiVersion").and_then(Node::as_str) == Some("cluster.x-k8s.io/v1beta2");
+    let initialized = cluster
+        .get("status")
+        .filter(|s| s.as_map().is_some())
+        .map(|_| {
+            if v1beta2 {
+                is_true(&["status", "initialization", "controlPlaneInitialized"])
+            } else {
+                is_true(&["status", "controlPlaneReady"])
+            }
+        });
+    Lifecycle {
+        paused,
+        deleting,
+        initialized,
+    }
 }
 
 /// The infrastructure provider's kind, e.g. `AWSCluster`.
@@ -91,10 +142,12 @@ pub fn facts(cluster: &Node, control_plane_version: Option<&str>) -> BTreeMap<St
             label_value(&provider_of(kind)),
         );
     }
-    if let Some(class) = cluster
-        .path(&["spec", "topology", "class"])
-        .and_then(Node::as_str)
-    {
+    // v1beta2 (Cluster API 1.11+) moved spec.topology.class to spec.topology.classRef.name.
+    let class = cluster
+        .path(&["spec", "topology", "classRef", "name"])
+        .or_else(|| cluster.path(&["spec", "topology", "class"]))
+        .and_then(Node::as_str);
+    if let Some(class) = class {
         labels.insert(format!("{FACT_PREFIX}cluster-class"), label_value(class));
     }
     if let Some(kind) = cluster
@@ -123,16 +176,32 @@ fn copyable(key: &str, annotation: bool) -> bool {
         || (annotation && key.starts_with("kubectl.kubernetes.io/")))
 }
 
-/// The Cluster's own metadata for its Argo CD Secret: copied, then taken along; plus warnings.
-///
-/// Warnings come as (field, message) pairs.
+/// The key recording that `key` was taken along (`taken-from-cluster-label.capi-to-argocd.<key>`),
+/// its name part shortened with a stable hash when over 63 characters (the API server would
+/// refuse the whole Secret otherwise), and whether it was shortened.
+fn taken_key(taken: &str, key: &str) -> (String, bool) {
+    let full = format!("{taken}{key}");
+    let (prefix, name) = match full.rsplit_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, full.as_str()),
+    };
+    let short = key_name(name, &full);
+    let shortened = short != name;
+    match prefix {
+        Some(prefix) => (format!("{prefix}/{short}"), shortened),
+        None => (short, shortened),
+    }
+}
+
+/// The Cluster's own metadata for its Argo CD Secret: copied, then taken along; plus findings,
+/// each naming the Cluster's field. Nothing the API server would refuse is ever returned.
 pub fn own_metadata(
     cluster: &Node,
     copy_labels: bool,
     copy_annotations: bool,
-) -> (Fields, Vec<(String, String)>) {
+) -> (Fields, Vec<Finding>) {
     let mut fields = Fields::default();
-    let mut warnings = Vec::new();
+    let mut findings = Vec::new();
     for (field, copy, take, taken) in [
         ("labels", copy_labels, TAKE_ALONG_LABEL, TAKEN_LABEL),
         (
@@ -143,13 +212,10 @@ pub fn own_metadata(
         ),
     ] {
         let entries = string_entries(cluster, field);
-        let target = if field == "labels" {
-            &mut fields.labels
-        } else {
-            &mut fields.annotations
-        };
+        let what = &field[..field.len() - 1];
+        let mut chosen: Vec<(String, String)> = Vec::new();
         if copy {
-            target.extend(
+            chosen.extend(
                 entries
                     .iter()
                     .filter(|(k, _)| copyable(k, field == "annotations"))
@@ -162,20 +228,53 @@ pub fn own_metadata(
             };
             match entries.iter().find(|(k, _)| *k == key) {
                 Some((_, value)) if !key.is_empty() => {
-                    target.insert(key.to_string(), value.to_string());
-                    target.insert(format!("{taken}{key}"), String::new());
+                    chosen.push((key.to_string(), value.to_string()));
+                    let (record, shortened) = taken_key(taken, key);
+                    if shortened {
+                        findings.push(
+                            Finding::info(format!(
+                                "the record of taken-along {what} {key:?} is {record:?}: a key's name holds at most 63 characters"
+                            ))
+                            .at(format!("metadata.{field}.{marker}")),
+                        );
+                    }
+                    chosen.push((record, String::new()));
                 }
-                _ => warnings.push((
-                    format!("metadata.{field}.{marker}"),
-                    format!(
-                        "take-along {} {key:?} is not set on the Cluster",
-                        &field[..field.len() - 1]
-                    ),
-                )),
+                _ => findings.push(
+                    Finding::warning(format!(
+                        "take-along {what} {key:?} is not set on the Cluster"
+                    ))
+                    .at(format!("metadata.{field}.{marker}")),
+                ),
+            }
+        }
+        let target = if field == "labels" {
+            &mut fields.labels
+        } else {
+            &mut fields.annotations
+        };
+        for (key, value) in chosen {
+            let valid = check_qualified_name(&key).and_then(|()| {
+                if field == "labels" {
+                    check_label_value(&value)
+                } else {
+                    Ok(())
+                }
+            });
+            match valid {
+                Ok(()) => {
+                    target.insert(key, value);
+                }
+                Err(reason) => findings.push(
+                    Finding::warning(format!(
+                        "not copied to the Argo CD Secret: {reason} (the API server would refuse the Secret)"
+                    ))
+                    .at(format!("metadata.{field}.{key}")),
+                ),
             }
         }
     }
-    (fields, warnings)
+    (fields, findings)
 }
 
 #[cfg(test)]
@@ -220,10 +319,10 @@ mod tests {
         );
         assert_eq!(warnings.len(), 1);
         assert_eq!(
-            warnings[0].0,
-            "metadata.labels.take-along-label.capi-to-argocd.missing"
+            warnings[0].field.as_deref(),
+            Some("metadata.labels.take-along-label.capi-to-argocd.missing")
         );
-        assert!(warnings[0].1.contains("\"missing\""), "{warnings:?}");
+        assert!(warnings[0].message.contains("\"missing\""), "{warnings:?}");
     }
 
     #[test]

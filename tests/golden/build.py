@@ -499,12 +499,166 @@ def security_cases():
     write("url-credentials-push", kpt_package({"capi/c.yaml": secret("proxied-kubeconfig", "fleet", "proxied", value=b64(proxied))}))
 
 
+def conversion_cases():
+    """Issue "Conversion that holds against real providers": kubeconfigs shaped as each
+    provider's code writes them; every case's README names the upstream file it follows."""
+    docs = split_docs(PROVIDERS.joinpath("aks.yaml").read_text())
+    admin, user = docs[0], docs[1]
+    encoded = re.search(r"^  value: (\S+)$", user, flags=re.M).group(1)
+    # What AKS hands CAPZ for an Entra ID cluster (az aks get-credentials without --admin):
+    # kubelogin with its default device-code login and the AKS public client id.
+    devicecode = base64.b64decode(encoded).decode().replace(
+        "      - 31e2ad10-fa4a-4df5-b585-694f83e95bc4\n", "      - 80faf920-1908-4b52-b5ef-a8e7bedfc67a\n"
+    ).replace("      - workloadidentity\n", "      - devicecode\n").replace(
+        "      env: null\n",
+        "      env: null\n      installHint: |2\n\n        kubelogin is not installed which is required to connect to AAD enabled cluster.\n\n        To learn more, please go to https://aka.ms/aks/kubelogin\n",
+    )
+    assert "devicecode" in devicecode and "80faf920" in devicecode
+    user_devicecode = user.replace(encoded, b64(devicecode))
+    # A Secret an earlier capi2argo wrote from the device-code kubeconfig: it never worked.
+    old_devicecode = {"tlsClientConfig": {"insecure": False}, "execProviderConfig": {
+        "command": "argocd-k8s-auth", "args": ["azure"], "env": {"AAD_LOGIN_METHOD": "devicecode"},
+        "apiVersion": "client.authentication.k8s.io/v1beta1"}}
+    only_user = user_devicecode.replace("aks-weu-prod", "aks-neu-dev")
+    write("aks-devicecode-user", kpt_package({
+        "capi/aks.yaml": admin + "---\n" + user_devicecode,
+        "capi/aks-dev.yaml": only_user,
+        "argocd/cluster-aks-weu-prod.yaml": argo_secret("cluster-aks-weu-prod", "aks-weu-prod-kubeconfig-user", "azure-prod", cluster="aks-weu-prod",
+                                                        server="https://aks-weu-prod-dns-1a2b3c4d.hcp.westeurope.azmk8s.io:443", config=old_devicecode),
+    }))
+
+    server = "https://api.onprem.example:6443"
+    def exec_user(command, args, api="client.authentication.k8s.io/v1beta1", env=None, more=""):
+        text = "exec:\n"
+        if api:
+            text += f"  apiVersion: {api}\n"
+        text += f"  command: {command}\n  args:\n" + "".join(f"  - {json.dumps(a)}\n" for a in args)
+        if env:
+            text += "  env:\n" + "".join(f"  - name: {n}\n    value: {json.dumps(v)}\n" for n, v in env)
+        return text + more
+    def one(name, ns, user):
+        return secret(f"{name}-kubeconfig", ns, name, value=b64(kubeconfig(name=name, server=server, user=user)))
+
+    # int128/kubelogin, as its docs/setup.md has `kubectl oidc-login setup` print it.
+    issuer = ["--oidc-issuer-url=https://issuer.example.com", "--oidc-client-id=kubernetes"]
+    write("oidc-kubelogin", kpt_package({"capi/oidc.yaml": "---\n".join([
+        one("oidc-browser", "onprem", exec_user("kubectl", ["oidc-login", "get-token", *issuer])),
+        one("oidc-standalone", "onprem", exec_user("kubelogin", ["get-token", *issuer, "--oidc-extra-scope=email"])),
+        one("oidc-device", "onprem", exec_user("kubectl", ["oidc-login", "get-token", *issuer, "--grant-type=device-code"])),
+        one("oidc-robot", "onprem", exec_user("kubectl", ["oidc-login", "get-token", *issuer, "--grant-type=client-credentials", "--oidc-client-secret=s3cret"])),
+    ])}))
+
+    spn = ["get-token", "--environment", "AzurePublicCloud", "--server-id", "6dae42f8-4368-4678-94ff-3960e28e3630",
+           "--client-id", "31e2ad10-fa4a-4df5-b585-694f83e95bc4", "--tenant-id", "9a86a9e9-14ed-4fe6-9ed8-0e35fbd581b3"]
+    write("azure-kubelogin-flags", kpt_package({"capi/azure.yaml": "---\n".join([
+        one("arc-pop", "azure", exec_user("kubelogin", [*spn, "--login", "spn", "--pop-enabled", "--pop-claims",
+                                                         "u=/subscriptions/0000/resourceGroups/rg/providers/Microsoft.Kubernetes/connectedClusters/arc-pop"],
+                                           env=[("AAD_SERVICE_PRINCIPAL_CLIENT_SECRET", "spn-secret")])),
+        one("pop-half", "azure", exec_user("kubelogin", [*spn, "--login", "spn", "--pop-enabled"])),
+        one("pop-msi", "azure", exec_user("kubelogin", [*spn, "--login", "msi", "--pop-enabled", "--pop-claims", "u=/x"])),
+        one("msi-resource", "azure", exec_user("kubelogin", [*spn, "--login", "msi", "--identity-resource-id",
+                                                              "/subscriptions/0000/resourceGroups/rg/providers/Microsoft.ManagedIdentity/userAssignedIdentities/argo"])),
+        one("legacy", "azure", exec_user("kubelogin", [*spn, "--login", "spn", "--legacy"])),
+        one("env-wins", "azure", exec_user("kubelogin", [*spn, "--login", "devicecode", "--token-cache-dir", "/tmp/k", "--some-new-flag"],
+                                            env=[("AAD_LOGIN_METHOD", "workloadidentity"), ("AZURE_CLIENT_ID", "11111111-2222-3333-4444-555555555555"),
+                                                 ("AZURE_FEDERATED_TOKEN_FILE", "/var/run/secrets/azure/tokens/azure-identity-token")])),
+    ])}))
+
+    write("exec-api-versions", kpt_package({"capi/exec.yaml": "---\n".join([
+        one("alpha-vault", "onprem", exec_user("vault-k8s-login", ["--role", "argocd"], api="client.authentication.k8s.io/v1alpha1")),
+        one("no-version", "onprem", exec_user("vault-k8s-login", ["--role", "argocd"], api=None)),
+        one("future-version", "onprem", exec_user("vault-k8s-login", ["--role", "argocd"], api="client.authentication.k8s.io/v2")),
+        one("alpha-eks", "aws", exec_user("aws-iam-authenticator", ["token", "-i", "alpha-eks"], api="client.authentication.k8s.io/v1alpha1")),
+        one("argocd-own", "aws", exec_user("argocd-k8s-auth", ["aws", "--cluster-name", "argocd-own"], api="client.authentication.k8s.io/v1")),
+        one("always-interactive", "onprem", exec_user("vault-k8s-login", ["--role", "argocd"], more="  interactiveMode: Always\n")),
+    ])}))
+
+    eks_server = "https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com"
+    def eks(name, user):
+        return secret(f"{name}-user-kubeconfig", "aws", f"{name}-user", value=b64(kubeconfig(name=f"aws_{name}-control-plane", server=eks_server, user=user)))
+    write("aws-logins", kpt_package({"capi/aws.yaml": "---\n".join([
+        eks("region-env", exec_user("aws-iam-authenticator", ["token", "-i", "aws_region-env-control-plane"],
+                                    env=[("AWS_REGION", "eu-west-1"), ("AWS_STS_REGIONAL_ENDPOINTS", "regional")])),
+        eks("region-flag", exec_user("aws", ["--region", "eu-central-1", "eks", "get-token", "--cluster-name", "aws_region-flag-control-plane", "--output", "json"])),
+        eks("external-id", exec_user("aws-iam-authenticator", ["token", "-i", "aws_external-id-control-plane", "-r", "arn:aws:iam::123456789012:role/argo", "-e", "ext-1234"])),
+        eks("session", exec_user("aws-iam-authenticator", ["token", "-i", "aws_session-control-plane", "-r", "arn:aws:iam::123456789012:role/argo", "-s", "argocd", "--cache"])),
+        eks("not-eks", exec_user("aws", ["sts", "get-caller-identity"])),
+    ])}))
+
+    # CAPA writes the plain <cluster>-kubeconfig with a presigned token refreshed on each
+    # reconcile (pkg/cloud/services/eks/config.go, createCAPIKubeconfigSecret).
+    eks_plain = PROVIDERS.joinpath("eks.yaml").read_text()
+    write("eks-plain-only", kpt_package({"capi/eks.yaml": split_docs(eks_plain)[0]}))
+
+    vcluster = PROVIDERS.joinpath("vcluster.yaml").read_text()
+    eks_both = PROVIDERS.joinpath("eks.yaml").read_text()
+    for case, config in (("name-from-secret", None), ("name-from-kubeconfig", config_map(nameFrom="kubeconfig")),
+                         ("name-from-kubeconfig-namespaced", config_map(nameFrom="kubeconfig", namespacedNames="true"))):
+        write(case, kpt_package({"capi/vcluster.yaml": vcluster, "capi/eks.yaml": eks_both}, function_config=config))
+
+    ok = lambda ns, c: secret(f"{c}-kubeconfig", ns, c, string_value=kubeconfig(name=c, server=f"https://{c}.{ns}.example:6443"))
+    def cluster_v1beta2(name, ns, spec, status="", annotations="", metadata=""):
+        text = f"apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: {name}\n  namespace: {ns}\n{metadata}"
+        if annotations:
+            text += "  annotations:\n" + textwrap.indent(annotations, "    ")
+        text += "spec:\n" + textwrap.indent(spec, "  ")
+        return text + (("status:\n" + textwrap.indent(status, "  ")) if status else "")
+    v1beta2_spec = ("clusterNetwork:\n  pods:\n    cidrBlocks: [192.168.0.0/16]\n"
+                    "controlPlaneRef:\n  apiGroup: controlplane.cluster.x-k8s.io\n  kind: KubeadmControlPlane\n  name: {n}-cp\n"
+                    "infrastructureRef:\n  apiGroup: infrastructure.cluster.x-k8s.io\n  kind: DockerCluster\n  name: {n}\n"
+                    "topology:\n  classRef:\n    name: quick-start\n    namespace: classes\n  version: v1.33.1\n")
+    initialised = "initialization:\n  infrastructureProvisioned: true\n  controlPlaneInitialized: true\nphase: Provisioned\n"
+    write("capi-v1beta2", kpt_package({"clusters.yaml": "---\n".join([
+        cluster_v1beta2("modern", "fleet", v1beta2_spec.format(n="modern"), status=initialised),
+        ok("fleet", "modern"),
+        cluster_v1beta2("frozen", "fleet", "paused: true\n" + v1beta2_spec.format(n="frozen"), status=initialised),
+        ok("fleet", "frozen"),
+        capi_cluster("moving", "fleet", annotations="cluster.x-k8s.io/paused: \"\"\n"),
+        ok("fleet", "moving"),
+    ])}))
+    lifecycle = {
+        "clusters.yaml": "---\n".join([
+            cluster_v1beta2("booting", "fleet", v1beta2_spec.format(n="booting"),
+                            status="initialization:\n  infrastructureProvisioned: true\nphase: Provisioning\n"),
+            ok("fleet", "booting"),
+            capi_cluster("booting-v1beta1", "fleet") + "status:\n  infrastructureReady: true\n  controlPlaneReady: false\n  phase: Provisioning\n",
+            ok("fleet", "booting-v1beta1"),
+            cluster_v1beta2("leaving", "fleet", v1beta2_spec.format(n="leaving"), status=initialised + "",
+                            metadata="  deletionTimestamp: \"2026-11-20T10:00:00Z\"\n  finalizers: [cluster.cluster.x-k8s.io]\n"),
+            ok("fleet", "leaving"),
+            cluster_v1beta2("steady", "fleet", v1beta2_spec.format(n="steady"), status=initialised),
+            ok("fleet", "steady"),
+            capi_cluster("manifest-only", "fleet", spec="topology:\n  class: quick-start\n  version: v1.32.0\n"),
+            ok("fleet", "manifest-only"),
+        ]),
+        "argocd/cluster-leaving.yaml": argo_secret("cluster-leaving", "leaving-kubeconfig", "fleet", cluster="leaving", server="https://leaving.fleet.example:6443"),
+    }
+    write("cluster-lifecycle", kpt_package(lifecycle))
+    write("cluster-lifecycle-skip", kpt_package(lifecycle, function_config=config_map(skipNotReady="true")))
+
+    long_labels = ("environment-tier-classification: gold\n"
+                   "take-along-label.capi-to-argocd.environment-tier-classification: \"\"\n"
+                   "platform.example.com/owning-team-for-escalations: sre\n"
+                   "take-along-label.capi-to-argocd.platform.example.com/owning-team-for-escalations: \"\"\n"
+                   "team: payments\n"
+                   "take-along-label.capi-to-argocd.team: \"\"\n")
+    long_annotations = ("runbook-location-for-on-call: https://runbooks.example.com/payments\n"
+                        "take-along-annotation.capi-to-argocd.runbook-location-for-on-call: \"\"\n")
+    write("long-take-along-keys", kpt_package({"clusters.yaml": "---\n".join([
+        capi_cluster("payments", "team-a", labels=long_labels, annotations=long_annotations),
+        ok("team-a", "payments"),
+        capi_cluster("hand-made", "team-a", labels="owner: \"Jane Doe\"\nteam: ok\n"),
+        ok("team-a", "hand-made"),
+    ])}, function_config=config_map(copyClusterLabels="true")))
+
+
 def main():
     provider_cases()
     rule_cases()
     fleet_cases()
     hostile_cases()
     security_cases()
+    conversion_cases()
 
 
 if __name__ == "__main__":
