@@ -1013,3 +1013,139 @@ fn without_credentials(
         ..Default::default()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reconciles a YAML stream; the output text and the results.
+    fn run(input: &str, config: &Config) -> (String, Vec<Finding>) {
+        let limits = Limits::default();
+        let parsed = krm::parse(input.as_bytes(), &limits).expect("input parses");
+        let mut out = String::new();
+        let results = reconcile(&parsed, config, &limits, None, &mut |s| out.push_str(s));
+        (out, results)
+    }
+
+    fn kubeconfig_secret(name: &str, user: &str) -> String {
+        let cluster = name
+            .trim_end_matches("-kubeconfig")
+            .trim_end_matches("-user");
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: fleet\n  labels:\n    cluster.x-k8s.io/cluster-name: {cluster}\nstringData:\n  value: |\n    apiVersion: v1\n    kind: Config\n    clusters:\n    - name: c\n      cluster: {{server: 'https://c.example:6443'}}\n    users:\n    - name: u\n      user:\n{user}    contexts:\n    - name: x\n      context: {{cluster: c, user: u}}\n    current-context: x\n---\n"
+        )
+    }
+
+    const TOKEN: &str = "        token: static-token\n";
+    const AWS: &str = "        exec:\n          apiVersion: client.authentication.k8s.io/v1beta1\n          command: aws\n          args: [eks, get-token, --cluster-name, eks-1]\n";
+    const DEVICECODE: &str = "        exec:\n          apiVersion: client.authentication.k8s.io/v1beta1\n          command: kubelogin\n          args: [get-token, --server-id, s]\n";
+
+    fn errors(results: &[Finding]) -> Vec<&str> {
+        results
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.message.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn kubeconfig_secret_names_and_variants() {
+        assert_eq!(
+            kubeconfig_secret_name("a-kubeconfig"),
+            Some(("a", Variant::Plain))
+        );
+        assert_eq!(
+            kubeconfig_secret_name("a-user-kubeconfig"),
+            Some(("a", Variant::User))
+        );
+        assert_eq!(
+            kubeconfig_secret_name("a-kubeconfig-user"),
+            Some(("a", Variant::User))
+        );
+        assert_eq!(kubeconfig_secret_name("-kubeconfig"), None);
+        assert_eq!(kubeconfig_secret_name("a-ca"), None);
+    }
+
+    #[test]
+    fn a_user_kubeconfig_argocd_can_renew_wins_in_push_mode_only() {
+        let input = kubeconfig_secret("eks-1-kubeconfig", TOKEN)
+            + &kubeconfig_secret("eks-1-user-kubeconfig", AWS);
+        let (out, results) = run(&input, &Config::default());
+        assert!(out.contains("awsAuthConfig"), "{out}");
+        assert!(out.contains("cluster-secret-name: eks-1-user-kubeconfig"));
+        assert!(errors(&results).is_empty(), "{results:?}");
+        let pull = Config {
+            mode: Mode::Pull,
+            ..Config::default()
+        };
+        let (out, _) = run(&input, &pull);
+        assert!(
+            out.contains("cluster-secret-name: eks-1-kubeconfig"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_login_that_needs_a_person_never_wins_and_is_no_fallback() {
+        let input = kubeconfig_secret("aks-1-kubeconfig", TOKEN)
+            + &kubeconfig_secret("aks-1-kubeconfig-user", DEVICECODE)
+            // What an earlier version wrote from the device-code kubeconfig: replaceable.
+            + "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-aks-1\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n    capi-to-argocd/owned: \"true\"\n    capi-to-argocd/cluster-secret-name: aks-1-kubeconfig-user\n    capi-to-argocd/cluster-namespace: fleet\nstringData:\n  name: aks-1\n  server: https://c.example:6443\n  config: '{\"tlsClientConfig\":{\"insecure\":false},\"execProviderConfig\":{\"command\":\"argocd-k8s-auth\",\"args\":[\"azure\"],\"env\":{\"AAD_LOGIN_METHOD\":\"devicecode\"},\"apiVersion\":\"client.authentication.k8s.io/v1beta1\"}}'\n";
+        let (out, results) = run(&input, &Config::default());
+        assert!(errors(&results).is_empty(), "{results:?}");
+        assert!(out.contains("static-token"), "{out}");
+        assert!(!out.contains("devicecode"), "{out}");
+        // Alone, it is an error and nothing is written for the cluster.
+        let (out, results) = run(
+            &kubeconfig_secret("aks-2-kubeconfig-user", DEVICECODE),
+            &Config::default(),
+        );
+        assert_eq!(errors(&results).len(), 1, "{results:?}");
+        assert!(!out.contains("cluster-aks-2"), "{out}");
+    }
+
+    #[test]
+    fn two_clusters_writing_one_secret_are_both_errors() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            .replace("namespace: fleet", "namespace: one")
+            + &kubeconfig_secret("a-kubeconfig", TOKEN)
+                .replace("namespace: fleet", "namespace: two");
+        let (out, results) = run(&input, &Config::default());
+        assert_eq!(errors(&results).len(), 2, "{results:?}");
+        assert!(!out.contains("argocd.argoproj.io/secret-type"), "{out}");
+        let namespaced = Config {
+            namespaced_names: true,
+            ..Config::default()
+        };
+        let (out, results) = run(&input, &namespaced);
+        assert!(errors(&results).is_empty());
+        assert!(
+            out.contains("cluster-one-a") && out.contains("cluster-two-a"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn owned_secrets_are_pruned_unowned_never_touched() {
+        let argo = |name: &str, owned: bool| {
+            let owned = if owned {
+                "    capi-to-argocd/owned: \"true\"\n"
+            } else {
+                ""
+            };
+            format!(
+                "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n{owned}    capi-to-argocd/cluster-secret-name: gone-kubeconfig\n    capi-to-argocd/cluster-namespace: fleet\nstringData:\n  name: gone\n  server: https://gone.example:6443\n"
+            )
+        };
+        let input = argo("cluster-gone", true) + &argo("cluster-hand-made", false);
+        let (out, _) = run(&input, &Config::default());
+        assert!(!out.contains("name: cluster-gone"), "{out}");
+        assert!(out.contains("name: cluster-hand-made"), "{out}");
+        let keep = Config {
+            prune: false,
+            ..Config::default()
+        };
+        let (out, _) = run(&input, &keep);
+        assert!(out.contains("name: cluster-gone"), "{out}");
+    }
+}

@@ -11,6 +11,7 @@ mod container;
 mod golden;
 mod kpt;
 mod kustomize;
+mod layers;
 mod readme;
 mod syscalls;
 mod tls;

@@ -5,6 +5,7 @@
 use super::{Config, Mode, NameFrom, Raw};
 use crate::convert::argocd::DataField;
 use crate::fleet::inventory;
+use crate::krm::finding::Finding;
 use crate::limits::Limits;
 use crate::yaml::{Node, parse_stream};
 
@@ -21,13 +22,13 @@ pub struct Key {
     pub(super) set: Setter,
 }
 
-/// Reads a raw value into the config; `Err` holds a path below the key (for nested settings)
-/// and what is wrong.
-pub(super) type Setter = fn(&mut Config, &Raw, &Limits) -> Result<(), (String, String)>;
+/// Reads a raw value into the config; an `Err` finding's field is the path below the key (for
+/// nested settings).
+pub(super) type Setter = fn(&mut Config, &Raw, &Limits) -> Result<(), Finding>;
 
 /// A problem with the value itself (no path below the key).
-fn bad(message: String) -> (String, String) {
-    (String::new(), message)
+fn bad(message: String) -> Finding {
+    Finding::error(message)
 }
 
 /// Every setting the function reads, in the order the README lists them.

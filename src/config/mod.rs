@@ -234,9 +234,9 @@ impl Config {
         let Some(setting) = keys::key(key) else {
             return Err(ConfigError::UnknownKey { field });
         };
-        (setting.set)(self, raw, limits).map_err(|(path, message)| ConfigError::BadValue {
-            field: format!("{field}{path}"),
-            message,
+        (setting.set)(self, raw, limits).map_err(|finding| ConfigError::BadValue {
+            field: format!("{field}{}", finding.field.unwrap_or_default()),
+            message: finding.message,
         })
     }
 

@@ -114,7 +114,7 @@ impl Reader {
     /// A `*-data` field: base64 of PEM. Kept as the same string, line breaks removed, once it decodes.
     fn base64_field(&mut self, node: &Node, key: &str, path: &str) -> Option<String> {
         let value = self.str_field(node, key, path)?;
-        match crate::convert::b64::decode(value) {
+        match crate::krm::b64::decode(value) {
             Ok((bytes, compact))
                 if bytes.starts_with(b"-----BEGIN ")
                     || bytes.windows(11).any(|w| w == b"-----BEGIN ") =>

@@ -2,7 +2,6 @@
 //! what Argo CD runs, the Argo CD model itself, and the rules names and metadata must follow.
 
 pub mod argocd;
-pub mod b64;
 pub mod exec;
 pub mod kubeconfig;
 pub mod meta;

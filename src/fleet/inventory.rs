@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 use crate::convert::argocd::Fields;
+use crate::krm::finding::Finding;
 use crate::yaml::{Node, Value};
 
 /// What selects a layer's entry for a cluster.
@@ -39,12 +40,14 @@ impl Layer {
 }
 
 /// A parse problem: the path below the inventory key, and what is wrong.
-pub type Problem = (String, String);
+fn problem(path: impl Into<String>, message: impl Into<String>) -> Finding {
+    Finding::error(message).at(path)
+}
 
 /// Reads `inventory`: a list of layers.
-pub fn parse_inventory(node: &Node) -> Result<Vec<Layer>, Problem> {
+pub fn parse_inventory(node: &Node) -> Result<Vec<Layer>, Finding> {
     let Some(layers) = node.as_seq() else {
-        return Err((
+        return Err(problem(
             String::new(),
             format!("expected a list of layers, got {}", node.type_name()),
         ));
@@ -52,13 +55,13 @@ pub fn parse_inventory(node: &Node) -> Result<Vec<Layer>, Problem> {
     layers
         .iter()
         .enumerate()
-        .map(|(i, layer)| parse_layer(layer).map_err(|(p, m)| (format!("[{i}]{p}"), m)))
+        .map(|(i, layer)| parse_layer(layer).map_err(|f| f.under(&format!("[{i}]"))))
         .collect()
 }
 
-fn parse_layer(node: &Node) -> Result<Layer, Problem> {
+fn parse_layer(node: &Node) -> Result<Layer, Finding> {
     let Some(entries) = node.as_map() else {
-        return Err((
+        return Err(problem(
             String::new(),
             format!("expected a mapping, got {}", node.type_name()),
         ));
@@ -73,23 +76,20 @@ fn parse_layer(node: &Node) -> Result<Layer, Problem> {
                     value
                         .as_str()
                         .filter(|s| !s.is_empty())
-                        .ok_or_else(|| (".label".to_string(), "expected a label key".to_string()))?
+                        .ok_or_else(|| problem(".label", "expected a label key"))?
                         .to_string(),
                 )
             }
             "infrastructure" => {
-                infrastructure = value.as_bool().ok_or_else(|| {
-                    (
-                        ".infrastructure".to_string(),
-                        "expected true or false".to_string(),
-                    )
-                })?
+                infrastructure = value
+                    .as_bool()
+                    .ok_or_else(|| problem(".infrastructure", "expected true or false"))?
             }
             "values" => values = Some(parse_values(value)?),
             other => {
-                return Err((
+                return Err(problem(
                     format!(".{other}"),
-                    "unknown key; a layer has label or infrastructure, and values".into(),
+                    "unknown key; a layer has label or infrastructure, and values",
                 ));
             }
         }
@@ -98,15 +98,15 @@ fn parse_layer(node: &Node) -> Result<Layer, Problem> {
         (Some(l), false) => Selector::Label(l),
         (None, true) => Selector::Infrastructure,
         (Some(_), true) => {
-            return Err((
+            return Err(problem(
                 String::new(),
-                "a layer has either label or infrastructure: true, not both".into(),
+                "a layer has either label or infrastructure: true, not both",
             ));
         }
         (None, false) => {
-            return Err((
+            return Err(problem(
                 String::new(),
-                "a layer needs label or infrastructure: true".into(),
+                "a layer needs label or infrastructure: true",
             ));
         }
     };
@@ -116,10 +116,10 @@ fn parse_layer(node: &Node) -> Result<Layer, Problem> {
     })
 }
 
-fn parse_values(node: &Node) -> Result<Vec<(String, Fields)>, Problem> {
+fn parse_values(node: &Node) -> Result<Vec<(String, Fields)>, Finding> {
     let Some(entries) = node.as_map() else {
-        return Err((
-            ".values".into(),
+        return Err(problem(
+            ".values",
             format!(
                 "expected a mapping of value to fields, got {}",
                 node.type_name()
@@ -131,38 +131,51 @@ fn parse_values(node: &Node) -> Result<Vec<(String, Fields)>, Problem> {
         .map(|(k, v)| {
             // Label values such as `1` or `true` arrive as YAML numbers or booleans: use their text.
             let name = k.scalar().map(|s| s.text.to_string()).unwrap_or_default();
-            let fields = parse_fields(v).map_err(|(p, m)| (format!(".values.{name}{p}"), m))?;
+            let fields = parse_fields(v).map_err(|f| f.under(&format!(".values.{name}")))?;
             Ok((name, fields))
         })
         .collect()
 }
 
 /// Reads a layer entry's fields (typed YAML).
-pub fn parse_fields(node: &Node) -> Result<Fields, Problem> {
+pub fn parse_fields(node: &Node) -> Result<Fields, Finding> {
     let mut fields = Fields::default();
     if node.is_null() {
         return Ok(fields);
     }
     let Some(entries) = node.as_map() else {
-        return Err((
+        return Err(problem(
             String::new(),
             format!("expected a mapping, got {}", node.type_name()),
         ));
     };
     for (key, value) in entries {
         let key = key.as_str().unwrap_or_default();
-        let at = |m: String| (format!(".{key}"), m);
+        let at = |m: String| problem(format!(".{key}"), m);
         match key {
             "labels" => fields.labels = string_map(value, true).map_err(at)?,
             "annotations" => fields.annotations = string_map(value, false).map_err(at)?,
-            "project" => fields.project = Some(value.as_str().ok_or_else(|| at(format!("expected a string, got {}", value.type_name())))?.to_string()),
+            "project" => {
+                fields.project = Some(
+                    value
+                        .as_str()
+                        .ok_or_else(|| at(format!("expected a string, got {}", value.type_name())))?
+                        .to_string(),
+                )
+            }
             "namespaces" => fields.namespaces = Some(string_list(value).map_err(at)?),
-            "clusterResources" => fields.cluster_resources = Some(value.as_bool().ok_or_else(|| at("expected true or false".into()))?),
+            "clusterResources" => {
+                fields.cluster_resources = Some(
+                    value
+                        .as_bool()
+                        .ok_or_else(|| at("expected true or false".into()))?,
+                )
+            }
             other => {
-                return Err((
+                return Err(problem(
                     format!(".{other}"),
-                    "unknown key; known keys: labels, annotations, project, namespaces, clusterResources".into(),
-                ))
+                    "unknown key; known keys: labels, annotations, project, namespaces, clusterResources",
+                ));
             }
         }
     }
@@ -267,7 +280,7 @@ mod tests {
     use crate::limits::Limits;
     use crate::yaml::parse_stream;
 
-    fn parse(yaml: &str) -> Result<Vec<Layer>, Problem> {
+    fn parse(yaml: &str) -> Result<Vec<Layer>, Finding> {
         let docs = parse_stream(yaml, &Limits::default()).unwrap();
         parse_inventory(&docs[0].root)
     }
@@ -285,21 +298,17 @@ mod tests {
 
     #[test]
     fn mistakes_name_their_path() {
+        let err = |yaml: &str| {
+            let f = parse(yaml).unwrap_err();
+            (f.field.unwrap_or_default(), f.message)
+        };
         assert_eq!(
-            parse("- label: env\n  values:\n    prod: {labelz: {}}\n")
-                .unwrap_err()
-                .0,
+            err("- label: env\n  values:\n    prod: {labelz: {}}\n").0,
             "[0].values.prod.labelz"
         );
-        assert!(
-            parse("- values: {}\n")
-                .unwrap_err()
-                .1
-                .contains("needs label")
-        );
+        assert!(err("- values: {}\n").1.contains("needs label"));
         assert_eq!(
-            parse("- label: env\n  values:\n    prod: {labels: {tier: 'not valid'}}\n")
-                .unwrap_err(),
+            err("- label: env\n  values:\n    prod: {labels: {tier: 'not valid'}}\n"),
             (
                 "[0].values.prod.labels".into(),
                 "tier: \"not valid\" is not a valid label value".into()

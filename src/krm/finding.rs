@@ -96,6 +96,13 @@ impl Finding {
         Self::new(Severity::Error, message)
     }
 
+    /// The same finding with `prefix` put before its field path (a finding about a part of a
+    /// value, raised to the value's own path).
+    pub fn under(mut self, prefix: &str) -> Self {
+        self.field = Some(format!("{prefix}{}", self.field.take().unwrap_or_default()));
+        self
+    }
+
     /// A warning finding.
     pub fn warning(message: impl Into<String>) -> Self {
         Self::new(Severity::Warning, message)

@@ -1,6 +1,7 @@
 //! KRM input and output: the forms a function receives (ResourceList, List, YAML stream), what
 //! of each item can be copied verbatim, and the output written in the input's form.
 
+pub mod b64;
 pub mod finding;
 pub mod input;
 pub mod object;

@@ -1,7 +1,7 @@
 //! A typed view of a Kubernetes object: kind, name, namespace, labels, annotations, Secret data
 //! and the file kpt read it from, instead of string paths through its tree.
 
-use crate::convert::b64;
+use crate::krm::b64;
 use crate::yaml::{Node, Value};
 
 use super::finding::{FileRef, Finding, ResourceRef};
