@@ -27,37 +27,60 @@ pub struct Args {
     /// Input file; standard input when absent or `-`.
     pub input: Option<PathBuf>,
 
+    /// What to do instead of converting.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
     /// A functionConfig file (ConfigMap or Capi2Argo) replacing the ResourceList's own.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", global = true)]
     pub fn_config: Option<PathBuf>,
 
     /// A setting as key=value (for example namespacedNames=true); repeatable, applied last.
     /// Every setting is listed below.
-    #[arg(long = "set", value_name = "KEY=VALUE")]
+    #[arg(long = "set", value_name = "KEY=VALUE", global = true)]
     pub set: Vec<String>,
 
     /// Largest input accepted, in bytes (files named by resourceFiles too, each and together).
-    #[arg(long, value_name = "BYTES", default_value_t = Limits::default().max_input_bytes)]
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = Limits::default().max_input_bytes)]
     pub max_input_bytes: usize,
 
     /// Deepest YAML nesting accepted.
-    #[arg(long, value_name = "LEVELS", default_value_t = Limits::default().max_depth)]
+    #[arg(long, global = true, value_name = "LEVELS", default_value_t = Limits::default().max_depth)]
     pub max_depth: usize,
 
     /// Most YAML nodes in one parse, aliases expanded.
-    #[arg(long, value_name = "NODES", default_value_t = Limits::default().max_nodes)]
+    #[arg(long, global = true, value_name = "NODES", default_value_t = Limits::default().max_nodes)]
     pub max_nodes: usize,
 
     /// Most YAML nodes aliases may add in one parse, 64 bytes of text counting as one (billion-laughs guard).
-    #[arg(long, value_name = "NODES", default_value_t = Limits::default().max_alias_nodes)]
+    #[arg(long, global = true, value_name = "NODES", default_value_t = Limits::default().max_alias_nodes)]
     pub max_alias_nodes: usize,
 
     /// Most resources in one input.
-    #[arg(long, value_name = "COUNT", default_value_t = Limits::default().max_items)]
+    #[arg(long, global = true, value_name = "COUNT", default_value_t = Limits::default().max_items)]
     pub max_items: usize,
 }
 
+/// What to do instead of converting.
+#[derive(clap::Subcommand, Debug, Clone)]
+pub enum Command {
+    /// Checks the Argo CD cluster Secrets in the input against Argo CD's own rules and the
+    /// policy settings (`action=validate`); prints the input unchanged, exit 1 on an error.
+    Validate {
+        /// Input file; standard input when absent or `-`.
+        input: Option<PathBuf>,
+    },
+}
+
 impl Args {
+    /// The input file, given before or after the subcommand.
+    pub fn input_path(&self) -> Option<&std::path::Path> {
+        match &self.command {
+            Some(Command::Validate { input: Some(path) }) => Some(path),
+            _ => self.input.as_deref(),
+        }
+    }
+
     /// Parses command-line arguments (the program name first), `--help` listing every setting.
     pub fn try_parse_from<I, T>(argv: I) -> Result<Args, clap::Error>
     where
@@ -84,9 +107,13 @@ impl Args {
 
     /// The options these arguments ask for, given the text of `--fn-config` (read by the host).
     pub fn options(&self, function_config: Option<String>) -> Options {
+        let mut overrides = self.set.clone();
+        if matches!(self.command, Some(Command::Validate { .. })) {
+            overrides.push("action=validate".into());
+        }
         Options {
             function_config,
-            overrides: self.set.clone(),
+            overrides,
             limits: self.limits(),
         }
     }

@@ -21,6 +21,7 @@ pub mod host;
 mod limits;
 mod reconcile;
 mod run;
+mod validate;
 
 // The inner modules that this crate's own benchmarks, fuzz targets and tests reach into
 // (feature `internals`): open to them, not a stable interface, private in every other build.

@@ -28,7 +28,7 @@ fn main() -> ExitCode {
 
 fn run(args: &Args) -> Result<Exit, String> {
     let limit = args.max_input_bytes;
-    let input = match args.input.as_deref() {
+    let input = match args.input_path() {
         Some(path) if path.as_os_str() != "-" => read_file(path, limit)?,
         _ => {
             let stdin = std::io::stdin();

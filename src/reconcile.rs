@@ -17,6 +17,7 @@ use crate::krm::finding::{Finding, ResourceRef, Severity};
 use crate::krm::object::{Object, PATH_ANNOTATION};
 use crate::krm::{self, Form, Input, Item, Out};
 use crate::limits::Limits;
+use crate::validate;
 use crate::yaml::{Node, same_content};
 
 pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
@@ -313,6 +314,11 @@ impl<'x, 'a> Run<'x, 'a> {
                     }
                     secret.annotations = Object::new(&old.node).tool_annotations();
                     let node = self.secret_node(&secret);
+                    if !self.admissible(source, &node) {
+                        unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
+                        replaced.insert(at, Out::Keep(old));
+                        continue;
+                    }
                     let out = if same_content(&old.node, &node) {
                         Out::Keep(old)
                     } else {
@@ -337,11 +343,31 @@ impl<'x, 'a> Run<'x, 'a> {
                             format!("{}/{}.yaml", secret.namespace, secret.secret_name),
                         )];
                     }
-                    appended.push(Out::New(self.secret_node(&secret)));
+                    let node = self.secret_node(&secret);
+                    if self.admissible(source, &node) {
+                        appended.push(Out::New(node));
+                    }
                 }
             }
         }
         (replaced, appended)
+    }
+
+    /// The validator's verdict on a Secret about to be written (Argo CD's rules and the policy):
+    /// an error keeps it from being written, and is reported on the source. (Its warnings repeat
+    /// what the conversion already said.)
+    fn admissible(&mut self, source: usize, node: &Node) -> bool {
+        let target = Object::new(node).resource_ref();
+        let errors: Vec<Finding> = validate::check(node, &self.config.policy)
+            .into_iter()
+            .filter(|f| f.severity == Severity::Error)
+            .collect();
+        for finding in &errors {
+            let field = finding.field.as_deref().unwrap_or_default();
+            let message = format!("{target} not written: {field}: {}", finding.message);
+            self.report(source, Severity::Error, None, message);
+        }
+        errors.is_empty()
     }
 
     /// Why `new` may not replace the owned Secret `old`: it is a fallback, or it logs in more

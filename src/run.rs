@@ -1,12 +1,13 @@
 //! One run of the function: the input read once, the configuration read once, the resources
 //! the configuration brings along, reconciliation, and the output in the input's form.
 
-use crate::config::{Config, ConfigError};
+use crate::config::{Action, Config, ConfigError};
 use crate::krm::finding::{Finding, ResourceRef};
 use crate::krm::object::Object;
 use crate::krm::{self, Input, InputError, Item, Out};
 use crate::limits::Limits;
 use crate::reconcile::reconcile;
+use crate::validate;
 use crate::yaml::{Node, parse_stream};
 
 /// How to run, besides the input itself.
@@ -96,6 +97,10 @@ pub fn run_streaming(
         Err(errors) => return Ok(config_failure(&parsed, fc, &errors, sink)),
     };
     let fc_ref = fc.map(|n| Object::new(n).resource_ref());
+    if config.action == Action::Validate {
+        let policy = config.validation_policy();
+        return Ok(validate::validate_input(&parsed, &policy, fc_ref, sink));
+    }
     slim(&mut parsed.items);
     parsed.items.extend(extra_sources(&config, files, limits)?);
     Ok(reconcile(&parsed, &config, limits, fc_ref, sink))

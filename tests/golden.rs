@@ -238,6 +238,7 @@ cases!(
     never_weaken_rancher_corrupt_token,
     non_object_items,
     oidc_kubelogin,
+    policy_on_output,
     provider_aks,
     provider_eks,
     provider_eks_aws_cli,
@@ -293,6 +294,9 @@ cases!(
     untouched_items,
     url_credentials_pull,
     url_credentials_push,
+    validate_policy,
+    validate_problems,
+    validate_providers,
     yaml_stream,
 );
 

@@ -225,3 +225,40 @@ fn eval_with_key_value_settings() {
     }
     let _ = fs::remove_dir_all(&work);
 }
+
+/// As a Kptfile validator (`action: validate`): a Secret the policy refuses fails the render,
+/// naming the Secret and the field, and nothing is written.
+#[test]
+fn validator_in_a_kptfile_fails_the_render_on_a_policy_error() {
+    if skip_without_kpt() {
+        return;
+    }
+    let package = Path::new(env!("CARGO_MANIFEST_DIR")).join("Kptfile-examples/kcp-cluster");
+    let dir = scratch("validator");
+    copy_package(&package, &dir);
+    let kptfile = dir.join("Kptfile");
+    let text = fs::read_to_string(&kptfile).expect("Kptfile");
+    fs::write(
+        &kptfile,
+        text.replace(
+            "      action: validate\n",
+            "      action: validate\n      requiredLabels: team\n",
+        ),
+    )
+    .expect("Kptfile written");
+    let before = files(&dir);
+    let out = kpt(&[
+        "fn",
+        "render",
+        dir.to_str().expect("utf-8 path"),
+        "--allow-exec",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the render should fail:\n{stderr}");
+    assert!(
+        stderr.contains("policy: the label team is required"),
+        "the result names the rule:\n{stderr}"
+    );
+    assert_eq!(files(&dir), before, "a failed render writes nothing");
+    fs::remove_dir_all(&dir).ok();
+}

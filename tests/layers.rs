@@ -10,6 +10,7 @@ const LAYERS: &[&str] = &[
     "krm",
     "convert",
     "fleet",
+    "validate",
     "config",
     "reconcile",
     "run",

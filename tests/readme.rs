@@ -32,6 +32,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::kubectl_pipelines_with_a_lists_worth_of_secrets (no cluster here: kubectl's ends stand in)",
     ),
     (
+        "kubectl get secrets -n argocd -l argocd.argoproj.io/secret-type=cluster -o yaml | capi2argo validate",
+        "readme::validate_pipeline_as_written (no cluster here: kubectl's List stands in)",
+    ),
+    (
         "make musl",
         "container:: tests (make image builds the musl binary the images hold)",
     ),
@@ -214,6 +218,43 @@ fn kubectl_pipelines_with_a_lists_worth_of_secrets() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.contains("  name: cluster-fleet-eu-prod-eu-1\n  namespace: gitops\n"));
+}
+
+/// `kubectl get secrets … -o yaml` prints a `kind: List`; here it holds the Argo CD Secret
+/// capi2argo made from the kubeadm fixture, then the same Secret with a mistake in `config`.
+#[test]
+fn validate_pipeline_as_written() {
+    let fixture = fs::read(root().join("tests/fixtures/providers/kubeadm.yaml")).expect("fixture");
+    let out = common::capi2argo(&[], &fixture, None);
+    let converted = text(&out.stdout);
+    let secret = converted
+        .split("\n---\n")
+        .find(|d| d.contains("argocd.argoproj.io/secret-type: cluster"))
+        .expect("an Argo CD Secret");
+    let list = |item: &str| {
+        let indented: String = item
+            .trim_start_matches("---\n")
+            .lines()
+            .map(|l| format!("  {l}\n"))
+            .collect();
+        format!("apiVersion: v1\nkind: List\nitems:\n-{}", &indented[1..])
+    };
+    let good = list(secret);
+    let out = common::capi2argo(&["validate"], good.as_bytes(), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).is_empty(), "{}", text(&out.stderr));
+    let bad = list(&secret.replace("\"insecure\": false", "\"Insecure\": \"no\""));
+    let out = common::capi2argo(&["validate"], bad.as_bytes(), None);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "Secret argocd/cluster-prod-eu-1: stringData.config.tlsClientConfig.Insecure:"
+        ),
+        "{stderr}"
+    );
+    // The output is the input, item for item.
+    assert!(text(&out.stdout).contains("\"Insecure\": \"no\""));
 }
 
 #[test]

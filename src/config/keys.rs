@@ -2,8 +2,9 @@
 //! the README's table, "did you mean" and the playground's form all read this table, so none
 //! of them can drift from the others.
 
-use super::{Config, Mode, NameFrom, Raw};
+use super::{Action, Config, Mode, NameFrom, Raw};
 use crate::convert::argocd::DataField;
+use crate::convert::meta::is_dns1123_label;
 use crate::fleet::inventory;
 use crate::krm::finding::Finding;
 use crate::limits::Limits;
@@ -33,6 +34,17 @@ fn bad(message: String) -> Finding {
 
 /// Every setting the function reads, in the order the README lists them.
 pub static KEYS: &[Key] = &[
+    Key {
+        name: "action",
+        default: "convert",
+        doc: "`validate`: check the Argo CD cluster Secrets in the input against Argo CD's and the policy's rules, change nothing (a kpt validator; `capi2argo validate` on the command line)",
+        kind: "choice:convert|validate",
+        set: |c, raw, _| {
+            let options = [("convert", Action::Convert), ("validate", Action::Validate)];
+            c.action = choice(raw, &options).map_err(bad)?;
+            Ok(())
+        },
+    },
     Key {
         name: "argoNamespace",
         default: "argocd",
@@ -245,6 +257,46 @@ pub static KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "allowedExecCommands",
+        default: "none",
+        doc: "policy: the exec commands a cluster Secret may run, anything else an error (`awsAuthConfig` runs argocd-k8s-auth); unset: any when converting, only argocd-k8s-auth when validating. Applies to the function's own output too",
+        kind: "list",
+        set: |c, raw, _| {
+            c.policy.allowed_exec_commands = Some(list(raw).map_err(bad)?);
+            Ok(())
+        },
+    },
+    Key {
+        name: "forbidInsecure",
+        default: "false",
+        doc: "policy: `insecure: true` (no TLS verification) is an error",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.policy.forbid_insecure = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "forbidExpiringTokens",
+        default: "false",
+        doc: "policy: a bearer token that expires by itself (EKS, Google, JWTs with exp) is an error, not a warning",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.policy.forbid_expiring_tokens = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "requiredLabels",
+        default: "none",
+        doc: "policy: labels every cluster Secret must carry",
+        kind: "list",
+        set: |c, raw, _| {
+            c.policy.required_labels = list(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
         name: "inventory",
         default: "none",
         doc: "layered fleet metadata (see below); typed config, or YAML text in a ConfigMap",
@@ -436,13 +488,4 @@ fn is_plain_relative(path: &str) -> bool {
         && !path.starts_with('/')
         && !path.contains('\\')
         && path.split('/').all(|part| part != "..")
-}
-
-fn is_dns1123_label(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
 }

@@ -3,6 +3,7 @@
 use crate::convert::argocd::{DataField, Fields};
 use crate::fleet::inventory::Layer;
 use crate::limits::Limits;
+use crate::validate::Policy;
 use crate::yaml::Node;
 
 mod keys;
@@ -46,6 +47,10 @@ pub struct Config {
     pub name_from: NameFrom,
     /// Clusters being deleted, or not initialised yet, get no Argo CD Secret for now.
     pub skip_not_ready: bool,
+    /// Convert, or only validate the Argo CD cluster Secrets in the input.
+    pub action: Action,
+    /// What the validator enforces beyond Argo CD's own rules (on the function's own output too).
+    pub policy: Policy,
     /// Extra input resources written in the config (kustomize generators).
     pub resources: Vec<Node<'static>>,
     /// Files of extra input resources, relative to the working directory; the caller reads them.
@@ -70,10 +75,21 @@ impl Default for Config {
             copy_cluster_annotations: false,
             name_from: NameFrom::Secret,
             skip_not_ready: false,
+            action: Action::Convert,
+            policy: Policy::default(),
             resources: Vec::new(),
             resource_files: Vec::new(),
         }
     }
+}
+
+/// What a run does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Convert kubeconfig Secrets into Argo CD cluster Secrets.
+    Convert,
+    /// Check the Argo CD cluster Secrets in the input and change nothing.
+    Validate,
 }
 
 /// Where the Argo CD cluster's `name` comes from.
@@ -240,6 +256,16 @@ impl Config {
         })
     }
 
+    /// The policy `action: validate` enforces: the one set, with only `argocd-k8s-auth` allowed
+    /// to run when no exec commands are listed.
+    pub fn validation_policy(&self) -> Policy {
+        let mut policy = self.policy.clone();
+        if policy.allowed_exec_commands.is_none() {
+            policy.allowed_exec_commands = Policy::validating().allowed_exec_commands;
+        }
+        policy
+    }
+
     /// Whether Secrets in `namespace` are converted.
     pub fn allows(&self, namespace: &str) -> bool {
         self.allowed_namespaces
@@ -359,7 +385,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            err.to_string().contains("known keys: argoNamespace"),
+            err.to_string().contains("known keys: action, argoNamespace"),
             "{err}"
         );
         let err = parse(

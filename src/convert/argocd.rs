@@ -92,6 +92,76 @@ pub struct ExecProviderConfig {
     pub provide_cluster_info: bool,
 }
 
+/// The Go type of a `config` field, as Go's `encoding/json` decodes into it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GoType {
+    String,
+    Bool,
+    /// `[]byte`: standard base64 text.
+    Bytes,
+    /// `[]string`.
+    Strings,
+    /// `map[string]string`.
+    StringMap,
+    /// A nested struct, its fields.
+    Struct(&'static [(&'static str, GoType)]),
+    /// `runtime.RawExtension`: any JSON object.
+    RawObject,
+}
+
+/// `TLSClientConfig`'s json tags (argo-cd pkg/apis/application/v1alpha1/types.go).
+pub const TLS_CLIENT_CONFIG_FIELDS: &[(&str, GoType)] = &[
+    ("insecure", GoType::Bool),
+    ("serverName", GoType::String),
+    ("certData", GoType::Bytes),
+    ("keyData", GoType::Bytes),
+    ("caData", GoType::Bytes),
+];
+
+/// `AWSAuthConfig`'s json tags.
+pub const AWS_AUTH_CONFIG_FIELDS: &[(&str, GoType)] = &[
+    ("clusterName", GoType::String),
+    ("roleARN", GoType::String),
+    ("profile", GoType::String),
+];
+
+/// `ExecProviderConfig`'s json tags.
+pub const EXEC_PROVIDER_CONFIG_FIELDS: &[(&str, GoType)] = &[
+    ("command", GoType::String),
+    ("args", GoType::Strings),
+    ("env", GoType::StringMap),
+    ("apiVersion", GoType::String),
+    ("installHint", GoType::String),
+    ("provideClusterInfo", GoType::Bool),
+    ("config", GoType::RawObject),
+];
+
+/// `ClusterConfig`'s json tags: what Argo CD reads from a cluster Secret's `config`.
+pub const CLUSTER_CONFIG_FIELDS: &[(&str, GoType)] = &[
+    ("username", GoType::String),
+    ("password", GoType::String),
+    ("bearerToken", GoType::String),
+    ("tlsClientConfig", GoType::Struct(TLS_CLIENT_CONFIG_FIELDS)),
+    ("awsAuthConfig", GoType::Struct(AWS_AUTH_CONFIG_FIELDS)),
+    (
+        "execProviderConfig",
+        GoType::Struct(EXEC_PROVIDER_CONFIG_FIELDS),
+    ),
+    ("disableCompression", GoType::Bool),
+    ("proxyUrl", GoType::String),
+];
+
+/// The data keys Argo CD reads from a cluster Secret (util/db/cluster.go, `SecretToCluster`).
+pub const SECRET_DATA_KEYS: &[&str] = &[
+    "name",
+    "server",
+    "config",
+    "namespaces",
+    "clusterResources",
+    "project",
+    "shard",
+];
+
 /// How a config logs in, weakest first. A conversion that would replace a working cluster
 /// Secret with a weaker login is not allowed to (the "never weaken" rule).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -390,6 +460,66 @@ impl ClusterSecret {
 
 #[cfg(test)]
 mod tests {
+
+    /// The field table and the struct that writes `config` cannot drift apart.
+    #[test]
+    fn field_tables_are_the_serialized_fields() {
+        let full = ClusterConfig {
+            username: Some("u".into()),
+            password: Some(Sensitive("p".into())),
+            bearer_token: Some(Sensitive("t".into())),
+            tls_client_config: TlsClientConfig {
+                insecure: true,
+                server_name: Some("s".into()),
+                cert_data: Some("c".into()),
+                key_data: Some(Sensitive("k".into())),
+                ca_data: Some("a".into()),
+            },
+            aws_auth_config: Some(AwsAuthConfig {
+                cluster_name: "c".into(),
+                role_arn: Some("r".into()),
+                profile: Some("p".into()),
+            }),
+            exec_provider_config: Some(ExecProviderConfig {
+                command: "c".into(),
+                args: vec!["a".into()],
+                env: [("E".to_string(), Sensitive("v".into()))].into(),
+                api_version: Some("v".into()),
+                install_hint: Some("h".into()),
+                provide_cluster_info: true,
+            }),
+            disable_compression: true,
+            proxy_url: Some("http://p".into()),
+        };
+        let json: serde_json::Value = serde_json::from_str(&full.to_json()).unwrap();
+        fn keys(v: &serde_json::Value) -> Vec<&str> {
+            v.as_object().unwrap().keys().map(String::as_str).collect()
+        }
+        fn names(t: &'static [(&'static str, GoType)]) -> Vec<&'static str> {
+            t.iter()
+                .map(|(n, _)| *n)
+                .filter(|n| *n != "config")
+                .collect()
+        }
+        let sorted = |mut v: Vec<&str>| {
+            v.sort_unstable();
+            v.into_iter().map(String::from).collect::<Vec<_>>()
+        };
+        assert_eq!(sorted(keys(&json)), sorted(names(CLUSTER_CONFIG_FIELDS)));
+        assert_eq!(
+            sorted(keys(&json["tlsClientConfig"])),
+            sorted(names(TLS_CLIENT_CONFIG_FIELDS))
+        );
+        assert_eq!(
+            sorted(keys(&json["awsAuthConfig"])),
+            sorted(names(AWS_AUTH_CONFIG_FIELDS))
+        );
+        assert_eq!(
+            sorted(keys(&json["execProviderConfig"])),
+            sorted(names(EXEC_PROVIDER_CONFIG_FIELDS))
+        );
+    }
+
     use super::*;
 
     #[test]

@@ -20,6 +20,21 @@ pub fn fnv64a(text: &str) -> u64 {
     })
 }
 
+/// Whether `s` is a DNS-1123 label (a namespace name): `[a-z0-9-]`, alphanumeric at both ends, 1 to 63 characters.
+pub fn is_dns1123_label(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 63
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+}
+
+/// Whether `s` is a DNS-1123 subdomain (most object names): labels joined by dots, at most 253 characters.
+pub fn is_dns1123_subdomain(s: &str) -> bool {
+    s.len() <= MAX_NAME && s.split('.').all(is_dns1123_label)
+}
+
 /// Makes a valid DNS-1123 subdomain: lowercase, `[a-z0-9.-]`, alphanumeric at both ends, at most 253 characters.
 pub fn dns1123_subdomain(name: &str) -> String {
     let mut cleaned = String::with_capacity(name.len());

@@ -652,6 +652,103 @@ def conversion_cases():
     ])}, function_config=config_map(copyClusterLabels="true")))
 
 
+def kubeconfig_field(fixture, field):
+    """A `*-data` field of the first kubeconfig in a provider fixture."""
+    value = re.search(r"^  value: (\S+)$", PROVIDERS.joinpath(fixture).read_text(), flags=re.M).group(1)
+    return re.search(rf"^\s*{field}: (\S+)$", base64.b64decode(value).decode(), flags=re.M).group(1)
+
+
+def argo_items(expected):
+    """The Argo CD cluster Secrets among a ResourceList output's items, as stream documents."""
+    text = expected.read_text()
+    body = text.split("\nitems:\n", 1)[1]
+    body = re.split(r"^(?:results|functionConfig):", body, flags=re.M)[0]
+    items = re.split(r"^- ", body, flags=re.M)[1:]
+    docs = []
+    for item in items:
+        lines = item.rstrip("\n").split("\n")
+        doc = "\n".join([lines[0]] + [l[2:] for l in lines[1:]]) + "\n"
+        if "argocd.argoproj.io/secret-type: cluster" in doc:
+            docs.append(doc)
+    return docs
+
+
+def validator_cases():
+    """Issue "In policy engines for real": the validator on good Secrets and on each problem."""
+    good = []
+    for case in sorted(HERE.glob("provider-*")):
+        good.extend(argo_items(case / "expected" / "output.yaml"))
+    write("validate-providers", "---\n".join(good), args=("validate",))
+
+    cert = kubeconfig_field("kubeadm.yaml", "client-certificate-data")
+    key = kubeconfig_field("kubeadm.yaml", "client-key-data")
+    ca = kubeconfig_field("kubeadm.yaml", "certificate-authority-data")
+    other_key = kubeconfig_field("talos.yaml", "client-key-data")
+    def argo(name, config=None, data=None, labels="", server="https://api.example:6443", raw_config=None):
+        text = (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-{name}\n  namespace: argocd\n  labels:\n"
+                f"    argocd.argoproj.io/secret-type: cluster\n{labels}type: Opaque\nstringData:\n  name: {name}\n")
+        if server is not None:
+            text += f"  server: {server}\n"
+        if raw_config is not None:
+            text += "  config: " + json.dumps(raw_config) + "\n"
+        elif config is not None:
+            text += "  config: |-\n" + textwrap.indent(json.dumps(config, indent=2), "    ") + "\n"
+        for k, v in (data or {}).items():
+            text += f"  {k}: {json.dumps(v)}\n"
+        return text
+    tls = lambda **kw: {"tlsClientConfig": {"insecure": False, **kw}}
+    aws_exec = lambda args, version="client.authentication.k8s.io/v1beta1", **env: {"tlsClientConfig": {"insecure": False}, "execProviderConfig": {
+        "command": "argocd-k8s-auth", "args": args, "apiVersion": version, **({"env": env} if env else {})}}
+    problems = [
+        argo("good-cert", tls(certData=cert, keyData=key, caData=ca)),
+        argo("not-json", raw_config="{tlsClientConfig: {insecure: false}"),
+        argo("unknown-key", {"tlsClientConfig": {"insecure": False}, "bearer_token": "x"}),
+        argo("case-key", {"tlsClientConfig": {"insecure": False}, "BearerToken": "opaque-token"}),
+        argo("wrong-type", {"tlsClientConfig": {"insecure": "false"}}),
+        argo("ca-not-pem", tls(caData=base64.b64encode(b"not a certificate").decode())),
+        argo("ca-not-base64", tls(caData="%%%")),
+        argo("key-mismatch", tls(certData=cert, keyData=other_key, caData=ca)),
+        argo("cert-without-key", tls(certData=cert, caData=ca)),
+        argo("insecure-with-ca", tls(insecure=True, caData=ca)),
+        argo("server-not-url", tls(), server="api.example:6443"),
+        argo("server-missing", tls(), server=None),
+        argo("proxy-scheme", {"tlsClientConfig": {"insecure": False}, "proxyUrl": "ftp://proxy.example:21"}),
+        argo("exec-alpha", {"tlsClientConfig": {"insecure": False}, "execProviderConfig": {
+            "command": "argocd-k8s-auth", "args": ["gcp"], "apiVersion": "client.authentication.k8s.io/v1alpha1"}}),
+        argo("exec-v1", aws_exec(["gcp"], version="client.authentication.k8s.io/v1")),
+        argo("aws-region-flag", aws_exec(["aws", "--cluster-name", "c", "--region", "eu-west-1"])),
+        argo("azure-devicecode", aws_exec(["azure"], AAD_LOGIN_METHOD="devicecode")),
+        argo("any-command", {"tlsClientConfig": {"insecure": False}, "execProviderConfig": {
+            "command": "sh", "args": ["-c", "id"], "apiVersion": "client.authentication.k8s.io/v1beta1"}}),
+        argo("aws-and-exec", {"tlsClientConfig": {"insecure": False}, "awsAuthConfig": {"clusterName": "c"},
+                              "execProviderConfig": {"command": "argocd-k8s-auth", "args": ["gcp"], "apiVersion": "client.authentication.k8s.io/v1beta1"}}),
+        argo("bad-label", tls(), labels="    Team_Name!: x\n    tier: \"gold plated\"\n"),
+        argo("bad-fields", tls(), data={"shard": "two", "project": "My_Project", "namespaces": "ok-ns, Bad_NS", "clusterResources": "yes", "extra": "x"}),
+        argo("expiring-token", {"tlsClientConfig": {"insecure": False}, "bearerToken": "k8s-aws-v1.aHR0cHM6Ly9zdHMuYW1hem9uYXdzLmNvbS8"}),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-not-base64\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\ndata:\n  server: '!!!'\n",
+    ]
+    write("validate-problems", "---\n".join(problems), args=("validate",))
+    policy = config_map(action="validate", allowedExecCommands="argocd-k8s-auth,vault-login", forbidInsecure="true",
+                        forbidExpiringTokens="true", requiredLabels="team,environment")
+    write("validate-policy", resource_list([
+        "- " + textwrap.indent(argo("vault", {"tlsClientConfig": {"insecure": False}, "execProviderConfig": {
+            "command": "vault-login", "apiVersion": "client.authentication.k8s.io/v1beta1"}}, labels="    team: a\n    environment: prod\n"), "  ")[2:],
+        "- " + textwrap.indent(argo("lab", tls(insecure=True), labels="    team: a\n"), "  ")[2:],
+        "- " + textwrap.indent(argo("eks", {"tlsClientConfig": {"insecure": False}, "bearerToken": "k8s-aws-v1.aHR0cHM6Ly9zdHMuYW1hem9uYXdzLmNvbS8"},
+                                    labels="    team: a\n    environment: prod\n"), "  ")[2:],
+    ], function_config=policy))
+    # The policy on the function's own output: a copied exec plugin outside the list is not written.
+    vault_user = "exec:\n  apiVersion: client.authentication.k8s.io/v1beta1\n  command: vault-k8s-login\n  args: [--role, argocd]\n"
+    write("policy-on-output", kpt_package({
+        "capi/c.yaml": "---\n".join([
+            secret("vault-kubeconfig", "onprem", "vault", value=b64(kubeconfig(name="vault", user=vault_user))),
+            secret("plain-kubeconfig", "onprem", "plain", value=b64(kubeconfig(name="plain"))),
+        ]),
+        "argocd/cluster-vault.yaml": argo_secret("cluster-vault", "vault-kubeconfig", "onprem", cluster="vault", server="https://10.0.0.1:6443",
+                                                 config={"bearerToken": "old-token", "tlsClientConfig": {"insecure": False}}),
+    }, function_config=config_map(allowedExecCommands="argocd-k8s-auth")))
+
+
 def main():
     provider_cases()
     rule_cases()
@@ -659,6 +756,7 @@ def main():
     hostile_cases()
     security_cases()
     conversion_cases()
+    validator_cases()
 
 
 if __name__ == "__main__":

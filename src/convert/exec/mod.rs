@@ -49,7 +49,7 @@ pub type Note = Finding;
 
 /// The exec credential API versions client-go accepts (plugin/pkg/client/auth/exec/exec.go);
 /// `v1alpha1` was removed in Kubernetes 1.24.
-const SUPPORTED_API_VERSIONS: [&str; 2] = [
+pub const SUPPORTED_API_VERSIONS: [&str; 2] = [
     "client.authentication.k8s.io/v1beta1",
     "client.authentication.k8s.io/v1",
 ];
