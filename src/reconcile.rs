@@ -13,15 +13,13 @@ use crate::convert::kubeconfig::{self, Credentials, without_userinfo};
 use crate::convert::meta as names;
 use crate::fleet::cluster;
 use crate::fleet::inventory::Selector;
+use crate::fleet::source::{ClusterName, SERVER_ANNOTATION, SOURCE_LABEL, Variant};
 use crate::krm::finding::{Finding, ResourceRef, Severity};
 use crate::krm::object::{Object, PATH_ANNOTATION};
 use crate::krm::{self, Form, Input, Item, Out};
 use crate::limits::Limits;
 use crate::validate;
 use crate::yaml::{Node, same_content};
-
-pub const CLUSTER_NAME_LABEL: &str = "cluster.x-k8s.io/cluster-name";
-const CAPI_SECRET_TYPE: &str = "cluster.x-k8s.io/secret";
 
 /// What to do with a kubeconfig given as it is instead of in a Secret.
 const BARE_KUBECONFIG_HINT: &str = "this is a kubeconfig, not a Secret holding one; wrap it: kubectl create secret generic <cluster>-kubeconfig --from-file=value=<file> --dry-run=client -o yaml, then label it cluster.x-k8s.io/cluster-name=<cluster>";
@@ -37,30 +35,11 @@ pub fn reconcile(
     Run::new(input, config, limits, function_config).finish(sink)
 }
 
-/// Which of a cluster's kubeconfig Secrets this is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Variant {
-    /// `<cluster>-kubeconfig`: what CAPI's contract names.
-    Plain,
-    /// `<cluster>-user-kubeconfig` / `<cluster>-kubeconfig-user`: long-lived provider logins (EKS, GKE, AKS).
-    User,
-}
-
-/// Splits a Secret name into cluster name and variant, if it is a kubeconfig Secret's name.
-fn kubeconfig_secret_name(name: &str) -> Option<(&str, Variant)> {
-    let (cluster, variant) = if let Some(c) = name.strip_suffix("-user-kubeconfig") {
-        (c, Variant::User)
-    } else if let Some(c) = name.strip_suffix("-kubeconfig-user") {
-        (c, Variant::User)
-    } else {
-        (name.strip_suffix("-kubeconfig")?, Variant::Plain)
-    };
-    (!cluster.is_empty()).then_some((cluster, variant))
-}
-
-/// A CAPI kubeconfig Secret found in the input.
+/// A kubeconfig Secret found in the input.
 struct Candidate {
     index: usize,
+    /// Which of the config's sources it came from.
+    source: usize,
     namespace: String,
     name: String,
     cluster: String,
@@ -70,6 +49,8 @@ struct Candidate {
 /// Outcome of converting one candidate.
 struct Converted {
     connection: Option<kubeconfig::Connection>,
+    /// The Secret field the kubeconfig was read from (`data.value`, `stringData.config`…).
+    field: String,
     diagnostics: Vec<Finding>,
     /// Its login needs a person: another kubeconfig of the cluster is the right choice, not a fallback.
     interactive: bool,
@@ -147,10 +128,10 @@ impl<'x, 'a> Run<'x, 'a> {
         scan: &Scan,
         unsettled: &mut HashSet<(String, String)>,
     ) -> Vec<Generated> {
-        let mut groups: BTreeMap<(String, String), Vec<&Candidate>> = BTreeMap::new();
+        let mut groups: BTreeMap<(usize, String, String), Vec<&Candidate>> = BTreeMap::new();
         for c in &scan.candidates {
             groups
-                .entry((c.namespace.clone(), c.cluster.clone()))
+                .entry((c.source, c.namespace.clone(), c.cluster.clone()))
                 .or_default()
                 .push(c);
         }
@@ -161,11 +142,13 @@ impl<'x, 'a> Run<'x, 'a> {
             .map(|l| vec![false; l.values.len()])
             .collect();
         let mut generated = Vec::new();
-        for ((namespace, name), members) in &groups {
+        for ((source, namespace, name), members) in &groups {
+            // Only Cluster API's kubeconfig Secrets have a `cluster.x-k8s.io` Cluster beside them.
             let capi_cluster = scan
                 .clusters
                 .get(&(namespace.clone(), name.clone()))
-                .copied();
+                .copied()
+                .filter(|_| self.config.sources[*source].capi);
             if let Some(at) = capi_cluster.filter(|&i| cluster::is_ignored(&self.item(i).node)) {
                 let message = format!(
                     "ignored: the Cluster has the {} label, so it gets no Argo CD Secret",
@@ -181,8 +164,16 @@ impl<'x, 'a> Run<'x, 'a> {
                 }
             }
             match self.convert_cluster(namespace, name, members) {
-                Some((mut secret, source, degraded)) => {
-                    self.apply_fleet(&mut secret, source, capi_cluster, scan, &mut used);
+                Some((mut secret, source_index, degraded)) => {
+                    self.apply_fleet(&mut secret, source_index, capi_cluster, scan, &mut used);
+                    let kind = &self.config.sources[*source];
+                    if !kind.capi {
+                        secret
+                            .fields
+                            .labels
+                            .insert(SOURCE_LABEL.into(), kind.name.clone());
+                    }
+                    let source = source_index;
                     generated.push(Generated {
                         source,
                         secret,
@@ -410,6 +401,10 @@ impl<'x, 'a> Run<'x, 'a> {
             if replaced.contains_key(&o.index) || unsettled.contains(&o.source) {
                 continue;
             }
+            // A source this run does not read is another pipeline's business.
+            if !self.config.sources.iter().any(|s| s.name == o.kind) {
+                continue;
+            }
             pruned.insert(o.index);
             self.report(
                 o.index,
@@ -493,7 +488,7 @@ impl<'x, 'a> Run<'x, 'a> {
             // Only what the function reads must have sound metadata: Clusters, owned Argo CD
             // Secrets and kubeconfig Secrets. Any other Secret is none of its business.
             let relevant = cluster::is_cluster(node)
-                || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(node)));
+                || (object.is_secret() && (is_owned(node) || self.names_a_kubeconfig(node)));
             if relevant && !self.metadata_is_sound(index) {
                 if let Some(name) = object.name().filter(|_| object.is_secret()) {
                     scan.held.push(source_key(object.namespace(), name));
@@ -543,15 +538,17 @@ impl<'x, 'a> Run<'x, 'a> {
                 scan.owned.push(Owned {
                     index,
                     source: (label(SOURCE_NAMESPACE_LABEL), label(SOURCE_NAME_LABEL)),
+                    kind: object.label(SOURCE_LABEL).unwrap_or("capi").to_string(),
                 });
                 continue;
             }
             match self.candidate(object) {
-                Ok(Some((cluster, variant))) => scan.candidates.push(Candidate {
+                Ok(Some((source, cluster, variant))) => scan.candidates.push(Candidate {
                     index,
+                    source,
                     namespace,
                     name: name.to_string(),
-                    cluster: cluster.to_string(),
+                    cluster,
                     variant,
                 }),
                 Ok(None) => {}
@@ -580,45 +577,37 @@ impl<'x, 'a> Run<'x, 'a> {
         scan
     }
 
-    /// Whether a Secret is a CAPI kubeconfig Secret: its cluster and variant; `Err` says why
-    /// one that looks like it is not converted.
-    fn candidate<'o>(&self, object: Object<'o, '_>) -> Result<Option<(&'o str, Variant)>, Finding> {
-        let name = object.name().unwrap_or_default();
-        let Some((cluster, variant)) = kubeconfig_secret_name(name) else {
-            if name.contains("kubeconfig") && object.label(CLUSTER_NAME_LABEL).is_some() {
-                return Err(Finding::info(format!(
-                    "not converted: the name ends in none of -kubeconfig, -user-kubeconfig, -kubeconfig-user (cluster {})",
-                    object.label(CLUSTER_NAME_LABEL).unwrap_or_default()
-                ))
-                .at("metadata.name"));
-            }
-            return Ok(None);
-        };
-        if object.label(CLUSTER_NAME_LABEL).is_none() {
-            return Err(Finding::info(format!(
-                "not converted: no {CLUSTER_NAME_LABEL} label (Cluster API sets it on every kubeconfig Secret it writes)"
-            ))
-            .at("metadata.labels"));
-        }
-        match object.node.get("type").filter(|t| !t.is_null()) {
-            None => {}
-            Some(t) if matches!(t.as_str(), Some(CAPI_SECRET_TYPE | "Opaque")) => {}
-            Some(t) => {
-                return Err(Finding::info(format!(
-                    "not converted: type {} is not a kubeconfig Secret's ({CAPI_SECRET_TYPE} or Opaque)",
-                    t.scalar().map(|s| s.text.as_ref()).unwrap_or("?")
-                ))
-                .at("type"));
+    /// Whether a Secret is a kubeconfig Secret of one of the sources (the first that takes it):
+    /// the source, the cluster and the variant; `Err` says why one that looks like it is not
+    /// converted.
+    fn candidate(&self, object: Object) -> Result<Option<(usize, String, Variant)>, Finding> {
+        let mut near_miss = None;
+        for (i, source) in self.config.sources.iter().enumerate() {
+            match source.take(object) {
+                Ok(Some((cluster, variant))) => {
+                    if !self.config.allows(object.namespace()) {
+                        return Err(Finding::info(format!(
+                            "not converted: namespace {} is not in allowedNamespaces",
+                            object.namespace()
+                        ))
+                        .at("metadata.namespace"));
+                    }
+                    return Ok(Some((i, cluster, variant)));
+                }
+                Ok(None) => {}
+                Err(finding) => {
+                    near_miss.get_or_insert(finding);
+                }
             }
         }
-        if !self.config.allows(object.namespace()) {
-            return Err(Finding::info(format!(
-                "not converted: namespace {} is not in allowedNamespaces",
-                object.namespace()
-            ))
-            .at("metadata.namespace"));
-        }
-        Ok(Some((cluster, variant)))
+        near_miss.map_or(Ok(None), Err)
+    }
+
+    /// Named like a kubeconfig Secret of one of the sources.
+    fn names_a_kubeconfig(&self, node: &Node) -> bool {
+        node.path(&["metadata", "name"])
+            .and_then(Node::scalar)
+            .is_some_and(|s| self.config.sources.iter().any(|src| src.names_it(&s.text)))
     }
 
     /// Secrets and Clusters are read, so their metadata must have the shape the API server enforces.
@@ -810,15 +799,19 @@ impl<'x, 'a> Run<'x, 'a> {
             }
             _ => None,
         };
-        let connection = converted.into_iter().nth(chosen)?.connection?;
-        let mut config = connection.config;
-        let mut server = connection.server;
-        let object = Object::new(&self.item(source.index).node);
+        let chosen_one = converted.into_iter().nth(chosen)?;
         // Findings about the kubeconfig name the field it came from.
-        let field = if object.node.path(&["stringData", "value"]).is_some() {
-            "stringData.value"
-        } else {
-            "data.value"
+        let field = chosen_one.field.as_str();
+        let connection = chosen_one.connection?;
+        let mut config = connection.config;
+        let object = Object::new(&self.item(source.index).node);
+        let capi = self.config.sources[source.source].capi;
+        let mut server = match self.server_of(object, &connection.server, field, capi) {
+            Ok(server) => server,
+            Err(finding) => {
+                self.results.push(object.finding(finding));
+                return None;
+            }
         };
         if self.config.mode == Mode::Pull {
             config = without_credentials(config);
@@ -864,9 +857,12 @@ impl<'x, 'a> Run<'x, 'a> {
                 ));
             }
         }
-        let named = match self.config.name_from {
-            NameFrom::Secret => cluster,
-            NameFrom::Kubeconfig => connection.cluster_entry.as_str(),
+        let from_kubeconfig = self.config.name_from == NameFrom::Kubeconfig
+            || self.config.sources[source.source].cluster_name == ClusterName::Kubeconfig;
+        let named = if from_kubeconfig {
+            connection.cluster_entry.as_str()
+        } else {
+            cluster
         };
         let (secret_base, cluster_name) = if self.config.namespaced_names {
             (
@@ -894,6 +890,47 @@ impl<'x, 'a> Run<'x, 'a> {
         ))
     }
 
+    /// The server Argo CD connects to: the kubeconfig's, or the Secret's server annotation. A
+    /// kubeconfig pointing at an address only its own pod can reach gets a warning saying how
+    /// to give the right one.
+    fn server_of(
+        &mut self,
+        object: Object,
+        server: &str,
+        field: &str,
+        capi: bool,
+    ) -> Result<String, Finding> {
+        if let Some(set) = object.annotation(SERVER_ANNOTATION) {
+            let set = set.trim_end_matches('/');
+            if !kubeconfig::is_http_url(set) {
+                return Err(Finding::error(format!(
+                    "{SERVER_ANNOTATION} is not an https:// (or http://) URL with a host"
+                ))
+                .at("metadata.annotations"));
+            }
+            self.results.push(object.finding(
+                Finding::info(format!(
+                    "the server comes from the {SERVER_ANNOTATION} annotation, not the kubeconfig"
+                ))
+                .at("metadata.annotations"),
+            ));
+            return Ok(set.to_string());
+        }
+        // A bare host name is common in on-premises Cluster API kubeconfigs (resolved through
+        // DNS search domains); from the other platforms it is their own Service's name.
+        let unreachable = kubeconfig::unreachable_host(server)
+            .filter(|reach| !(capi && *reach == kubeconfig::BARE_SERVICE_NAME));
+        if let Some(reach) = unreachable {
+            self.results.push(object.finding(
+                Finding::warning(format!(
+                    "the kubeconfig's server is {reach}: Argo CD cannot reach it there; give the address it can reach in the {SERVER_ANNOTATION} annotation"
+                ))
+                .at(field),
+            ));
+        }
+        Ok(server.to_string())
+    }
+
     /// Decodes and reads one kubeconfig Secret.
     fn convert(&self, c: &Candidate) -> Converted {
         let node = &self.item(c.index).node;
@@ -907,13 +944,26 @@ impl<'x, 'a> Run<'x, 'a> {
         };
         let failed = |d: Finding| Converted {
             connection: None,
+            field: String::new(),
             diagnostics: vec![d],
             interactive: false,
         };
         let object = Object::new(node);
-        let (field, text) = match object.secret_value("value") {
-            Ok(Some(v)) => v,
-            Ok(None) => {
+        let source = &self.config.sources[c.source];
+        let mut read = None;
+        for key in &source.keys {
+            match object.secret_value(key) {
+                Ok(Some(v)) => {
+                    read = Some(v);
+                    break;
+                }
+                Ok(None) => {}
+                Err(finding) => return failed(object.finding(finding)),
+            }
+        }
+        let (field, text) = match read {
+            Some(v) => v,
+            None => {
                 let keys: Vec<&str> = ["data", "stringData"]
                     .iter()
                     .filter_map(|section| node.get(section)?.as_map())
@@ -925,15 +975,21 @@ impl<'x, 'a> Run<'x, 'a> {
                 } else {
                     format!(" (it has {})", keys.join(", "))
                 };
+                let first = &source.keys[0];
+                let which = if source.capi {
+                    "a CAPI".to_string()
+                } else {
+                    format!("a {}", source.name)
+                };
                 return failed(at(
                     Severity::Error,
-                    "data.value",
+                    &format!("data.{first}"),
                     format!(
-                        "is missing: a CAPI kubeconfig Secret holds the kubeconfig under data.value{found}"
+                        "is missing: {which} kubeconfig Secret holds the kubeconfig under data.{}{found}",
+                        source.keys.join(" or data.")
                     ),
                 ));
             }
-            Err(finding) => return failed(object.finding(finding)),
         };
         let credentials = match self.config.mode {
             Mode::Push => Credentials::Read,
@@ -986,6 +1042,7 @@ impl<'x, 'a> Run<'x, 'a> {
         }
         Converted {
             connection,
+            field,
             diagnostics,
             interactive: reading.interactive,
         }
@@ -1005,6 +1062,8 @@ struct Generated {
 struct Owned {
     index: usize,
     source: (String, String),
+    /// The source (`capi2argo.dev/source`, `capi` when absent) that made it.
+    kind: String,
 }
 
 fn source_key(namespace: &str, name: &str) -> (String, String) {
@@ -1016,13 +1075,6 @@ fn is_owned(node: &Node) -> bool {
     node.path(&["metadata", "labels", OWNED_LABEL])
         .and_then(Node::scalar)
         .is_some_and(|s| s.text == "true")
-}
-
-/// Named like a kubeconfig Secret (`<cluster>-kubeconfig`, `-user-kubeconfig`, `-kubeconfig-user`).
-fn names_a_kubeconfig(node: &Node) -> bool {
-    node.path(&["metadata", "name"])
-        .and_then(Node::scalar)
-        .is_some_and(|s| kubeconfig_secret_name(&s.text).is_some())
 }
 
 /// Pull mode keeps what identifies and reaches the cluster, never what logs in to it.
@@ -1072,24 +1124,6 @@ mod tests {
             .filter(|f| f.severity == Severity::Error)
             .map(|f| f.message.as_str())
             .collect()
-    }
-
-    #[test]
-    fn kubeconfig_secret_names_and_variants() {
-        assert_eq!(
-            kubeconfig_secret_name("a-kubeconfig"),
-            Some(("a", Variant::Plain))
-        );
-        assert_eq!(
-            kubeconfig_secret_name("a-user-kubeconfig"),
-            Some(("a", Variant::User))
-        );
-        assert_eq!(
-            kubeconfig_secret_name("a-kubeconfig-user"),
-            Some(("a", Variant::User))
-        );
-        assert_eq!(kubeconfig_secret_name("-kubeconfig"), None);
-        assert_eq!(kubeconfig_secret_name("a-ca"), None);
     }
 
     #[test]

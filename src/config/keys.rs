@@ -6,6 +6,7 @@ use super::{Action, Config, Mode, NameFrom, Raw};
 use crate::convert::argocd::DataField;
 use crate::convert::meta::is_dns1123_label;
 use crate::fleet::inventory;
+use crate::fleet::source;
 use crate::krm::finding::Finding;
 use crate::limits::Limits;
 use crate::yaml::{Node, parse_stream};
@@ -293,6 +294,30 @@ pub static KEYS: &[Key] = &[
         kind: "list",
         set: |c, raw, _| {
             c.policy.required_labels = list(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "sources",
+        default: "capi",
+        doc: "the kinds of kubeconfig Secrets converted, first match wins: presets (capi, vcluster, kamaji, k0smotron, hypershift, crossplane, gardener, labelled) and custom sources (see below); a comma list of presets or YAML text in a ConfigMap",
+        kind: "yaml",
+        set: |c, raw, limits| {
+            let parsed;
+            let node = match raw {
+                Raw::Node(n) => *n,
+                Raw::Text(t) => {
+                    parsed = parse_stream(t, limits).map_err(|e| bad(e.to_string()))?;
+                    match parsed.first() {
+                        Some(doc) => &doc.root,
+                        None => return Ok(()),
+                    }
+                }
+            };
+            let sources = source::parse_sources(node)?;
+            if !sources.is_empty() {
+                c.sources = sources;
+            }
             Ok(())
         },
     },

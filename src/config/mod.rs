@@ -2,6 +2,7 @@
 
 use crate::convert::argocd::{DataField, Fields};
 use crate::fleet::inventory::Layer;
+use crate::fleet::source::{self, Source};
 use crate::limits::Limits;
 use crate::validate::Policy;
 use crate::yaml::Node;
@@ -45,6 +46,9 @@ pub struct Config {
     pub copy_cluster_annotations: bool,
     /// Where the Argo CD cluster's `name` comes from.
     pub name_from: NameFrom,
+    /// The kinds of kubeconfig Secrets converted, in priority order (the first that takes a
+    /// Secret wins).
+    pub sources: Vec<Source>,
     /// Clusters being deleted, or not initialised yet, get no Argo CD Secret for now.
     pub skip_not_ready: bool,
     /// Convert, or only validate the Argo CD cluster Secrets in the input.
@@ -74,6 +78,7 @@ impl Default for Config {
             copy_cluster_labels: false,
             copy_cluster_annotations: false,
             name_from: NameFrom::Secret,
+            sources: vec![source::preset("capi").expect("the capi preset")],
             skip_not_ready: false,
             action: Action::Convert,
             policy: Policy::default(),
@@ -385,7 +390,8 @@ mod tests {
         )
         .unwrap_err();
         assert!(
-            err.to_string().contains("known keys: action, argoNamespace"),
+            err.to_string()
+                .contains("known keys: action, argoNamespace"),
             "{err}"
         );
         let err = parse(

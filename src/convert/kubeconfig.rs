@@ -18,6 +18,30 @@ pub fn is_http_url(url: &str) -> bool {
     })
 }
 
+/// What [`unreachable_host`] says of a host name without a dot.
+pub const BARE_SERVICE_NAME: &str = "a bare Service name (its own namespace)";
+
+/// Why Argo CD, running in another pod, could not reach `url`'s host: it is the loopback
+/// (vcluster's `https://localhost:8443`) or a bare Service name of the writer's own namespace
+/// (HyperShift's `https://kube-apiserver:6443`). `None` for anything else.
+pub fn unreachable_host(url: &str) -> Option<&'static str> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit('@').next().unwrap_or_default();
+    let host = if let Some(v6) = host_port.strip_prefix('[') {
+        v6.split(']').next().unwrap_or_default()
+    } else {
+        host_port.split(':').next().unwrap_or_default()
+    };
+    if host == "localhost" || host.starts_with("127.") || host == "::1" {
+        Some("the loopback address (its own pod)")
+    } else if !host.contains('.') && !host.contains(':') && !host.is_empty() {
+        Some(BARE_SERVICE_NAME)
+    } else {
+        None
+    }
+}
+
 /// The URL without the `user:password@` it may carry, and whether it carried one.
 pub fn without_userinfo(url: &str) -> (String, bool) {
     let Some((scheme, rest)) = url.split_once("://") else {
@@ -583,6 +607,20 @@ fn read_exec(r: &mut Reader, exec: &Node, path: &str) -> Option<ExecPlugin> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hosts_another_pod_cannot_reach() {
+        assert!(unreachable_host("https://localhost:8443").is_some());
+        assert!(unreachable_host("https://127.0.0.1:6443").is_some());
+        assert!(unreachable_host("https://[::1]:6443").is_some());
+        assert_eq!(
+            unreachable_host("https://kube-apiserver:6443"),
+            Some(BARE_SERVICE_NAME)
+        );
+        assert_eq!(unreachable_host("https://tcp.tenants.svc:6443"), None);
+        assert_eq!(unreachable_host("https://10.0.0.1:6443"), None);
+        assert_eq!(unreachable_host("https://[fd00::1]:6443"), None);
+    }
 
     const CA: &str =
         "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUMKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo=";

@@ -749,6 +749,111 @@ def validator_cases():
     }, function_config=config_map(allowedExecCommands="argocd-k8s-auth")))
 
 
+def source_cases():
+    """Issue "Beyond Cluster API": each preset on a Secret shaped as its project writes it."""
+    cert = kubeconfig_field("kubeadm.yaml", "client-certificate-data")
+    key = kubeconfig_field("kubeadm.yaml", "client-key-data")
+    ca = kubeconfig_field("kubeadm.yaml", "certificate-authority-data")
+    def full_kubeconfig(cluster, user, context, server, auth=None, namespace=None):
+        auth = auth or f"client-certificate-data: {cert}\n    client-key-data: {key}"
+        ns = f"\n    namespace: {namespace}" if namespace else ""
+        return (f"apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: {ca}\n    server: {server}\n  name: {cluster}\n"
+                f"contexts:\n- context:\n    cluster: {cluster}\n    user: {user}{ns}\n  name: {context}\ncurrent-context: {context}\n"
+                f"kind: Config\npreferences: {{}}\nusers:\n- name: {user}\n  user:\n    {auth}\n")
+    def opaque(name, namespace, data, labels="", annotations="", extra="", type_line="type: Opaque\n"):
+        meta = f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: {namespace}\n"
+        if labels:
+            meta += "  labels:\n" + textwrap.indent(labels, "    ")
+        if annotations:
+            meta += "  annotations:\n" + textwrap.indent(annotations, "    ")
+        meta += extra + type_line + "data:\n" + "".join(f"  {k}: {b64(v)}\n" for k, v in data.items())
+        return meta
+
+    # vcluster (loft-sh/vcluster pkg/util/kubeconfig/kubeconfig.go): vc-<name>, app=vcluster,
+    # vcluster-name=<name>; server https://localhost:8443 unless exportKubeConfig.server is set.
+    vc = lambda name, server: full_kubeconfig("kubernetes", "kubernetes-super-admin", "kubernetes-super-admin@kubernetes", server)
+    vc_labels = lambda name: f"app: vcluster\nvcluster-name: {name}\n"
+    write("source-vcluster", kpt_package({"vclusters.yaml": "---\n".join([
+        opaque("vc-dev", "team-a", {"config": vc("dev", "https://localhost:8443"), "certificate-authority": "", "client-certificate": "", "client-key": "", "token": ""}, labels=vc_labels("dev")),
+        opaque("vc-prod", "team-a", {"config": vc("prod", "https://localhost:8443"), "token": ""}, labels=vc_labels("prod"),
+               annotations="capi2argo.dev/server: https://prod.team-a:443\n"),
+        # vcluster's own configuration: same prefix, no kubeconfig key.
+        opaque("vc-config-dev", "team-a", {"config.yaml": "controlPlane: {}\n"}, labels=vc_labels("dev")),
+    ])}, function_config=config_map(sources="capi,vcluster")))
+
+    # Kamaji (clastix/kamaji internal/resources/kubeconfig.go): <tcp>-admin-kubeconfig with
+    # admin.conf (the advertised endpoint), admin.svc (the in-cluster Service) and super-admin.*.
+    def kamaji(tcp, ns):
+        conf = lambda server, user: full_kubeconfig(tcp, user, f"{user}@{tcp}", server)
+        labels = (f"kamaji.clastix.io/certificate_lifecycle_controller: kubeconfig\nkamaji.clastix.io/component: admin-kubeconfig\n"
+                  f"kamaji.clastix.io/name: {tcp}\nkamaji.clastix.io/project: kamaji\n")
+        return opaque(f"{tcp}-admin-kubeconfig", ns, {
+            "admin.conf": conf("https://172.18.255.200:6443", "kubernetes-admin"),
+            "admin.svc": conf(f"https://{tcp}.{ns}.svc:6443", "kubernetes-admin"),
+            "super-admin.conf": conf("https://172.18.255.200:6443", "kubernetes-super-admin"),
+            "super-admin.svc": conf(f"https://{tcp}.{ns}.svc:6443", "kubernetes-super-admin"),
+        }, labels=labels, type_line="")
+    write("source-kamaji", kpt_package({"tenants.yaml": kamaji("tenant-00", "tenants")},
+                                       function_config=config_map(sources="kamaji")))
+    write("source-kamaji-svc", kpt_package({"tenants.yaml": kamaji("tenant-00", "tenants")},
+                                           function_config=config_map(sources="- preset: kamaji\n  key: admin.svc\n")))
+
+    # k0smotron (k0sproject/k0smotron internal/controller/k0smotron.io/k0smotroncluster_kubeconfig.go):
+    # <kmc>-kubeconfig, stringData value, type cluster.x-k8s.io/secret, no cluster-name label.
+    kmc = full_kubeconfig("edge-k0s", "edge-admin", "edge-admin@edge-k0s", "https://edge.k0s.example.com:30443")
+    write("source-k0smotron", kpt_package({"k0smotron.yaml": (
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: edge-kubeconfig\n  namespace: k0smotron\n  labels:\n"
+        "    app: k0smotron\n    app.kubernetes.io/component: kubeconfig\n    cluster: edge\n    component: cluster\n"
+        "type: cluster.x-k8s.io/secret\nstringData:\n  value: |\n" + textwrap.indent(kmc, "    "))},
+        function_config=config_map(sources="capi,k0smotron")))
+
+    # HyperShift (openshift/hypershift hypershift-operator/controllers/manifests/manifests.go,
+    # hostedcluster_controller.go reconcileKubeconfigSync): <hc>-admin-kubeconfig, key kubeconfig,
+    # Opaque, owned by the HostedCluster; kubeconfig names cluster/admin/admin.
+    hc = full_kubeconfig("cluster", "admin", "admin", "https://api.prod-hc.example.com:6443", namespace="default")
+    write("source-hypershift", kpt_package({"hostedclusters.yaml": opaque("prod-hc-admin-kubeconfig", "clusters", {"kubeconfig": hc},
+        labels="environment: prod\n",
+        extra="  ownerReferences:\n  - apiVersion: hypershift.openshift.io/v1beta1\n    kind: HostedCluster\n    name: prod-hc\n    uid: 2f1e4d6c-0000-4000-8000-000000000001\n    blockOwnerDeletion: true\n    controller: true\n")},
+        function_config=config_map(sources="hypershift")))
+
+    # Crossplane (crossplane-contrib/provider-upjet-aws internal/controller/cluster/eks/clusterauth/eks.go):
+    # the connection Secret the user names, keys kubeconfig, endpoint, clusterCA; a 15-minute token.
+    eks = ("apiVersion: v1\nclusters:\n- cluster:\n    certificate-authority-data: " + ca + "\n    server: https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com\n  name: prod-eks\n"
+           "contexts:\n- context:\n    cluster: prod-eks\n    user: prod-eks\n  name: prod-eks\ncurrent-context: prod-eks\nkind: Config\npreferences: {}\n"
+           "users:\n- name: prod-eks\n  user:\n    token: k8s-aws-v1.aHR0cHM6Ly9zdHMuZXUtd2VzdC0xLmFtYXpvbmF3cy5jb20v\n")
+    write("source-crossplane", kpt_package({"connections.yaml": opaque("prod-eks-conn", "crossplane-system",
+        {"kubeconfig": eks, "endpoint": "https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com", "clusterCA": ""},
+        type_line="type: connection.crossplane.io/v1alpha1\n")}, function_config=config_map(sources="crossplane")))
+
+    # Gardener before v1.114 (gardener/gardener pkg/gardenlet/operation/botanist/kubeapiserver.go at
+    # 3b181bac^): <shoot>.kubeconfig, keys kubeconfig and ca.crt, label gardener.cloud/role=kubeconfig.
+    shoot = full_kubeconfig("shoot--garden-dev--alpha", "shoot--garden-dev--alpha", "shoot--garden-dev--alpha",
+                            "https://api.alpha.dev.gardener.example.com", auth="token: 8c4f1f4e7d2b4a0c9e6b3d1a5f7e9c2b")
+    write("source-gardener", kpt_package({"shoots.yaml": opaque("alpha.kubeconfig", "garden-dev", {"kubeconfig": shoot, "ca.crt": ""},
+        labels="gardener.cloud/role: kubeconfig\n", annotations="url: https://api.alpha.dev.gardener.example.com\n")},
+        function_config=config_map(sources="gardener")))
+
+    # A kubeconfig anyone puts in a Secret, labelled for capi2argo.
+    write("source-labelled", kpt_package({"clusters.yaml": opaque("legacy-datacenter", "platform",
+        {"kubeconfig": full_kubeconfig("dc1", "dc1-admin", "dc1-admin@dc1", "https://k8s.dc1.example.net:6443")},
+        labels="capi2argo.dev/kubeconfig: \"true\"\n")}, function_config=config_map(sources="capi,labelled")))
+
+    # A custom source, and pruning that stays within the sources this run reads.
+    custom = ("apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nmetadata:\n  name: sources\nspec:\n  sources:\n  - capi\n"
+              "  - name: platform-x\n    suffix: -access\n    key: kubeconfig\n    clusterName: label:platform.example.com/cluster\n"
+              "    labels:\n      platform.example.com/kind: cluster\n")
+    owned_elsewhere = argo_secret("cluster-dev", "vc-dev", "team-a", cluster="dev", server="https://dev.team-a:443").replace(
+        "    capi-to-argocd/owned", "    capi2argo.dev/source: vcluster\n    capi-to-argocd/owned")
+    owned_gone = argo_secret("cluster-retired", "retired-access", "platform", cluster="retired", server="https://retired.example:6443").replace(
+        "    capi-to-argocd/owned", "    capi2argo.dev/source: platform-x\n    capi-to-argocd/owned")
+    write("source-custom", kpt_package({
+        "clusters.yaml": opaque("blue-access", "platform", {"kubeconfig": full_kubeconfig("blue", "blue-admin", "blue-admin@blue", "https://blue.platform.example.com:6443")},
+                                labels="platform.example.com/kind: cluster\nplatform.example.com/cluster: blue-prod\n"),
+        "argocd/cluster-dev.yaml": owned_elsewhere,
+        "argocd/cluster-retired.yaml": owned_gone,
+    }, function_config=custom))
+
+
 def main():
     provider_cases()
     rule_cases()
@@ -757,6 +862,7 @@ def main():
     security_cases()
     conversion_cases()
     validator_cases()
+    source_cases()
 
 
 if __name__ == "__main__":
