@@ -303,22 +303,13 @@ pub static KEYS: &[Key] = &[
         doc: "the kinds of kubeconfig Secrets converted, first match wins: presets (capi, vcluster, kamaji, k0smotron, hypershift, crossplane, gardener, labelled) and custom sources (see below); a comma list of presets or YAML text in a ConfigMap",
         kind: "yaml",
         set: |c, raw, limits| {
-            let parsed;
-            let node = match raw {
-                Raw::Node(n) => *n,
-                Raw::Text(t) => {
-                    parsed = parse_stream(t, limits).map_err(|e| bad(e.to_string()))?;
-                    match parsed.first() {
-                        Some(doc) => &doc.root,
-                        None => return Ok(()),
-                    }
+            yaml_value(raw, limits, |node| {
+                let sources = source::parse_sources(node)?;
+                if !sources.is_empty() {
+                    c.sources = sources;
                 }
-            };
-            let sources = source::parse_sources(node)?;
-            if !sources.is_empty() {
-                c.sources = sources;
-            }
-            Ok(())
+                Ok(())
+            })
         },
     },
     Key {
@@ -327,23 +318,14 @@ pub static KEYS: &[Key] = &[
         doc: "layered fleet metadata (see below); typed config, or YAML text in a ConfigMap",
         kind: "yaml",
         set: |c, raw, limits| {
-            let parsed;
-            let node = match raw {
-                Raw::Node(n) => *n,
-                Raw::Text(t) => {
-                    parsed = parse_stream(t, limits).map_err(|e| bad(e.to_string()))?;
-                    match parsed.first() {
-                        Some(doc) => &doc.root,
-                        None => return Ok(()),
-                    }
-                }
-            };
-            c.inventory = if node.is_null() {
-                Vec::new()
-            } else {
-                inventory::parse_inventory(node)?
-            };
-            Ok(())
+            yaml_value(raw, limits, |node| {
+                c.inventory = if node.is_null() {
+                    Vec::new()
+                } else {
+                    inventory::parse_inventory(node)?
+                };
+                Ok(())
+            })
         },
     },
     Key {
@@ -457,6 +439,21 @@ fn text(raw: &Raw) -> Result<String, String> {
             .as_str()
             .map(|s| s.trim().to_string())
             .ok_or_else(|| format!("expected a string, got {}", n.type_name())),
+    }
+}
+
+/// A YAML value: typed, or YAML text in a ConfigMap (empty text sets nothing).
+fn yaml_value(
+    raw: &Raw,
+    limits: &Limits,
+    read: impl FnOnce(&Node) -> Result<(), Finding>,
+) -> Result<(), Finding> {
+    match raw {
+        Raw::Node(node) => read(node),
+        Raw::Text(text) => {
+            let parsed = parse_stream(text, limits).map_err(|e| bad(e.to_string()))?;
+            parsed.first().map_or(Ok(()), |doc| read(&doc.root))
+        }
     }
 }
 
