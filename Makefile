@@ -117,7 +117,7 @@ $(CARGO_FUZZ):
 $(WASM_BINDGEN):
 	$(CARGO) install --quiet --root $(TOOLS)/wasm-bindgen-$(WASM_BINDGEN_VERSION) wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 
-## The WebAssembly artifacts, in dist/: the WASI module, the npm package and kpt's WASM module.
+## The WebAssembly artifacts, in dist/: the WASI module, the npm package, kpt's WASM module and the Kubewarden policies.
 wasm: tools
 	$(CARGO) build --locked --release --target wasm32-wasip1 --bin capi2argo
 	mkdir -p dist
@@ -130,6 +130,9 @@ wasm: tools
 	cp wasm/web-package.json dist/npm/web/package.json
 	$(CARGO) build --locked --profile wasm-kpt -p capi2argo-kpt --target wasm32-unknown-unknown
 	cp target/wasm32-unknown-unknown/wasm-kpt/capi2argo_kpt.wasm dist/capi2argo-kpt.wasm
+	$(CARGO) build --locked --release -p capi2argo-policy --target wasm32-wasip1
+	$(PYTHON) wasm/policy/annotate.py target/wasm32-wasip1/release/capi2argo-policy.wasm wasm/policy/metadata.yml dist/capi2argo-policy.wasm
+	$(PYTHON) wasm/policy/annotate.py target/wasm32-wasip1/release/capi2argo-policy.wasm wasm/policy/metadata-raw.yml dist/capi2argo-raw-policy.wasm
 
 # The large fleet the JavaScript and WASI hosts are tested on, and the native binary's output for it.
 FLEET := target/fleet/fleet-3000.yaml
@@ -146,6 +149,7 @@ FORCE:
 wasm-test: wasm target/fleet/fleet-3000.native.yaml
 	set -o pipefail; $(NODE) --test --test-reporter=tap tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs tests/wasm/kpt.test.mjs tests/wasm/large.test.mjs tests/wasm/readme.test.mjs 2>&1 | tee -a $(LOG) | grep -E '^# (tests|pass|fail|skipped)|^not ok|SKIPPED'
 	set -o pipefail; $(PYTHON) tests/wasm/wasi_wasmtime.py 2>&1 | tee -a $(LOG)
+	set -o pipefail; $(PYTHON) tests/wasm/policy_wasmtime.py 2>&1 | tee -a $(LOG)
 
 IMAGE ?= ghcr.io/capi2argo/capi2argo:v0.1.0
 CMP_IMAGE ?= ghcr.io/capi2argo/argocd-cmp:v0.1.0

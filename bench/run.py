@@ -331,7 +331,7 @@ def compute_targets(res, startup, sizes, n_big, n_mid, kpt_n):
     return t
 
 
-def markdown(meta, res, startup, sizes, items, targets, args):
+def markdown(meta, res, startup, sizes, items, targets, args, policy_latency=None):
     L = []
     L.append(f"# capi2argo benchmark — {meta['date']}")
     L.append("")
@@ -378,6 +378,15 @@ def markdown(meta, res, startup, sizes, items, targets, args):
             s = startup[k]
             L.append(f"| {label} | {s['runs']} | {fmt_s(s['median'])} [{fmt_s(s['min'])}–{fmt_s(s['max'])}] | "
                      f"{fmt_s(s['cpu_median'])} |")
+    if policy_latency:
+        lat = sorted(policy_latency)
+        L.append("")
+        L.append("## Kubewarden policy: one admission request")
+        L.append("")
+        L.append(f"`dist/capi2argo-policy.wasm` under wasmtime (PyPI), compiled once and instantiated per request as a "
+                 f"policy server does, validating the kubeadm provider's Argo CD Secret: "
+                 f"{fmt_s(lat[len(lat) // 2])} per request, median of {len(lat)} runs of 50 "
+                 f"[{fmt_s(lat[0])}–{fmt_s(lat[-1])}].")
     L.append("")
     L.append("## What each row measures")
     L.append("")
@@ -513,6 +522,11 @@ def main():
             startup_samples[k].append(r)
     startup = {k: summarize(v) for k, v in startup_samples.items()} if args.startup_runs else None
 
+    # The Kubewarden policy: per-request latency, one Secret, the module compiled once.
+    sys.path.insert(0, str(ROOT / "tests" / "wasm"))
+    import policy_wasmtime
+    policy_latency = [policy_wasmtime.request_latency(runs=50) for _ in range(args.reps)]
+
     res = {row: {n: summarize(s, rss_samples[row][n]) for n, s in by_n.items()} for row, by_n in samples.items()}
     n_big = max(args.n)
     n_mid = max([n for n in args.n if 0 < n < n_big] or [n_big])
@@ -531,7 +545,8 @@ def main():
            "samples": samples, "rss_samples": rss_samples, "startup_samples": startup_samples}
     stamp = date.strftime("%Y-%m-%dT%H%M%SZ")
     (args.results / f"{stamp}.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
-    md = markdown(meta, res, startup, sizes, items, targets, args)
+    doc["policy_latency_s"] = policy_latency
+    md = markdown(meta, res, startup, sizes, items, targets, args, policy_latency)
     (args.results / "latest.md").write_text(md)
     svg_plot(res, args.results / "latest.svg")
     print(md)

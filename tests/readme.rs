@@ -59,6 +59,14 @@ const COMMANDS: &[(&str, &str)] = &[
         "KPT_FN_WASM_RUNTIME=nodejs kpt fn eval my-package --allow-alpha-wasm --exec dist/capi2argo-kpt.wasm -- namespacedNames=true",
         "tests/wasm/readme.test.mjs",
     ),
+    (
+        "kwctl run --request-path admission-request.json --settings-json '{\"forbidInsecure\": true}' file://$PWD/dist/capi2argo-policy.wasm",
+        "tests/wasm/policy_wasmtime.py (the argv and stdin kwctl's WASI runtime gives the module; kwctl itself is in no package registry)",
+    ),
+    (
+        "kwctl run --raw --request-path raw-request.json file://$PWD/dist/capi2argo-raw-policy.wasm",
+        "tests/wasm/policy_wasmtime.py (the raw policy, as kwctl --raw runs it)",
+    ),
     ("make", "readme::make_alone_lists_the_targets"),
     ("make test", ".ci/run (CI runs exactly this)"),
 ];

@@ -73,6 +73,24 @@ test('kpt wasm: every YAML ResourceList golden case through kpt\'s glue', { skip
   }
 });
 
+// kpt's glue calls processResourceListErrors when the output has no `kind: ResourceList` line
+// (JSON in, JSON out): the module registers it and answers with a YAML ResourceList of errors.
+test('kpt wasm: processResourceListErrors answers when the output is not YAML', { skip: noKpt }, () => {
+  const dir = scratch();
+  try {
+    const glue = kptGlue(dir);
+    const json = '{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"apiVersion":"v1","kind":"Secret","metadata":{"name":"x-kubeconfig","namespace":"ns","labels":{"cluster.x-k8s.io/cluster-name":"x"}},"stringData":{"value":"not: [a kubeconfig"}}]}';
+    const run = spawnSync(process.execPath, [glue], { input: json, env: { ...process.env, KPT_FN_WASM_PATH: module } });
+    const stdout = run.stdout.toString();
+    assert.match(stdout, /^kind: ResourceList$/m, stdout);
+    assert.match(stdout, /severity: error/, stdout);
+    assert.match(stdout, /x-kubeconfig/, stdout);
+    assert.equal(run.status, 1);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('kpt wasm: kpt fn eval and kpt fn render give what the native render gives', { skip: noKpt }, () => {
   const dir = scratch();
   try {

@@ -122,6 +122,16 @@ impl JsRef {
     fn is_ref(&self) -> bool {
         (self.0 >> 32) as u32 & NAN_HEAD == NAN_HEAD
     }
+    /// The number this value is, if it is one.
+    pub fn as_number(&self) -> Option<f64> {
+        if self.0 == Self::number(0.0).0 {
+            Some(0.0)
+        } else if self.is_ref() || self.0 == 0 {
+            None
+        } else {
+            Some(f64::from_bits(self.0))
+        }
+    }
     pub fn is_null_or_undefined(&self) -> bool {
         self.0 == 0 || self.0 == Self::null().0
     }
@@ -234,19 +244,26 @@ pub fn set_exit_code(code: i32) {
 
 // ---- exports the glue calls -------------------------------------------
 
-/// Only one JS-callable function exists; its id travels in every event.
+/// The JS-callable functions; the id travels in every event.
 const PROCESS_FN_ID: f64 = 1.0;
+/// `processResourceListErrors`: what kpt calls when the output was not a YAML ResourceList.
+const ERRORS_FN_ID: f64 = 2.0;
 
 /// `go.run(instance)` calls this once, synchronously, right after
 /// instantiation. It must return (without runtime.wasmExit): the glue then
 /// calls `processResourceList`, which throws if the program has exited.
 #[unsafe(no_mangle)]
 pub extern "C" fn run(_argc: i32, _argv: i32) {
-    let id = JsRef::number(PROCESS_FN_ID);
-    let Ok(func) = call(&JsRef::go(), "_makeFuncWrapper", &[&id]) else {
-        panic!("_makeFuncWrapper failed"); // traps (panic=abort)
-    };
-    set(&JsRef::global(), "processResourceList", &func);
+    for (id, name) in [
+        (PROCESS_FN_ID, "processResourceList"),
+        (ERRORS_FN_ID, "processResourceListErrors"),
+    ] {
+        let id = JsRef::number(id);
+        let Ok(func) = call(&JsRef::go(), "_makeFuncWrapper", &[&id]) else {
+            panic!("_makeFuncWrapper failed"); // traps (panic=abort)
+        };
+        set(&JsRef::global(), name, &func);
+    }
 }
 
 /// Called (through `go._resume()`) each time JS calls a wrapper made by
@@ -262,6 +279,11 @@ pub extern "C" fn resume() {
     }
     set(&go, "_pendingEvent", &JsRef::null());
     let input = to_string(&index(&get(&event, "args"), 0));
+    if get(&event, "id").as_number() == Some(ERRORS_FN_ID) {
+        set_exit_code(1);
+        set(&event, "result", &from_str(&crate::process_errors(&input)));
+        return;
+    }
     let response = crate::process(&input);
     if response.failed {
         set_exit_code(1);

@@ -42,6 +42,31 @@ pub fn process(input: &str) -> Response {
     }
 }
 
+/// What kpt prints when `processResourceList` gave it something that is not a YAML ResourceList
+/// (its Node glue looks for `kind: ResourceList`; its wasmtime runtime appends this to the
+/// error): the run's error results in a YAML ResourceList, so kpt shows the reason.
+pub fn process_errors(input: &str) -> String {
+    let mut output = String::new();
+    let report = host::drive(
+        input.as_bytes(),
+        &Options::default(),
+        &mut NoFiles,
+        &mut |s| output.push_str(s),
+    );
+    let errors: Vec<String> = report
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: ") || l.starts_with("capi2argo: "))
+        .map(|l| l.trim_start_matches("capi2argo: ").to_string())
+        .collect();
+    let message = if errors.is_empty() {
+        "the function's output is not a YAML ResourceList (kpt sends YAML; this input was another form)".to_string()
+    } else {
+        errors.join("; ")
+    };
+    capi2argo::failure_resource_list(&message)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,6 +83,17 @@ mod tests {
                 .output
         );
         assert!(response.output.contains("name: cluster-c\n"));
+    }
+
+    #[test]
+    fn errors_function_answers_with_a_yaml_resource_list() {
+        let out = process_errors("items: [");
+        assert!(out.contains("kind: ResourceList\n"), "{out}");
+        assert!(out.contains("severity: error\n"), "{out}");
+        // JSON in gives JSON out, which kpt's glue does not recognise: it asks for errors.
+        let json = r#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[]}"#;
+        assert!(!process(json).output.contains("kind: ResourceList"));
+        assert!(process_errors(json).contains("kind: ResourceList\n"));
     }
 
     #[test]
