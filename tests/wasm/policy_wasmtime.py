@@ -16,12 +16,14 @@ import importlib.metadata
 import json
 import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import wasmtime
 import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import wasi_wasmtime  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 POLICY = ROOT / "dist" / "capi2argo-policy.wasm"
@@ -29,25 +31,11 @@ RAW_POLICY = ROOT / "dist" / "capi2argo-raw-policy.wasm"
 
 
 def run(engine, module, argv1, stdin: bytes):
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = Path(tmp)
-        (tmp / "in").write_bytes(stdin)
-        wasi = wasmtime.WasiConfig()
-        wasi.argv = ["policy.wasm", argv1]
-        wasi.stdin_file = str(tmp / "in")
-        wasi.stdout_file = str(tmp / "out")
-        wasi.stderr_file = str(tmp / "err")
-        store = wasmtime.Store(engine)
-        store.set_wasi(wasi)
-        linker = wasmtime.Linker(engine)
-        linker.define_wasi()
-        instance = linker.instantiate(store, module)
-        try:
-            instance.exports(store)["_start"](store)
-        except wasmtime.ExitTrap as exit_trap:
-            if exit_trap.code != 0:
-                raise AssertionError(f"exit {exit_trap.code}: {(tmp / 'err').read_text()}")
-        return json.loads((tmp / "out").read_text())
+    """The policy's answer, as Kubewarden reads it: stdout parsed as JSON; a non-zero exit fails."""
+    out, err, code = wasi_wasmtime.run(engine, module, stdin, [argv1], program="policy.wasm")
+    if code != 0:
+        raise AssertionError(f"exit {code}: {err}")
+    return json.loads(out)
 
 
 def custom_sections(path):

@@ -15,12 +15,13 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULE = ROOT / "dist" / "capi2argo.wasm"
 
 
-def run(engine, module, stdin: bytes, args):
+def run(engine, module, stdin: bytes, args, program="capi2argo"):
+    """Runs a WASI command module: stdout, stderr and exit code; argv is program and args."""
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "in").write_bytes(stdin)
         wasi = wasmtime.WasiConfig()
-        wasi.argv = ["capi2argo", *args]
+        wasi.argv = [program, *args]
         wasi.stdin_file = str(tmp / "in")
         wasi.stdout_file = str(tmp / "out")
         wasi.stderr_file = str(tmp / "err")

@@ -19,7 +19,8 @@ pub struct Response {
 
 /// Runs the core on the ResourceList kpt sends. kpt's runtime has no exit code of its own, so a
 /// failure is an error result in a ResourceList (kpt needs the literal `kind: ResourceList`).
-pub fn process(input: &str) -> Response {
+/// The core on kpt's input, as every host drives it: the output, and the report.
+fn drive(input: &str) -> (String, host::Report) {
     let mut output = String::new();
     let report = host::drive(
         input.as_bytes(),
@@ -27,6 +28,11 @@ pub fn process(input: &str) -> Response {
         &mut NoFiles,
         &mut |s| output.push_str(s),
     );
+    (output, report)
+}
+
+pub fn process(input: &str) -> Response {
+    let (output, report) = drive(input);
     match report.exit {
         Exit::Success | Exit::Failure => Response {
             failed: report.exit == Exit::Failure,
@@ -46,13 +52,7 @@ pub fn process(input: &str) -> Response {
 /// (its Node glue looks for `kind: ResourceList`; its wasmtime runtime appends this to the
 /// error): the run's error results in a YAML ResourceList, so kpt shows the reason.
 pub fn process_errors(input: &str) -> String {
-    let mut output = String::new();
-    let report = host::drive(
-        input.as_bytes(),
-        &Options::default(),
-        &mut NoFiles,
-        &mut |s| output.push_str(s),
-    );
+    let (_, report) = drive(input);
     let errors: Vec<String> = report
         .stderr
         .lines()
