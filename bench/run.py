@@ -331,7 +331,36 @@ def compute_targets(res, startup, sizes, n_big, n_mid, kpt_n):
     return t
 
 
-def markdown(meta, res, startup, sizes, items, targets, args, policy_latency=None):
+IMAGES = {"function": "ghcr.io/capi2argo/capi2argo:v0.1.0", "argocd-cmp": "ghcr.io/capi2argo/argocd-cmp:v0.1.0"}
+
+
+def measure_images(empty, runs):
+    """Image sizes and `docker run -i --rm --network none` start-up on an empty ResourceList;
+    None when no engine answers or the images are not built (`make image cmp-image`)."""
+    docker = lambda *a: subprocess.run(["docker", *a], capture_output=True, text=True)
+    if docker("version").returncode != 0:
+        print("no container engine answers: the image rows are skipped", file=sys.stderr)
+        return None
+    out = {}
+    for name, image in IMAGES.items():
+        inspect = docker("image", "inspect", "--format", "{{.Size}}", image)
+        if inspect.returncode != 0:
+            print(f"{image} is not built: the image rows are skipped", file=sys.stderr)
+            return None
+        out[name] = {"image": image, "bytes": int(inspect.stdout.strip())}
+    starts = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        with open(empty, "rb") as stdin:
+            run = subprocess.run(["docker", "run", "-i", "--rm", "--network", "none", "--user", "nobody", IMAGES["function"]],
+                                 stdin=stdin, capture_output=True)
+        starts.append(time.perf_counter() - t0)
+        assert run.returncode == 0, run.stderr
+    out["startup"] = {"runs": runs, "median": statistics.median(starts), "min": min(starts), "max": max(starts)}
+    return out
+
+
+def markdown(meta, res, startup, sizes, items, targets, args, policy_latency=None, images=None):
     L = []
     L.append(f"# capi2argo benchmark — {meta['date']}")
     L.append("")
@@ -378,6 +407,16 @@ def markdown(meta, res, startup, sizes, items, targets, args, policy_latency=Non
             s = startup[k]
             L.append(f"| {label} | {s['runs']} | {fmt_s(s['median'])} [{fmt_s(s['min'])}–{fmt_s(s['max'])}] | "
                      f"{fmt_s(s['cpu_median'])} |")
+    if images:
+        s_ = images["startup"]
+        L.append("")
+        L.append("## Container images")
+        L.append("")
+        L.append("| image | size | `docker run -i --rm --network none` on an empty ResourceList, median [min–max] |")
+        L.append("|---|---:|---|")
+        L.append(f"| {images['function']['image']} | {images['function']['bytes'] / 1e6:.2f} MB | "
+                 f"{fmt_s(s_['median'])} [{fmt_s(s_['min'])}–{fmt_s(s_['max'])}] |")
+        L.append(f"| {images['argocd-cmp']['image']} | {images['argocd-cmp']['bytes'] / 1e6:.2f} MB | |")
     if policy_latency:
         lat = sorted(policy_latency)
         L.append("")
@@ -522,6 +561,9 @@ def main():
             startup_samples[k].append(r)
     startup = {k: summarize(v) for k, v in startup_samples.items()} if args.startup_runs else None
 
+    # The images: size, and start-up of `docker run` on an empty ResourceList (when an engine answers).
+    images = measure_images(paths["empty"], runs=max(args.reps, 7))
+
     # The Kubewarden policy: per-request latency, one Secret, the module compiled once.
     sys.path.insert(0, str(ROOT / "tests" / "wasm"))
     import policy_wasmtime
@@ -546,7 +588,8 @@ def main():
     stamp = date.strftime("%Y-%m-%dT%H%M%SZ")
     (args.results / f"{stamp}.json").write_text(json.dumps(doc, indent=1, default=str) + "\n")
     doc["policy_latency_s"] = policy_latency
-    md = markdown(meta, res, startup, sizes, items, targets, args, policy_latency)
+    doc["images"] = images
+    md = markdown(meta, res, startup, sizes, items, targets, args, policy_latency, images)
     (args.results / "latest.md").write_text(md)
     svg_plot(res, args.results / "latest.svg")
     print(md)

@@ -199,24 +199,46 @@ fn a_misspelt_plugin_env_setting_fails() {
 /// reads it.
 #[test]
 fn the_image_matches_plugin_yaml() {
-    let plugin = fs::read_to_string(plugin_dir().join("plugin.yaml")).expect("plugin.yaml");
-    let docs = documents(&plugin);
-    let command = docs[0]
-        .root
-        .path(&["spec", "generate", "command"])
-        .and_then(|c| c.as_seq())
-        .expect("spec.generate.command");
-    let command = command[0].as_str().expect("a path");
     let dockerfile = fs::read_to_string(plugin_dir().join("Dockerfile")).expect("Dockerfile");
-    for copy in [
-        format!("generate.sh {command}"),
-        "plugin.yaml /home/argocd/cmp-server/config/plugin.yaml".to_owned(),
+    let patch = fs::read_to_string(plugin_dir().join("patch.yaml")).expect("patch.yaml");
+    // Each plugin config: the script its generate command runs is copied there, the config sits
+    // where argocd-cmp-server reads it, and the patch points a sidecar at that directory.
+    for (config, script, dir, sidecar_command) in [
+        (
+            "plugin.yaml",
+            "generate.sh",
+            "/home/argocd/cmp-server/config",
+            "[/var/run/argocd/argocd-cmp-server]",
+        ),
+        (
+            "plugin-kpt.yaml",
+            "kpt-render.sh",
+            "/home/argocd/cmp-server/kpt",
+            "[/var/run/argocd/argocd-cmp-server, --config-dir-path, /home/argocd/cmp-server/kpt]",
+        ),
     ] {
+        let plugin = fs::read_to_string(plugin_dir().join(config)).expect(config);
+        let docs = documents(&plugin);
+        let command = docs[0]
+            .root
+            .path(&["spec", "generate", "command"])
+            .and_then(|c| c.as_seq())
+            .expect("spec.generate.command");
+        let command = command[0].as_str().expect("a path");
+        for copy in [
+            format!("{script} {command}"),
+            format!("{config} {dir}/plugin.yaml"),
+        ] {
+            assert!(
+                dockerfile
+                    .lines()
+                    .any(|l| l.starts_with("COPY") && l.ends_with(&copy)),
+                "no `COPY … {copy}` in the Dockerfile"
+            );
+        }
         assert!(
-            dockerfile
-                .lines()
-                .any(|l| l.starts_with("COPY") && l.ends_with(&copy)),
-            "no `COPY … {copy}` in the Dockerfile"
+            patch.contains(&format!("command: {sidecar_command}")),
+            "no sidecar runs {config}"
         );
     }
 }

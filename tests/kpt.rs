@@ -79,17 +79,8 @@ fn scratch(name: &str) -> PathBuf {
 
 /// kpt resolves `exec: capi2argo` from PATH: put the freshly built binary first.
 fn kpt(args: &[&str]) -> std::process::Output {
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_capi2argo"))
-        .parent()
-        .expect("bin dir")
-        .to_path_buf();
-    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .expect("PATH");
-    Command::new("kpt")
+    common::with_binary_on_path("kpt")
         .args(args)
-        .env("PATH", path)
         .output()
         .expect("kpt runs")
 }

@@ -37,19 +37,23 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "make musl",
-        "container:: tests (make image builds the musl binary the images hold)",
+        "container:: tests (make image, which make test runs first, builds the musl binary)",
+    ),
+    (
+        "make image",
+        "container:: tests (make test builds the images with make cmp-image first)",
     ),
     (
         "kpt fn eval my-package --exec capi2argo -- namespacedNames=true",
         "readme::kpt_eval_as_written",
     ),
     (
-        "kpt fn eval my-package --image ghcr.io/capi2argo/capi2argo:v0.1.0 -- namespacedNames=true",
-        "container:: tests",
+        "kpt fn eval my-package --image ghcr.io/capi2argo/capi2argo:v0.1.0 --image-pull-policy never -- namespacedNames=true",
+        "container::kpt_fn_eval_image_as_written",
     ),
     (
         "kubectl kustomize --enable-alpha-plugins DIR",
-        "container:: tests",
+        "container::kubectl_kustomize_runs_the_container_function",
     ),
     (
         "node --no-warnings wasm/run-wasi.mjs dist/capi2argo.wasm < tests/fixtures/providers/kubeadm.yaml",
@@ -130,19 +134,10 @@ fn every_readme_command_is_run_by_a_test() {
 
 /// Runs `command` with `sh -c` in `dir`, the built binary first on `PATH`.
 fn sh(dir: &Path, command: &str) -> Output {
-    let bin = Path::new(env!("CARGO_BIN_EXE_capi2argo"))
-        .parent()
-        .expect("binary dir")
-        .to_path_buf();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    )))
-    .expect("PATH");
-    Command::new("sh")
+    common::with_binary_on_path("sh")
         .arg("-c")
         .arg(command)
         .current_dir(dir)
-        .env("PATH", path)
         .output()
         .expect("sh runs")
 }

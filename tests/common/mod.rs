@@ -70,3 +70,19 @@ pub fn available(program: &str, args: &[&str], skipped: &str) -> bool {
     }
     found
 }
+
+/// `program` with the freshly built binary first on `PATH` (kpt and kustomize resolve
+/// `exec: capi2argo` there).
+pub fn with_binary_on_path(program: &str) -> Command {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_capi2argo"))
+        .parent()
+        .expect("bin dir")
+        .to_path_buf();
+    let path = std::env::join_paths(std::iter::once(bin_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .expect("PATH");
+    let mut command = Command::new(program);
+    command.env("PATH", path);
+    command
+}
