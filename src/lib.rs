@@ -45,4 +45,4 @@ pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
 pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
-pub use run::{Files, NoFiles, Options, Outcome, RunError, run, run_streaming};
+pub use run::{Files, NoFiles, Options, Outcome, RunError, items_json, run, run_streaming};

@@ -71,6 +71,10 @@ const COMMANDS: &[(&str, &str)] = &[
         "kwctl run --raw --request-path raw-request.json file://$PWD/dist/capi2argo-raw-policy.wasm",
         "tests/wasm/policy_wasmtime.py (the raw policy, as kwctl --raw runs it)",
     ),
+    (
+        "make playground",
+        "tests/playground/playground.test.mjs (make test builds the page and opens it in Chromium)",
+    ),
     ("make", "readme::make_alone_lists_the_targets"),
     ("make test", ".ci/run (CI runs exactly this)"),
 ];

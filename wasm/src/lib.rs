@@ -15,6 +15,16 @@ export interface Result {
   file?: { path: string; index?: number };
 }
 
+/** One setting of the function, from its key table (what `--help` and the README list). */
+export interface Setting {
+  name: string;
+  /** The default, as a reader would write it (`none` when unset). */
+  default: string;
+  doc: string;
+  /** `bool`, `text`, `list`, `map`, `number`, `choice:a|b`, `yaml`. */
+  kind: string;
+}
+
 /** The whole outcome of a run. */
 export interface Outcome {
   /** The output ResourceList or YAML stream, exactly as the native binary prints it. */
@@ -116,4 +126,31 @@ extern "C" {
 
 fn json_parse(text: &str) -> Result<JsValue, JsError> {
     json_parse_js(text).map_err(|_| JsError::new("internal: result is not JSON"))
+}
+
+/// Every setting the function reads, from the same key table the function parses with: a form
+/// built from it cannot drift from the function.
+#[wasm_bindgen(unchecked_return_type = "Setting[]")]
+pub fn settings() -> Result<JsValue, JsError> {
+    let keys: Vec<serde_json::Value> = capi2argo::KEYS
+        .iter()
+        .map(|k| {
+            serde_json::json!({
+                "name": k.name,
+                "default": k.default,
+                "doc": k.doc,
+                "kind": k.kind,
+            })
+        })
+        .collect();
+    json_parse(&serde_json::Value::from(keys).to_string())
+}
+
+/// The items of any input the function reads (ResourceList, List, YAML stream), as an array:
+/// what a page shows of an output without a YAML reader of its own.
+#[wasm_bindgen(js_name = itemsJson, unchecked_return_type = "unknown[]")]
+pub fn items_json(input: &str) -> Result<JsValue, JsError> {
+    let json = capi2argo::items_json(input.as_bytes(), &capi2argo::Limits::default())
+        .map_err(|e| JsError::new(&e.to_string()))?;
+    json_parse(&json)
 }

@@ -1,0 +1,34 @@
+// Builds the playground into a directory any static host (or a browser opening the file) serves:
+// node wasm/playground/build.mjs GLUE_DIR OUT_DIR, where GLUE_DIR holds wasm-bindgen's
+// `--target no-modules` output (capi2argo.js, capi2argo_bg.wasm). The module's bytes and the
+// examples become plain scripts, so the page needs no fetch and no ES module import (browsers
+// refuse both from file://).
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const [glue, out] = process.argv.slice(2);
+if (!glue || !out) {
+  console.error('usage: node wasm/playground/build.mjs GLUE_DIR OUT_DIR');
+  process.exit(2);
+}
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..', '..');
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+for (const file of ['index.html', 'style.css', 'playground.js']) copyFileSync(join(here, file), join(out, file));
+copyFileSync(join(glue, 'capi2argo.js'), join(out, 'capi2argo.js'));
+const wasm = readFileSync(join(glue, 'capi2argo_bg.wasm'));
+writeFileSync(join(out, 'capi2argo-wasm.js'), `// capi2argo's WebAssembly module, base64.\nconst CAPI2ARGO_WASM = "${wasm.toString('base64')}";\n`);
+
+// The provider fixtures, kubeadm first (the README's quick start).
+const names = {
+  kubeadm: 'kubeadm / KCP (client certificate)', eks: 'EKS (token + aws-iam-authenticator)', 'eks-aws-cli': 'EKS (aws eks get-token)',
+  gke: 'GKE (gke-gcloud-auth-plugin)', aks: 'AKS (kubelogin)', k3s: 'k3s', rke2: 'RKE2', rancher: 'Rancher', talos: 'Talos',
+  vcluster: 'vcluster', rosa: 'ROSA (OAuth token)', insecure: 'hand-edited (insecure, proxy)',
+};
+const dir = join(root, 'tests', 'fixtures', 'providers');
+const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort((a, b) => (a === 'kubeadm.yaml' ? -1 : b === 'kubeadm.yaml' ? 1 : a.localeCompare(b)));
+const examples = files.map((f) => ({ name: names[f.replace('.yaml', '')] || f, file: `tests/fixtures/providers/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
+writeFileSync(join(out, 'examples.js'), `// The provider fixtures of tests/fixtures/providers.\nconst EXAMPLES = ${JSON.stringify(examples)};\n`);
+console.log(`playground: ${out}/index.html (${examples.length} examples, module ${Math.round(wasm.length / 1024)} KiB)`);
