@@ -221,13 +221,26 @@ fn config_checks(config: &Value, field: &str, policy: &Policy, out: &mut Vec<Fin
                 .at(at("tlsClientConfig.insecure")),
         );
     }
-    if let Some(ca) = ca.and_then(|c| tls::go_bytes(c).map(|b| (c, b))) {
-        if let Err(reason) = tls::check_ca(&ca.1) {
+    // Go decodes `[]byte` fields as standard base64: anything else fails the whole config.
+    let mut decoded = |field: &str| {
+        let text = str_at(&format!("/tlsClientConfig/{field}"))?;
+        let bytes = tls::go_bytes(text);
+        if bytes.is_none() {
+            out.push(
+                Finding::error("expected base64 text: Argo CD cannot read the config, and skips the cluster")
+                    .at(at(&format!("tlsClientConfig.{field}"))),
+            );
+        }
+        bytes
+    };
+    let ca_bytes = decoded("caData");
+    let cert = decoded("certData");
+    let key = decoded("keyData");
+    if let Some(ca) = ca_bytes {
+        if let Err(reason) = tls::check_ca(&ca) {
             out.push(Finding::error(reason).at(at("tlsClientConfig.caData")));
         }
     }
-    let cert = str_at("/tlsClientConfig/certData").and_then(tls::go_bytes);
-    let key = str_at("/tlsClientConfig/keyData").and_then(tls::go_bytes);
     match (cert, key) {
         (Some(cert), Some(key)) => match tls::check_pair(&cert, &key) {
             Ok(_) => {}
@@ -442,7 +455,8 @@ fn go_types(value: &Value, fields: &[(&str, GoType)], field: &str, out: &mut Vec
         let fits = match go_type {
             GoType::String => v.is_string(),
             GoType::Bool => v.is_boolean(),
-            GoType::Bytes => v.as_str().is_some_and(|s| tls::go_bytes(s).is_some()),
+            // Decoded (once) by the TLS checks, which say when it is not base64.
+            GoType::Bytes => v.is_string(),
             GoType::Strings => v.as_array().is_some_and(|a| a.iter().all(Value::is_string)),
             GoType::StringMap => v
                 .as_object()

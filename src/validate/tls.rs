@@ -20,10 +20,24 @@ struct Block {
 
 /// Go's `[]byte` JSON decoding: standard base64 with padding; line breaks are skipped.
 pub fn go_bytes(text: &str) -> Option<Vec<u8>> {
-    let compact: String = text.chars().filter(|c| *c != '\n' && *c != '\r').collect();
-    base64::engine::general_purpose::STANDARD
-        .decode(compact)
-        .ok()
+    let engine = &base64::engine::general_purpose::STANDARD;
+    if !text.bytes().any(|b| b == b'\n' || b == b'\r') {
+        return engine.decode(text).ok();
+    }
+    let compact: Vec<u8> = text
+        .bytes()
+        .filter(|b| *b != b'\n' && *b != b'\r')
+        .collect();
+    engine.decode(compact).ok()
+}
+
+/// Standard base64 with any ASCII white space in it (a PEM body's line breaks).
+fn decode_body(body: &str) -> Option<Vec<u8>> {
+    let compact: Vec<u8> = body
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    base64::engine::general_purpose::STANDARD.decode(compact).ok()
 }
 
 /// The PEM blocks of `text`; `Err` names what is wrong without quoting the text.
@@ -42,13 +56,8 @@ fn blocks(text: &[u8]) -> Result<Vec<Block>, String> {
         let end = after[body_start..]
             .find(&end_marker)
             .ok_or_else(|| format!("has a {label} block without its END line"))?;
-        let body: String = after[body_start..body_start + end]
-            .chars()
-            .filter(|c| !c.is_ascii_whitespace())
-            .collect();
-        let der = base64::engine::general_purpose::STANDARD
-            .decode(body)
-            .map_err(|_| format!("has a {label} block that is not base64"))?;
+        let der = decode_body(&after[body_start..body_start + end])
+            .ok_or_else(|| format!("has a {label} block that is not base64"))?;
         out.push(Block { label, der });
         rest = &after[body_start + end + end_marker.len()..];
     }
