@@ -77,6 +77,9 @@ struct Scan {
     /// Kubeconfig Secrets the scan could not take (unsound, given twice): their Argo CD
     /// Secrets stay as they are, never pruned for it.
     held: Vec<(String, String)>,
+    /// Second copies of an object (same identity, same content) and the first copy they follow:
+    /// replaced or pruned with it, kept with it, so a second run finds one copy and changes nothing.
+    copies: Vec<(usize, usize)>,
 }
 
 impl<'x, 'a> Run<'x, 'a> {
@@ -118,7 +121,21 @@ impl<'x, 'a> Run<'x, 'a> {
         let mut generated = self.convert_all(&scan, &mut unsettled);
         self.drop_collisions(&mut generated, &mut unsettled);
         let (replaced, appended) = self.place(generated, &scan.owned, &mut unsettled);
-        let pruned = self.prune(&scan.owned, &replaced, &unsettled);
+        let mut pruned = self.prune(&scan.owned, &replaced, &unsettled);
+        // A copy goes wherever its first goes: out when the first is pruned or rewritten.
+        for &(copy, first) in &scan.copies {
+            let rewritten = matches!(replaced.get(&first), Some(Out::New(_)));
+            if pruned.contains(&first) || rewritten {
+                pruned.insert(copy);
+                let what = Object::new(&self.item(copy).node).resource_ref();
+                self.report(
+                    copy,
+                    Severity::Info,
+                    None,
+                    format!("{what} is given twice (items {first} and {copy}): the second copy goes with the first"),
+                );
+            }
+        }
         self.assemble(replaced, appended, &pruned, sink)
     }
 
@@ -506,7 +523,10 @@ impl<'x, 'a> Run<'x, 'a> {
                         first.insert(identity, index);
                     }
                     // The same object twice is one object.
-                    Some(&at) if same_content(&self.item(at).node, node) => continue,
+                    Some(&at) if same_content(&self.item(at).node, node) => {
+                        scan.copies.push((index, at));
+                        continue;
+                    }
                     Some(&at) => {
                         let message = format!(
                             "{} is given twice with different content (items {at} and {index}); neither is used",

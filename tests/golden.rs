@@ -278,6 +278,7 @@ cases!(
     regression_fuzz_nested_list,
     regression_fuzz_nonspecific_tag,
     regression_fuzz_null_list_entry,
+    regression_fuzz_owned_secret_twice,
     regression_fuzz_resource_list_end_marker,
     regression_fuzz_resource_list_in_list,
     regression_fuzz_resource_list_in_stream,

@@ -227,8 +227,10 @@ fn config_checks(config: &Value, field: &str, policy: &Policy, out: &mut Vec<Fin
         let bytes = tls::go_bytes(text);
         if bytes.is_none() {
             out.push(
-                Finding::error("expected base64 text: Argo CD cannot read the config, and skips the cluster")
-                    .at(at(&format!("tlsClientConfig.{field}"))),
+                Finding::error(
+                    "expected base64 text: Argo CD cannot read the config, and skips the cluster",
+                )
+                .at(at(&format!("tlsClientConfig.{field}"))),
             );
         }
         bytes

@@ -33,11 +33,10 @@ pub fn go_bytes(text: &str) -> Option<Vec<u8>> {
 
 /// Standard base64 with any ASCII white space in it (a PEM body's line breaks).
 fn decode_body(body: &str) -> Option<Vec<u8>> {
-    let compact: Vec<u8> = body
-        .bytes()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect();
-    base64::engine::general_purpose::STANDARD.decode(compact).ok()
+    let compact: Vec<u8> = body.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(compact)
+        .ok()
 }
 
 /// The PEM blocks of `text`; `Err` names what is wrong without quoting the text.
