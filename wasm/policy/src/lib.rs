@@ -148,8 +148,7 @@ fn admission(request: &Value, settings: &Value) -> String {
 fn raw(request: &Value, settings: &Value) -> String {
     let Some(items) = request.get("items").filter(|i| i.is_array()) else {
         return reject(
-            "the raw request is not a ResourceList or List: send {\"request\": {\"kind\": \"List\", \"items\": […]}}"
-                .into(),
+            "the raw request is not a ResourceList or List (an object with items): send the List itself as the raw request".into(),
         );
     };
     let options = match options(settings, &[]) {
