@@ -274,6 +274,7 @@ cases!(
     regression_fuzz_literal_markers,
     regression_fuzz_lone_carriage_return,
     regression_fuzz_long_key,
+    regression_fuzz_long_key_in_complex_key,
     regression_fuzz_marker_after_document_start,
     regression_fuzz_nested_list,
     regression_fuzz_nonspecific_tag,

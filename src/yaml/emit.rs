@@ -136,9 +136,9 @@ fn key_text(key: &Node) -> (String, bool) {
             write_double_quoted(&mut text, &s.text);
         }
         Value::Scalar(_) => write_scalar(&mut text, key, 0),
-        // Complex keys never occur in Kubernetes objects; JSON text keeps them on one line.
+        // Complex keys never occur in Kubernetes objects; flow text keeps them on one line.
         _ => {
-            write_json(&mut text, key, None);
+            write_flow_key(&mut text, key);
             return (text, true);
         }
     }
@@ -367,6 +367,45 @@ fn write_double_quoted(out: &mut String, text: &str) {
 }
 
 /// Writes a tree as JSON; `indent` is `Some(level)` for pretty output, `None` for one line.
+/// A collection used as a key: JSON on one line, except that a key inside it longer than YAML's
+/// implicit-key limit (1024 characters) gets the explicit `? ` indicator, which flow mappings
+/// allow and JSON does not have (libyaml refuses such a key without it).
+fn write_flow_key(out: &mut String, node: &Node) {
+    match &node.value {
+        Value::Seq(items) if !items.is_empty() => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_flow_key(out, item);
+            }
+            out.push(']');
+        }
+        Value::Map(entries) if !entries.is_empty() => {
+            out.push('{');
+            for (i, (key, value)) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                let mut text = String::new();
+                match key.scalar() {
+                    Some(s) => json_string(&mut text, &s.text),
+                    None => write_flow_key(&mut text, key),
+                }
+                if text.chars().count() > 1000 || key.scalar().is_none() {
+                    out.push_str("? ");
+                }
+                out.push_str(&text);
+                out.push(':');
+                write_flow_key(out, value);
+            }
+            out.push('}');
+        }
+        _ => write_json(out, node, None),
+    }
+}
+
 pub fn write_json(out: &mut String, node: &Node, indent: Option<usize>) {
     let newline = |out: &mut String, level: usize| {
         if indent.is_some() {
