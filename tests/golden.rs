@@ -269,6 +269,7 @@ cases!(
     regression_fuzz_dots_scalar,
     regression_fuzz_duplicate_items_key,
     regression_fuzz_empty_document_marker,
+    regression_fuzz_explicit_key_after_items,
     regression_fuzz_list_aliases,
     regression_fuzz_list_item_markers,
     regression_fuzz_literal_markers,

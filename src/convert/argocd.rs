@@ -287,7 +287,10 @@ impl ClusterConfig {
     /// Pretty JSON, as stored under the Secret's `config` key.
     pub fn to_json(&self) -> String {
         // Plain structs of strings, bools and string maps always serialize.
-        serde_json::to_string_pretty(self).unwrap_or_default()
+        let mut json = serde_json::to_string_pretty(self).unwrap_or_default();
+        // Kept until the output is written, for every cluster of the fleet: without its growth slack.
+        json.shrink_to_fit();
+        json
     }
 }
 

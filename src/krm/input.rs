@@ -2,7 +2,7 @@
 //! stream of documents, read into items that know how they are written when kept.
 
 use crate::limits::Limits;
-use crate::yaml::{Document, Node, Style, Value, YamlError, line_start, parse_stream};
+use crate::yaml::{Document, Indicator, Node, Style, Value, YamlError, line_start, parse_stream};
 
 use super::verbatim::{self, Origin, Rewrite, Text};
 
@@ -125,7 +125,7 @@ fn is_kind(node: &Node, kind: &str) -> bool {
 fn entry_ranges(text: &str, entries: &[Node], end: usize) -> Vec<std::ops::Range<usize>> {
     let starts: Vec<usize> = entries
         .iter()
-        .map(|n| line_start(text, n.entry.unwrap_or(n.span.start)))
+        .map(|n| line_start(text, n.indicator.map_or(n.span.start, Indicator::pos)))
         .collect();
     starts
         .iter()
@@ -134,12 +134,18 @@ fn entry_ranges(text: &str, entries: &[Node], end: usize) -> Vec<std::ops::Range
         .collect()
 }
 
+/// Where a key's text begins: at its `?` when it is written with one (the key node itself
+/// may begin lines below).
+fn key_start(key: &Node) -> usize {
+    key.indicator.map_or(key.span.start, Indicator::pos)
+}
+
 /// Where the text of a root mapping's value for `key` ends: the line of the next key, or the
 /// end of the document.
 fn value_end(text: &str, entries: &[(Node, Node)], index: usize, doc_end: usize) -> usize {
     entries
         .get(index + 1)
-        .map_or(doc_end, |(k, _)| line_start(text, k.span.start))
+        .map_or(doc_end, |(k, _)| line_start(text, key_start(k)))
 }
 
 fn resource_list<'a>(text: &'a str, doc: Document<'a>) -> Result<Input<'a>, InputError> {
@@ -170,7 +176,7 @@ fn resource_list<'a>(text: &'a str, doc: Document<'a>) -> Result<Input<'a>, Inpu
         .position(|(k, _)| k.scalar().is_some_and(|s| s.text == "functionConfig"))
         .map(|i| {
             let (key, value) = &entries[i];
-            let range = line_start(text, key.span.start)..value_end(text, &entries, i, doc.end);
+            let range = line_start(text, key_start(key))..value_end(text, &entries, i, doc.end);
             verbatim::in_place(text, value, range, &origin)
         });
     let mut function_config = None;
@@ -193,7 +199,7 @@ fn resource_list<'a>(text: &'a str, doc: Document<'a>) -> Result<Input<'a>, Inpu
         }) => {
             let flow = json || style == Style::Flow;
             let ranges = entry_ranges(text, &nodes, items_end);
-            if let Some(dash) = nodes.first().and_then(|n| n.entry) {
+            if let Some(dash) = nodes.first().and_then(|n| n.indicator).map(Indicator::pos) {
                 dash_indent = text[line_start(text, dash)..dash].chars().count();
             }
             nodes

@@ -172,7 +172,7 @@ fn deindent(input: &str, node: &Node, range: Range<usize>) -> Option<String> {
         // Something other than indentation and the dash stands before the entry (a mark).
         return None;
     }
-    let dash = node.entry?;
+    let dash = node.indicator?.pos();
     let mut out = String::with_capacity(chunk.len());
     let mut at = range.start;
     for line in chunk.split_inclusive('\n') {

@@ -26,7 +26,7 @@ mod parity;
 
 #[cfg(feature = "internals")]
 pub use chars::first_disallowed;
-pub use node::{Node, Scalar, ScalarKind, Style, Value, resolve_plain, same_content};
+pub use node::{Indicator, Node, Scalar, ScalarKind, Style, Value, resolve_plain, same_content};
 pub use tree::{Document, YamlError, parse_stream};
 
 /// The characters YAML counts as white space between tokens (`str::trim` would also take

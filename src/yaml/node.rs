@@ -1,6 +1,7 @@
 //! Nodes: a value, how it was written and where it stands; typed accessors and constructors.
 
 use std::borrow::Cow;
+use std::num::NonZeroU32;
 use std::ops::Range;
 
 use super::scanner::ScalarStyle;
@@ -40,9 +41,40 @@ pub struct Node<'a> {
     pub span: Range<usize>,
     pub style: Style,
     /// A tag other than `!!str` and `!`, as it is written back (`!!int`, `!local`, `!<uri>`).
-    pub tag: Option<Box<str>>,
-    /// For a block sequence entry: the offset of its `-`.
-    pub entry: Option<usize>,
+    pub tag: Option<Tag>,
+    /// Where the indicator its text begins with stands: a block sequence entry's `-`, an
+    /// explicit key's `?`.
+    pub indicator: Option<Indicator>,
+}
+
+/// A tag's text, boxed twice: tags are rare, and a thin pointer keeps every node smaller.
+pub type Tag = Box<String>;
+
+/// The byte offset of a `-` or `?` indicator, kept in four bytes (every node of a large fleet
+/// carries the field; a node is 64 bytes instead of 88). Offsets fit: the tree refuses
+/// texts longer than [`MAX_TEXT`] bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Indicator(NonZeroU32);
+
+/// The longest text the tree reads, in bytes (4 GiB less one): offsets are kept in 32 bits.
+pub const MAX_TEXT: usize = u32::MAX as usize - 1;
+
+// The figure above holds (on 64-bit targets; WebAssembly's pointers are smaller still).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Node>() == 64);
+
+impl Indicator {
+    /// The indicator at `pos`, or `None` when `pos` is past [`MAX_TEXT`] (the tree never gets there).
+    pub fn at(pos: usize) -> Option<Indicator> {
+        u32::try_from(pos + 1)
+            .ok()
+            .and_then(NonZeroU32::new)
+            .map(Indicator)
+    }
+
+    pub fn pos(self) -> usize {
+        self.0.get() as usize - 1
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -421,7 +453,7 @@ impl<'a> Node<'a> {
             span: self.span,
             style: self.style,
             tag: self.tag,
-            entry: self.entry,
+            indicator: self.indicator,
         }
     }
 }
@@ -462,7 +494,7 @@ impl Node<'static> {
             span: 0..0,
             style: Style::Unset,
             tag: None,
-            entry: None,
+            indicator: None,
         }
     }
 }
@@ -490,6 +522,14 @@ pub fn same_content(a: &Node, b: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn indicators_keep_every_offset_the_tree_reads() {
+        for pos in [0, 1, 4096, MAX_TEXT - 1, MAX_TEXT] {
+            assert_eq!(Indicator::at(pos).map(Indicator::pos), Some(pos));
+        }
+        assert_eq!(Indicator::at(MAX_TEXT + 1), None);
+    }
 
     #[test]
     fn resolves_plain_scalars_by_core_schema() {
@@ -566,7 +606,7 @@ mod tests {
             span: 0..0,
             style: Style::Plain,
             tag: None,
-            entry: None,
+            indicator: None,
         };
         for text in ["0o17", "1e3", "yes", "2001-12-14", "x"] {
             assert_eq!(scalar(text).as_str(), Some(text), "{text}");

@@ -1,8 +1,9 @@
 //! The parser: tokens to events (documents, collections, scalars), as libyaml 0.2.5's state machine produces them.
 //!
 //! An explicit stack of states, never recursion, so nesting cannot exhaust the call stack.
-//! Besides libyaml's marks, each event of a block sequence entry records where its `-` stands,
-//! so an item's text can be cut out of the input without looking for the dash again.
+//! Besides libyaml's marks, the event of a block sequence entry records where its `-` stands,
+//! and a key written with `?` where its `?` stands, so a node's text can be cut out of the
+//! input without looking for its indicator again.
 
 use std::borrow::Cow;
 
@@ -48,8 +49,9 @@ pub struct Event<'a> {
     pub kind: EventKind<'a>,
     pub start: Mark,
     pub end: Mark,
-    /// For the node of a block sequence entry: the byte offset of its `-`.
-    pub entry: Option<usize>,
+    /// The byte offset of the indicator the node's text begins with: a block sequence entry's
+    /// `-`, an explicit key's `?`.
+    pub indicator: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,8 +88,8 @@ pub struct Parser<'a> {
     states: Vec<State>,
     marks: Vec<Mark>,
     tag_directives: Vec<(String, String)>,
-    /// The `-` of the block sequence entry whose node comes next.
-    entry: Option<usize>,
+    /// The `-` or `?` whose node comes next.
+    indicator: Option<usize>,
 }
 
 fn error<T>(context: Option<(&'static str, Mark)>, problem: &'static str, mark: Mark) -> Parse<T> {
@@ -107,7 +109,7 @@ impl<'a> Parser<'a> {
             states: Vec::new(),
             marks: Vec::new(),
             tag_directives: Vec::new(),
-            entry: None,
+            indicator: None,
         }
     }
 
@@ -133,20 +135,20 @@ impl<'a> Parser<'a> {
     }
 
     fn event(&mut self, kind: EventKind<'a>, start: Mark, end: Mark) -> Event<'a> {
-        let entry = match kind {
+        let indicator = match kind {
             EventKind::SequenceEnd
             | EventKind::MappingEnd
             | EventKind::DocumentStart { .. }
             | EventKind::DocumentEnd { .. }
             | EventKind::StreamStart
             | EventKind::StreamEnd => None,
-            _ => self.entry.take(),
+            _ => self.indicator.take(),
         };
         Event {
             kind,
             start,
             end,
-            entry,
+            indicator,
         }
     }
 
@@ -484,7 +486,7 @@ impl<'a> Parser<'a> {
         match token.kind {
             TokenKind::BlockEntry => {
                 let token = self.skip()?;
-                self.entry = Some(token.start.pos);
+                self.indicator = Some(token.start.pos);
                 let next = self.peek()?;
                 if matches!(next.kind, TokenKind::BlockEntry | TokenKind::BlockEnd) {
                     self.state = State::BlockSequenceEntry;
@@ -516,7 +518,7 @@ impl<'a> Parser<'a> {
         let token = self.peek()?;
         if matches!(token.kind, TokenKind::BlockEntry) {
             let token = self.skip()?;
-            self.entry = Some(token.start.pos);
+            self.indicator = Some(token.start.pos);
             let next = self.peek()?;
             if matches!(
                 next.kind,
@@ -544,6 +546,10 @@ impl<'a> Parser<'a> {
         match token.kind {
             TokenKind::Key => {
                 let token = self.skip()?;
+                // A simple key's token is empty, at the key; an explicit one is its `?`.
+                if token.end.pos > token.start.pos {
+                    self.indicator = Some(token.start.pos);
+                }
                 let next = self.peek()?;
                 if matches!(
                     next.kind,

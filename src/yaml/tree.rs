@@ -2,7 +2,7 @@
 //!
 //! Spans are data here, recorded as the events come: a node's range runs from its first
 //! property (`&anchor`, `!tag`) to the end of its last token; a block sequence entry knows its
-//! `-`; a document knows where its text begins (its directives or `---`, or the end of the
+//! `-` and an explicit key its `?`; a document knows where its text begins (its directives or `---`, or the end of the
 //! document before it) and ends (the line of the next marker). Nothing downstream scans text
 //! to find a boundary again.
 //!
@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::chars::first_disallowed;
-use super::node::{Node, Scalar, Style, Value};
+use super::node::{Indicator, MAX_TEXT, Node, Scalar, Style, Tag, Value};
 use super::parser::{Event, EventKind, Parser};
 use super::scanner::{Mark, SyntaxError};
 use crate::limits::Limits;
@@ -80,6 +80,8 @@ pub enum YamlError {
         "YAML aliases expand to more than {limit} nodes, 64 bytes of text counting as one (a billion-laughs document?)"
     )]
     TooManyAliasNodes { limit: usize },
+    #[error("YAML text of {len} bytes is over the {MAX_TEXT}-byte limit of the reader")]
+    TooLong { len: usize },
 }
 
 impl From<SyntaxError> for YamlError {
@@ -137,6 +139,10 @@ struct Opening {
 
 /// Parses every document of a YAML (or JSON) stream into trees, with offsets into `input`.
 pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<'a>>, YamlError> {
+    // Nodes keep offsets in 32 bits; no input limit reaches this, but a host may raise it.
+    if input.len() > MAX_TEXT {
+        return Err(YamlError::TooLong { len: input.len() });
+    }
     if let Some((at, code)) = first_disallowed(input) {
         let line_start = super::line_start(input, at);
         return Err(YamlError::Disallowed {
@@ -169,8 +175,9 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
             kind,
             start,
             end,
-            entry,
+            indicator,
         } = event;
+        let indicator = indicator.and_then(Indicator::at);
         let is_seq = matches!(kind, EventKind::SequenceStart { .. });
         let completed: Option<Completed<'a>> = match kind {
             EventKind::StreamStart => None,
@@ -242,7 +249,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 aliases.push((start.pos, anchored.at.pos));
                 let mut node = anchored.node.clone();
                 node.span = start.pos..end.pos;
-                node.entry = entry;
+                node.indicator = indicator;
                 Some((node, anchored.cost, None))
             }
             EventKind::Scalar {
@@ -265,7 +272,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     span: start.pos..end.pos,
                     style: style.into(),
                     tag,
-                    entry,
+                    indicator,
                 };
                 // Long text repeated by aliases costs memory and output as many nodes would.
                 let cost = scalar_cost(&node);
@@ -291,7 +298,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                         span: start.pos..end.pos,
                         style: if flow { Style::Flow } else { Style::Block },
                         tag: tag.as_deref().and_then(|t| written_tag(t).0),
-                        entry,
+                        indicator,
                     },
                     anchor: anchor.map(|a| (a, start)),
                     cost: 1,
@@ -393,7 +400,7 @@ fn scalar_cost(node: &Node) -> usize {
 ///
 /// `!!str` only says "string": that is kept as the scalar's type, not as a tag. Other
 /// core-schema tags are written `!!name`, local tags `!name`, anything else verbatim.
-fn written_tag(tag: &str) -> (Option<Box<str>>, bool) {
+fn written_tag(tag: &str) -> (Option<Tag>, bool) {
     const CORE: &str = "tag:yaml.org,2002:";
     if tag == "!" {
         return (None, false);
@@ -408,10 +415,10 @@ fn written_tag(tag: &str) -> (Option<Box<str>>, bool) {
                 .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
     };
     if let Some(name) = tag.strip_prefix(CORE).filter(|n| simple(n)) {
-        return (Some(format!("!!{name}").into()), false);
+        return (Some(Box::new(format!("!!{name}"))), false);
     }
     if let Some(name) = tag.strip_prefix('!').filter(|n| simple(n)) {
-        return (Some(format!("!{name}").into()), false);
+        return (Some(Box::new(format!("!{name}"))), false);
     }
     let uri: String = tag
         .chars()
@@ -427,5 +434,5 @@ fn written_tag(tag: &str) -> (Option<Box<str>>, bool) {
             text.chars().collect::<Vec<_>>()
         })
         .collect();
-    (Some(format!("!<{uri}>").into()), false)
+    (Some(Box::new(format!("!<{uri}>"))), false)
 }
