@@ -394,35 +394,44 @@ impl<'a> Node<'a> {
     /// (`data`, `users[0].user`): readers disagree on which entry counts (go-yaml v3 refuses,
     /// PyYAML keeps the last), so the function takes neither.
     pub fn duplicate_key(&self) -> Option<(String, String)> {
-        fn walk(node: &Node, path: &str) -> Option<(String, String)> {
+        /// One step of the path down to the mapping: the path is only spelled out once a
+        /// duplicate is found (every item of every input is walked).
+        enum Step<'n> {
+            Index(usize),
+            Key(&'n str),
+        }
+        fn walk<'n>(node: &'n Node, steps: &mut Vec<Step<'n>>) -> Option<&'n str> {
             match &node.value {
                 Value::Scalar(_) => None,
-                Value::Seq(items) => items
-                    .iter()
-                    .enumerate()
-                    .find_map(|(i, item)| walk(item, &format!("{path}[{i}]"))),
-                Value::Map(entries) => {
-                    let mut seen = std::collections::HashSet::new();
-                    for (k, _) in entries {
-                        if let Some(key) = k.scalar().map(|s| s.text.as_ref()) {
-                            if !seen.insert(key) {
-                                return Some((path.to_string(), key.to_string()));
-                            }
-                        }
-                    }
+                Value::Seq(items) => items.iter().enumerate().find_map(|(i, item)| {
+                    let found = walk(item, steps)?;
+                    steps.push(Step::Index(i));
+                    Some(found)
+                }),
+                Value::Map(entries) => repeated_key(entries).or_else(|| {
                     entries.iter().find_map(|(k, v)| {
-                        let key = k.scalar().map_or("?", |s| s.text.as_ref());
-                        let below = if path.is_empty() {
-                            key.to_string()
-                        } else {
-                            format!("{path}.{key}")
-                        };
-                        walk(v, &below)
+                        let found = walk(v, steps)?;
+                        steps.push(Step::Key(k.scalar().map_or("?", |s| s.text.as_ref())));
+                        Some(found)
                     })
+                }),
+            }
+        }
+        let mut steps = Vec::new();
+        let key = walk(self, &mut steps)?;
+        let mut path = String::new();
+        for step in steps.iter().rev() {
+            match step {
+                Step::Index(i) => path.push_str(&format!("[{i}]")),
+                Step::Key(k) => {
+                    if !path.is_empty() {
+                        path.push('.');
+                    }
+                    path.push_str(k);
                 }
             }
         }
-        walk(self, "")
+        Some((path, key.to_string()))
     }
 
     /// Drops a mapping's entries except those under the given string keys.
@@ -456,6 +465,26 @@ impl<'a> Node<'a> {
             indicator: self.indicator,
         }
     }
+}
+
+/// The first scalar key a mapping holds twice. Kubernetes mappings are small: comparing each
+/// key with those before it is cheaper than hashing until a mapping is large.
+fn repeated_key<'n>(entries: &'n [(Node, Node)]) -> Option<&'n str> {
+    let key = |k: &'n Node| k.scalar().map(|s| s.text.as_ref());
+    if entries.len() <= 16 {
+        return entries.iter().enumerate().find_map(|(i, (k, _))| {
+            let key = key(k)?;
+            entries[..i]
+                .iter()
+                .any(|(before, _)| before.scalar().is_some_and(|s| s.text == key))
+                .then_some(key)
+        });
+    }
+    let mut seen = std::collections::HashSet::new();
+    entries
+        .iter()
+        .filter_map(|(k, _)| key(k))
+        .find(|k| !seen.insert(*k))
 }
 
 /// Constructors for generated nodes.
@@ -522,6 +551,30 @@ pub fn same_content(a: &Node, b: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn duplicate_keys_are_found_with_their_path() {
+        let first = |text: &str| {
+            let docs = crate::yaml::parse_stream(text, &crate::limits::Limits::default()).unwrap();
+            docs[0].root.duplicate_key()
+        };
+        assert_eq!(first("a: 1\nb: 2\n"), None);
+        assert_eq!(first("a: 1\na: 2\n"), Some((String::new(), "a".into())));
+        let nested = "users:\n- name: x\n  user:\n    token: t\n    token: u\n";
+        assert_eq!(
+            first(nested),
+            Some(("users[0].user".into(), "token".into()))
+        );
+        assert_eq!(
+            first("- [a, {k: 1, k: 2}]\n"),
+            Some(("[0][1]".into(), "k".into()))
+        );
+        // Past the small-mapping comparison: the hashed path.
+        let mut large: String = (0..40).map(|i| format!("k{i}: {i}\n")).collect();
+        assert_eq!(first(&large), None);
+        large.push_str("k7: again\n");
+        assert_eq!(first(&large), Some((String::new(), "k7".into())));
+    }
 
     #[test]
     fn indicators_keep_every_offset_the_tree_reads() {
