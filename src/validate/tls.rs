@@ -21,22 +21,30 @@ struct Block {
 /// Go's `[]byte` JSON decoding: standard base64 with padding; line breaks are skipped.
 pub fn go_bytes(text: &str) -> Option<Vec<u8>> {
     let engine = &base64::engine::general_purpose::STANDARD;
-    if !text.bytes().any(|b| b == b'\n' || b == b'\r') {
+    let bytes = text.as_bytes();
+    if !bytes.contains(&b'\n') && !bytes.contains(&b'\r') {
         return engine.decode(text).ok();
     }
-    let compact: Vec<u8> = text
-        .bytes()
-        .filter(|b| *b != b'\n' && *b != b'\r')
-        .collect();
-    engine.decode(compact).ok()
+    engine
+        .decode(without(bytes, |b| b == b'\n' || b == b'\r'))
+        .ok()
 }
 
 /// Standard base64 with any ASCII white space in it (a PEM body's line breaks).
 fn decode_body(body: &str) -> Option<Vec<u8>> {
-    let compact: Vec<u8> = body.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
     base64::engine::general_purpose::STANDARD
-        .decode(compact)
+        .decode(without(body.as_bytes(), |b| b.is_ascii_whitespace()))
         .ok()
+}
+
+/// `bytes` without the bytes `skip` matches, copied a run at a time (a PEM line, a wrapped
+/// base64 line) rather than byte by byte.
+fn without(bytes: &[u8], skip: impl Fn(u8) -> bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for run in bytes.split(|&b| skip(b)) {
+        out.extend_from_slice(run);
+    }
+    out
 }
 
 /// The PEM blocks of `text`; `Err` names what is wrong without quoting the text.

@@ -2,6 +2,7 @@
 
 use std::fmt::Write;
 
+use super::chars::skip_words;
 use super::{Node, Scalar, ScalarKind, Style, Value, resolve_plain};
 
 /// Appends `node` as the value of a mapping key or a document root, with nested lines at `indent`.
@@ -309,9 +310,18 @@ fn literal_safe(text: &str) -> bool {
         return false;
     }
     // One pass: no control character but line feeds, no other kind of break, no line ending
-    // in a space.
+    // in a space. Printable ASCII passes eight bytes a step (a config's base64 above all).
+    let bytes = text.as_bytes();
     let mut prev = 0u8;
-    for &b in text.as_bytes() {
+    let mut i = 0;
+    while i < bytes.len() {
+        let run_end = skip_words(bytes, i, 0x20, 0x7f);
+        if run_end > i {
+            prev = bytes[run_end - 1];
+            i = run_end;
+            continue;
+        }
+        let b = bytes[i];
         let bad = if b == b'\n' {
             prev == b' '
         } else {
@@ -321,6 +331,7 @@ fn literal_safe(text: &str) -> bool {
             return false;
         }
         prev = b;
+        i += 1;
     }
     text.is_ascii()
         || text
@@ -492,6 +503,24 @@ mod tests {
     use super::*;
     use crate::limits::Limits;
     use crate::yaml::{parse_stream, same_content};
+
+    #[test]
+    fn literal_blocks_only_for_text_they_keep() {
+        // Each problem at every offset of an eight-byte word, and past it.
+        for at in 0..20 {
+            let line = "x".repeat(at);
+            assert!(literal_safe(&format!("a{line}\nb{line}\n")), "{at}");
+            assert!(
+                !literal_safe(&format!("a{line} \nb")),
+                "space before a break, {at}"
+            );
+            assert!(!literal_safe(&format!("a{line}\tb\nc")), "tab, {at}");
+            assert!(!literal_safe(&format!("a{line}\u{7f}\nc")), "DEL, {at}");
+            assert!(!literal_safe(&format!("a{line}\r\nc")), "CR, {at}");
+            assert!(!literal_safe(&format!("a{line}\u{2028}\nc")), "LS, {at}");
+            assert!(literal_safe(&format!("a{line}é\nc")), "é, {at}");
+        }
+    }
 
     fn round_trip(input: &str) -> String {
         let docs = parse_stream(input, &Limits::default()).expect("parses");
