@@ -111,12 +111,15 @@ impl From<SyntaxError> for YamlError {
 
 /// A collection under construction.
 struct Frame<'a> {
+    /// The collection, its children not yet in it.
     node: Node<'a>,
     anchor: Option<(&'a str, Mark)>,
     /// What the collection weighs when an alias repeats it.
     cost: usize,
-    /// For a mapping: a key waiting for its value.
-    key: Option<Node<'a>>,
+    /// Where its children begin on the shared stack of finished nodes (a mapping's keys and
+    /// values alternate there): each collection gets one allocation of its exact size when it
+    /// ends, instead of growing one of its own child by child.
+    first: usize,
 }
 
 /// A defined anchor: its node, what it weighs, and where it stands.
@@ -154,6 +157,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
     let mut parser = Parser::new(input, limits.max_depth);
     let mut docs = Vec::new();
     let mut stack: Vec<Frame<'a>> = Vec::new();
+    let mut children: Vec<Node<'a>> = Vec::new();
     let mut anchors: HashMap<&'a str, Anchored<'a>> = HashMap::new();
     let mut nodes = 0usize;
     let mut alias_nodes = 0usize;
@@ -302,7 +306,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     },
                     anchor: anchor.map(|a| (a, start)),
                     cost: 1,
-                    key: None,
+                    first: children.len(),
                 });
                 None
             }
@@ -311,7 +315,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                     mut node,
                     anchor,
                     cost,
-                    ..
+                    first,
                 }) = stack.pop()
                 else {
                     return Err(YamlError::Syntax {
@@ -320,20 +324,22 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                         message: "unbalanced collection end".into(),
                     });
                 };
-                let last = match &node.value {
-                    Value::Seq(items) => items.last().map(|n| n.span.end),
-                    Value::Map(entries) => entries.last().map(|(_, v)| v.span.end),
-                    Value::Scalar(_) => None,
-                };
+                let last = children[first..].last().map(|n| n.span.end);
                 // `]` and `}` close a flow collection; a block one ends with its last child.
                 node.span.end = if end.pos > start.pos {
                     end.pos
                 } else {
                     last.unwrap_or(node.span.end).max(node.span.start)
                 };
+                let mut own = children.drain(first..);
                 match &mut node.value {
-                    Value::Map(entries) => entries.shrink_to_fit(),
-                    Value::Seq(items) => items.shrink_to_fit(),
+                    Value::Map(entries) => {
+                        entries.reserve_exact(own.len() / 2);
+                        while let (Some(k), Some(v)) = (own.next(), own.next()) {
+                            entries.push((k, v));
+                        }
+                    }
+                    Value::Seq(items) => items.extend(own),
                     Value::Scalar(_) => {}
                 }
                 Some((node, cost, anchor))
@@ -364,14 +370,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
             continue;
         };
         parent.cost = parent.cost.saturating_add(cost);
-        match &mut parent.node.value {
-            Value::Seq(items) => items.push(node),
-            Value::Map(entries) => match parent.key.take() {
-                None => parent.key = Some(node),
-                Some(k) => entries.push((k, node)),
-            },
-            Value::Scalar(_) => {}
-        }
+        children.push(node);
     }
     Ok(docs)
 }
