@@ -45,16 +45,28 @@ fn write_value(out: &mut String, node: &Node, indent: usize) {
 
 /// Writes a non-empty collection as block lines starting at column `indent`.
 pub fn write_block(out: &mut String, node: &Node, indent: usize) {
+    write_lines(out, node, indent, true);
+}
+
+/// [`write_block`], where the first line's indentation is already written (`- ` of an entry)
+/// when `pad_first` is false.
+fn write_lines(out: &mut String, node: &Node, indent: usize, pad_first: bool) {
+    let mut first = !pad_first;
+    let mut pad = |out: &mut String| {
+        if !std::mem::take(&mut first) {
+            pad(out, indent);
+        }
+    };
     match &node.value {
         Value::Map(entries) => {
             for (key, value) in entries {
-                pad(out, indent);
+                pad(out);
                 let (text, explicit) = key_text(key);
                 if explicit {
                     out.push_str("? ");
                     out.push_str(&text);
                     out.push('\n');
-                    pad(out, indent);
+                    pad(out);
                 } else {
                     out.push_str(&text);
                 }
@@ -64,12 +76,12 @@ pub fn write_block(out: &mut String, node: &Node, indent: usize) {
         }
         Value::Seq(items) => {
             for item in items {
-                pad(out, indent);
+                pad(out);
                 write_seq_item(out, item, indent);
             }
         }
         Value::Scalar(_) => {
-            pad(out, indent);
+            pad(out);
             write_scalar(out, node, indent);
             out.push('\n');
         }
@@ -84,11 +96,9 @@ pub fn write_seq_item(out: &mut String, item: &Node, indent: usize) {
         Value::Scalar(_) => false,
     };
     if nested && item.tag.is_none() {
-        out.push_str("- ");
-        let mut inner = String::new();
-        write_block(&mut inner, item, indent + 2);
         // The first entry shares the dash's line.
-        out.push_str(&inner[indent + 2..]);
+        out.push_str("- ");
+        write_lines(out, item, indent + 2, false);
     } else if nested {
         // A tag on the dash's line, the collection below it.
         out.push('-');
@@ -121,7 +131,13 @@ pub fn write_document(out: &mut String, node: &Node) {
 }
 
 fn pad(out: &mut String, indent: usize) {
-    out.extend(std::iter::repeat_n(' ', indent));
+    const SPACES: &str = "                                ";
+    let mut left = indent;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        out.push_str(&SPACES[..n]);
+        left -= n;
+    }
 }
 
 /// A key on one line, and whether it needs the explicit `? key` form: YAML caps implicit keys
