@@ -1,6 +1,8 @@
 //! A typed view of a Kubernetes object: kind, name, namespace, labels, annotations, Secret data
 //! and the file kpt read it from, instead of string paths through its tree.
 
+use std::borrow::Cow;
+
 use crate::krm::b64;
 use crate::yaml::{Node, Value};
 
@@ -136,9 +138,10 @@ impl<'n, 'a> Object<'n, 'a> {
 
     /// A Secret's value by key: `stringData` first, then `data` (base64, decoded), as the API
     /// server merges them. `Ok(None)` when neither holds the key; `Err` names the field.
-    pub fn secret_value(&self, key: &str) -> Result<Option<(String, String)>, Finding> {
+    /// `stringData` text is borrowed: checks read a config's JSON several times.
+    pub fn secret_value(&self, key: &str) -> Result<Option<(String, Cow<'n, str>)>, Finding> {
         for section in ["stringData", "data"] {
-            let field = format!("{section}.{key}");
+            let field = || format!("{section}.{key}");
             let Some(container) = self.node.get(section).filter(|n| !n.is_null()) else {
                 continue;
             };
@@ -157,18 +160,18 @@ impl<'n, 'a> Object<'n, 'a> {
                     "expected a string, got {}",
                     value.type_name()
                 ))
-                .at(field));
+                .at(field()));
             };
             if section == "stringData" {
-                return Ok(Some((field, text.to_string())));
+                return Ok(Some((field(), Cow::Borrowed(text))));
             }
             let Ok((bytes, _)) = b64::decode(text) else {
-                return Err(Finding::error("is not valid base64").at(field));
+                return Err(Finding::error("is not valid base64").at(field()));
             };
             let Ok(text) = String::from_utf8(bytes) else {
-                return Err(Finding::error("does not decode to UTF-8 text").at(field));
+                return Err(Finding::error("does not decode to UTF-8 text").at(field()));
             };
-            return Ok(Some((field, text)));
+            return Ok(Some((field(), Cow::Owned(text))));
         }
         Ok(None)
     }
