@@ -394,7 +394,7 @@ def markdown(meta, res, startup, sizes, items, targets, args, policy_latency=Non
     L.append("Artifacts (copied once at the start): " + "; ".join(
         f"{k} sha256 {v['sha256']}… ({v['bytes'] / 1024:.0f} KiB, built {v['mtime']})" for k, v in a.items()) + ".")
     L.append("")
-    L.append("## Targets (issue 6)")
+    L.append("## Targets (issues 6 and 20)")
     L.append("")
     L.append("| target | value | goal | | notes |")
     L.append("|---|---|---|---|---|")

@@ -59,12 +59,13 @@ pub struct Indicator(NonZeroU32);
 /// The longest text the tree reads, in bytes (4 GiB less one): offsets are kept in 32 bits.
 pub const MAX_TEXT: usize = u32::MAX as usize - 1;
 
-// The figure above holds (on 64-bit targets; WebAssembly's pointers are smaller still).
+// A node is 64 bytes, as `Indicator` says (on 64-bit targets; WebAssembly's pointers are smaller).
 #[cfg(target_pointer_width = "64")]
 const _: () = assert!(std::mem::size_of::<Node>() == 64);
 
 impl Indicator {
-    /// The indicator at `pos`, or `None` when `pos` is past [`MAX_TEXT`] (the tree never gets there).
+    /// The indicator at `pos`, or `None` when `pos` is past [`MAX_TEXT`] (the tree never gets
+    /// there).
     pub fn at(pos: usize) -> Option<Indicator> {
         u32::try_from(pos + 1)
             .ok()

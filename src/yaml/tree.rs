@@ -2,9 +2,9 @@
 //!
 //! Spans are data here, recorded as the events come: a node's range runs from its first
 //! property (`&anchor`, `!tag`) to the end of its last token; a block sequence entry knows its
-//! `-` and an explicit key its `?`; a document knows where its text begins (its directives or `---`, or the end of the
-//! document before it) and ends (the line of the next marker). Nothing downstream scans text
-//! to find a boundary again.
+//! `-` and an explicit key its `?`; a document knows where its text begins (its directives or
+//! `---`, or the end of the document before it) and ends (the line of the next marker).
+//! Nothing downstream scans text to find a boundary again.
 //!
 //! Composition follows PyYAML's composer: an alias to an unknown anchor and a second anchor of
 //! the same name in one document are errors. Limits guard depth, size and alias expansion.
