@@ -286,11 +286,25 @@ impl ClusterConfig {
 
     /// Pretty JSON, as stored under the Secret's `config` key.
     pub fn to_json(&self) -> String {
-        // Plain structs of strings, bools and string maps always serialize.
-        let mut json = serde_json::to_string_pretty(self).unwrap_or_default();
-        // Kept until the output is written, for every cluster of the fleet: without its growth slack.
+        // Sized for the long values up front: the text is kept until the output is written,
+        // for every cluster of the fleet, so it should neither grow by doubling nor keep slack.
+        let tls = &self.tls_client_config;
+        let long = [tls.ca_data.as_deref(), tls.cert_data.as_deref()]
+            .into_iter()
+            .chain(
+                [tls.key_data.as_ref(), self.bearer_token.as_ref()]
+                    .map(|s| s.map(|s| s.0.as_str())),
+            )
+            .flatten()
+            .map(str::len)
+            .sum::<usize>();
+        let mut json = Vec::with_capacity(long + 1024);
+        // Plain structs of strings, bools and string maps always serialize, to UTF-8.
+        if serde_json::to_writer_pretty(&mut json, self).is_err() {
+            return String::new();
+        }
         json.shrink_to_fit();
-        json
+        String::from_utf8(json).unwrap_or_default()
     }
 }
 
