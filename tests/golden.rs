@@ -102,9 +102,7 @@ fn difference(what: &str, want: &str, got: &str) -> Option<String> {
 
 /// A ResourceList's text without its trailing `results:` section.
 fn without_results(output: &str) -> &str {
-    output
-        .find("\nresults:\n")
-        .map_or(output, |i| &output[..=i])
+    capi2argo::krm::render::results_start(output).map_or(output, |at| &output[..at])
 }
 
 fn compare(label: &str, want: &Run, got: &Run) -> Vec<String> {
@@ -274,6 +272,7 @@ cases!(
     regression_fuzz_list_item_markers,
     regression_fuzz_literal_markers,
     regression_fuzz_lone_carriage_return,
+    regression_fuzz_lone_cr_before_results,
     regression_fuzz_long_key,
     regression_fuzz_long_key_in_complex_key,
     regression_fuzz_marker_after_document_start,

@@ -141,6 +141,17 @@ fn copy(text: &str, sink: &mut Sink) {
     }
 }
 
+/// Where a YAML ResourceList's `results:` section begins in `output`, if it has one. It starts a
+/// line, after any YAML line break: a copied item may end with a lone carriage return (or NEL,
+/// LS, PS), and the section follows it directly. For the tests and fuzz targets that compare two
+/// outputs with their results set aside.
+pub fn results_start(output: &str) -> Option<usize> {
+    output
+        .match_indices("results:\n")
+        .map(|(at, _)| at)
+        .find(|&at| at > 0 && ends_with_break(&output[..at]))
+}
+
 fn ends_with_break(text: &str) -> bool {
     text.is_empty() || text.ends_with(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'])
 }
@@ -208,6 +219,26 @@ mod tests {
         let once = keep_all(input);
         assert_eq!(once, "---\na: 1 # c\n---\nb: \"2\"\n");
         assert_eq!(keep_all(&once), once);
+    }
+
+    #[test]
+    fn results_are_found_after_any_line_break() {
+        let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
+        assert_eq!(
+            results_start(&format!("{list}- a\nresults:\n- x\n")),
+            Some(list.len() + 4)
+        );
+        // Regression (fuzz finding): an item ending with a lone carriage return.
+        assert_eq!(
+            results_start(&format!("{list}-\rresults:\n- x\n")),
+            Some(list.len() + 2)
+        );
+        assert_eq!(
+            results_start(&format!("{list}- a\u{2028}results:\n")),
+            Some(list.len() + 6)
+        );
+        assert_eq!(results_start(&format!("{list}- noresults:\n")), None);
+        assert_eq!(results_start("results:\n"), None);
     }
 
     #[test]
