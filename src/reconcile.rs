@@ -235,7 +235,8 @@ impl<'x, 'a> Run<'x, 'a> {
         generated: &mut Vec<Generated>,
         unsettled: &mut HashSet<(String, String)>,
     ) {
-        let mut by_target: HashMap<(String, String), Vec<usize>> = HashMap::new();
+        // Ordered: the results of two clashes come out the same way on every run.
+        let mut by_target: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
         for (i, g) in generated.iter().enumerate() {
             by_target
                 .entry((g.secret.namespace.clone(), g.secret.secret_name.clone()))
@@ -1144,6 +1145,27 @@ mod tests {
             .filter(|f| f.severity == Severity::Error)
             .map(|f| f.message.as_str())
             .collect()
+    }
+
+    #[test]
+    fn name_clashes_are_reported_in_the_same_order_every_time() {
+        // Regression: clashes were gathered in a hash map, so two of them came out in either
+        // order (golden case regression-collision-results-order).
+        let input = ["p", "q", "r"]
+            .iter()
+            .flat_map(|c| {
+                ["a", "b"].map(|ns| {
+                    kubeconfig_secret(&format!("{c}-kubeconfig"), TOKEN)
+                        .replace("namespace: fleet", &format!("namespace: {ns}"))
+                })
+            })
+            .collect::<String>();
+        let (_, first) = run(&input, &Config::default());
+        assert_eq!(errors(&first).len(), 6);
+        for _ in 0..16 {
+            let (_, again) = run(&input, &Config::default());
+            assert_eq!(errors(&again), errors(&first));
+        }
     }
 
     #[test]

@@ -252,6 +252,7 @@ cases!(
     prune_disabled,
     prune_owned,
     pull_mode,
+    regression_collision_results_order,
     regression_fuzz_block_scalar_after_marker,
     regression_fuzz_block_scalar_document,
     regression_fuzz_block_scalar_entries,
