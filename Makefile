@@ -63,6 +63,7 @@ fetch:
 
 lint: tools
 	$(CARGO) fmt --all -- --check
+	cd fuzz && $(CARGO) fmt -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) clippy --locked -p capi2argo-wasm -p capi2argo-kpt --target wasm32-unknown-unknown -- -D warnings
 	# --frozen: the crates were fetched above; a target dir of its own, so a rustc probe that

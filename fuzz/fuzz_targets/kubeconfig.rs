@@ -6,7 +6,9 @@ use capi2argo::convert::kubeconfig::{Credentials, read};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
     let limits = Limits {
         max_nodes: 200_000,
         max_alias_nodes: 10_000,

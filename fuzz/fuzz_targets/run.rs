@@ -31,6 +31,9 @@ fuzz_target!(|data: &[u8]| {
                 .or_else(|| s.find(",\n  \"results\": [").map(|i| i + 1))
                 .unwrap_or(s.len())
         };
-        assert_eq!(&first.output[..cut(&first.output)], &second.output[..cut(&second.output)]);
+        assert_eq!(
+            &first.output[..cut(&first.output)],
+            &second.output[..cut(&second.output)]
+        );
     }
 });

@@ -15,6 +15,8 @@ use std::fmt::Write;
 use std::mem::MaybeUninit;
 
 use libfuzzer_sys::fuzz_target;
+// A short name for the oracle's many calls; every call through it stays inside `unsafe`.
+#[allow(clippy::unsafe_removed_from_name)]
 use unsafe_libyaml as y;
 
 /// A NUL-terminated string from libyaml, or nothing for a null pointer.
@@ -22,7 +24,11 @@ use unsafe_libyaml as y;
 /// SAFETY (for callers): `p` is null or points at a NUL-terminated string owned by a live event.
 unsafe fn text(p: *const u8) -> Option<String> {
     // SAFETY: see the function's contract.
-    (!p.is_null()).then(|| unsafe { CStr::from_ptr(p.cast()) }.to_string_lossy().into_owned())
+    (!p.is_null()).then(|| {
+        unsafe { CStr::from_ptr(p.cast()) }
+            .to_string_lossy()
+            .into_owned()
+    })
 }
 
 fn props(anchor: Option<String>, tag: Option<String>) -> String {
@@ -71,9 +77,21 @@ fn libyaml(input: &[u8]) -> (String, Option<String>) {
             let line = match e.type_ {
                 y::YAML_STREAM_START_EVENT => "+STR".to_string(),
                 y::YAML_STREAM_END_EVENT => "-STR".to_string(),
-                y::YAML_DOCUMENT_START_EVENT => if e.data.document_start.implicit { "+DOC" } else { "+DOC ---" }.to_string(),
-                y::YAML_DOCUMENT_END_EVENT => if e.data.document_end.implicit { "-DOC" } else { "-DOC ..." }.to_string(),
-                y::YAML_ALIAS_EVENT => format!("=ALI *{}", text(e.data.alias.anchor).unwrap_or_default()),
+                y::YAML_DOCUMENT_START_EVENT => if e.data.document_start.implicit {
+                    "+DOC"
+                } else {
+                    "+DOC ---"
+                }
+                .to_string(),
+                y::YAML_DOCUMENT_END_EVENT => if e.data.document_end.implicit {
+                    "-DOC"
+                } else {
+                    "-DOC ..."
+                }
+                .to_string(),
+                y::YAML_ALIAS_EVENT => {
+                    format!("=ALI *{}", text(e.data.alias.anchor).unwrap_or_default())
+                }
                 y::YAML_SCALAR_EVENT => {
                     let sc = e.data.scalar;
                     let bytes = std::slice::from_raw_parts(sc.value, sc.length as usize);
@@ -91,17 +109,28 @@ fn libyaml(input: &[u8]) -> (String, Option<String>) {
                         y::YAML_FOLDED_SCALAR_STYLE => '>',
                         _ => ':',
                     };
-                    format!("=VAL{} {indicator}{value}", props(text(sc.anchor), text(sc.tag)))
+                    format!(
+                        "=VAL{} {indicator}{value}",
+                        props(text(sc.anchor), text(sc.tag))
+                    )
                 }
                 y::YAML_SEQUENCE_START_EVENT => {
                     let ss = e.data.sequence_start;
-                    let flow = if ss.style == y::YAML_FLOW_SEQUENCE_STYLE { " []" } else { "" };
+                    let flow = if ss.style == y::YAML_FLOW_SEQUENCE_STYLE {
+                        " []"
+                    } else {
+                        ""
+                    };
                     format!("+SEQ{flow}{}", props(text(ss.anchor), text(ss.tag)))
                 }
                 y::YAML_SEQUENCE_END_EVENT => "-SEQ".to_string(),
                 y::YAML_MAPPING_START_EVENT => {
                     let ms = e.data.mapping_start;
-                    let flow = if ms.style == y::YAML_FLOW_MAPPING_STYLE { " {}" } else { "" };
+                    let flow = if ms.style == y::YAML_FLOW_MAPPING_STYLE {
+                        " {}"
+                    } else {
+                        ""
+                    };
                     format!("+MAP{flow}{}", props(text(ms.anchor), text(ms.tag)))
                 }
                 y::YAML_MAPPING_END_EVENT => "-MAP".to_string(),
@@ -129,7 +158,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if text.lines().any(|line| line.len() > 1024 && !line.is_ascii()) {
+    if text
+        .lines()
+        .any(|line| line.len() > 1024 && !line.is_ascii())
+    {
         return;
     }
     let (ours, error) = capi2argo::yaml::events::suite_events(text, true, 1000);
@@ -140,7 +172,10 @@ fuzz_target!(|data: &[u8]| {
     let (theirs, their_stop) = libyaml(data);
     if capi2argo::yaml::first_disallowed(text).is_some() {
         // Refused before any reading; libyaml refuses it too, as it reaches that character.
-        assert!(their_stop.is_some(), "libyaml accepts a character capi2argo refuses: {text:?}");
+        assert!(
+            their_stop.is_some(),
+            "libyaml accepts a character capi2argo refuses: {text:?}"
+        );
         return;
     }
     let our_stop = error.map(|e| match e {
