@@ -145,6 +145,7 @@ fn copy(text: &str, sink: &mut Sink) {
 /// line, after any YAML line break: a copied item may end with a lone carriage return (or NEL,
 /// LS, PS), and the section follows it directly. For the tests and fuzz targets that compare two
 /// outputs with their results set aside.
+#[cfg(any(test, feature = "internals"))]
 pub fn results_start(output: &str) -> Option<usize> {
     output
         .match_indices("results:\n")
