@@ -235,7 +235,8 @@ fn credentials_never_reach_stderr_or_results() {
     for strict in ["true", "false"] {
         let out = capi2argo(&["--set", &format!("strict={strict}")], input.as_bytes());
         let stdout = text(&out.stdout);
-        let results = &stdout[stdout.find("\nresults:\n").expect("results present")..];
+        let results =
+            &stdout[capi2argo::krm::render::results_start(&stdout).expect("results present")..];
         let stderr = text(&out.stderr);
         assert!(stderr.lines().count() >= kubeconfigs.len(), "{stderr}");
         for secret in secrets {

@@ -100,7 +100,7 @@ fn difference(what: &str, want: &str, got: &str) -> Option<String> {
     ))
 }
 
-/// A ResourceList's text without its trailing `results:` section.
+/// A ResourceList's text without its results (YAML or JSON).
 fn without_results(output: &str) -> &str {
     capi2argo::krm::render::results_start(output).map_or(output, |at| &output[..at])
 }

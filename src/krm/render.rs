@@ -141,16 +141,17 @@ fn copy(text: &str, sink: &mut Sink) {
     }
 }
 
-/// Where a YAML ResourceList's `results:` section begins in `output`, if it has one. It starts a
-/// line, after any YAML line break: a copied item may end with a lone carriage return (or NEL,
-/// LS, PS), and the section follows it directly. For the tests and fuzz targets that compare two
-/// outputs with their results set aside.
+/// Where a ResourceList's results begin in `output`, if it has them: a YAML `results:` line,
+/// after any YAML line break (a copied item may end with a lone carriage return, or NEL, LS, PS,
+/// and the section follows it directly), or the `"results"` member of JSON output. For the tests
+/// and fuzz targets that compare two outputs with their results set aside.
 #[cfg(any(test, feature = "internals"))]
 pub fn results_start(output: &str) -> Option<usize> {
     output
         .match_indices("results:\n")
         .map(|(at, _)| at)
         .find(|&at| at > 0 && ends_with_break(&output[..at]))
+        .or_else(|| output.find(",\n  \"results\": [").map(|at| at + 1))
 }
 
 fn ends_with_break(text: &str) -> bool {
@@ -240,6 +241,11 @@ mod tests {
         );
         assert_eq!(results_start(&format!("{list}- noresults:\n")), None);
         assert_eq!(results_start("results:\n"), None);
+        let json = "{\n  \"items\": [],\n  \"results\": [\n  ]\n}\n";
+        assert_eq!(
+            results_start(json),
+            Some(json.find("\n  \"results").unwrap())
+        );
     }
 
     #[test]
