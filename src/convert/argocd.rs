@@ -3,7 +3,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use base64::Engine;
 use serde::Serialize;
 
 use crate::convert::exec::azure_login_is_unattended as exec_login_is_unattended;
@@ -202,8 +201,7 @@ pub fn token_expires(token: &str) -> bool {
     let (Some(_), Some(claims), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
         return false;
     };
-    base64::engine::general_purpose::URL_SAFE_NO_PAD
-        .decode(claims.trim_end_matches('='))
+    crate::krm::b64::decode_url(claims)
         .ok()
         .and_then(|json| serde_json::from_slice::<serde_json::Value>(&json).ok())
         .is_some_and(|claims| claims.get("exp").is_some())
@@ -456,12 +454,7 @@ impl ClusterSecret {
                 "data",
                 values
                     .into_iter()
-                    .map(|(k, v)| {
-                        (
-                            k,
-                            Node::string(base64::engine::general_purpose::STANDARD.encode(v)),
-                        )
-                    })
+                    .map(|(k, v)| (k, Node::string(crate::krm::b64::encode(v.as_ref()))))
                     .collect(),
             ),
         };

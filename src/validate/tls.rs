@@ -1,7 +1,7 @@
 //! TLS data in a cluster Secret as client-go reads it: base64 (Go's `[]byte` in JSON) of PEM
 //! certificates and a private key, and whether the client key belongs to its certificate.
 
-use base64::Engine;
+use crate::krm::b64;
 use x509_cert::Certificate;
 use x509_cert::der::{Decode, asn1::ObjectIdentifier};
 
@@ -20,31 +20,12 @@ struct Block {
 
 /// Go's `[]byte` JSON decoding: standard base64 with padding; line breaks are skipped.
 pub fn go_bytes(text: &str) -> Option<Vec<u8>> {
-    let engine = &base64::engine::general_purpose::STANDARD;
-    let bytes = text.as_bytes();
-    if !bytes.contains(&b'\n') && !bytes.contains(&b'\r') {
-        return engine.decode(text).ok();
-    }
-    engine
-        .decode(without(bytes, |b| b == b'\n' || b == b'\r'))
-        .ok()
+    b64::decode_skipping(text.as_bytes(), |b| b == b'\n' || b == b'\r').ok()
 }
 
 /// Standard base64 with any ASCII white space in it (a PEM body's line breaks).
 fn decode_body(body: &str) -> Option<Vec<u8>> {
-    base64::engine::general_purpose::STANDARD
-        .decode(without(body.as_bytes(), |b| b.is_ascii_whitespace()))
-        .ok()
-}
-
-/// `bytes` without the bytes `skip` matches, copied a run at a time (a PEM line, a wrapped
-/// base64 line) rather than byte by byte.
-fn without(bytes: &[u8], skip: impl Fn(u8) -> bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len());
-    for run in bytes.split(|&b| skip(b)) {
-        out.extend_from_slice(run);
-    }
-    out
+    b64::decode_skipping(body.as_bytes(), |b| b.is_ascii_whitespace()).ok()
 }
 
 /// The PEM blocks of `text`; `Err` names what is wrong without quoting the text.
