@@ -366,3 +366,48 @@ fn settings_table_is_the_key_table() {
         "the README's settings table differs from the key table; it should read:\n{table}"
     );
 }
+
+/// Every crate a shipped build depends on has a row in the README's Dependencies table saying
+/// why it is there.
+#[test]
+fn every_dependency_is_explained() {
+    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let table = readme
+        .split("### Dependencies")
+        .nth(1)
+        .and_then(|s| s.split("\n\n").nth(1))
+        .expect("a Dependencies table");
+    let explained: BTreeSet<&str> = table
+        .lines()
+        .filter_map(|row| row.strip_prefix("| "))
+        .flat_map(|row| row.split(" | ").next().unwrap_or_default().split(", "))
+        .filter_map(|name| name.split('`').nth(1))
+        .collect();
+    let mut missing = Vec::new();
+    for manifest in [
+        "Cargo.toml",
+        "wasm/Cargo.toml",
+        "wasm/kpt/Cargo.toml",
+        "wasm/policy/Cargo.toml",
+    ] {
+        let text = fs::read_to_string(root().join(manifest)).expect(manifest);
+        for section in ["[dependencies]", "[dev-dependencies]"] {
+            let Some(body) = text.split(section).nth(1) else {
+                continue;
+            };
+            for line in body.split("\n[").next().unwrap_or_default().lines() {
+                let name = line.split([' ', '=']).next().unwrap_or_default();
+                if name.is_empty() || name.starts_with('#') || name == "capi2argo" {
+                    continue;
+                }
+                if !explained.contains(name) {
+                    missing.push(format!("{manifest}: {name}"));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "no README Dependencies row for {missing:?}"
+    );
+}
