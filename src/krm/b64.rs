@@ -41,11 +41,16 @@ pub fn decode(text: &str) -> Result<(Vec<u8>, Cow<'_, str>), DecodeError> {
 }
 
 /// Decodes standard base64 with any bytes `skip` matches left out (a PEM body's line breaks,
-/// Go's tolerated CR and LF), copied a run at a time rather than byte by byte.
+/// Go's tolerated CR and LF).
 pub fn decode_skipping(text: &[u8], skip: impl Fn(u8) -> bool) -> Result<Vec<u8>, DecodeError> {
-    if !text.iter().any(|&b| skip(b)) {
-        return decode_exact(text);
+    // Most values are one line: the decoder itself finds out, at SIMD speed, before any copy.
+    if let Ok(bytes) = decode_exact(text) {
+        return Ok(bytes);
     }
+    if !text.iter().any(|&b| skip(b)) {
+        return Err(DecodeError);
+    }
+    // Copied a run at a time (a PEM line, a wrapped base64 line) rather than byte by byte.
     let mut clean = Vec::with_capacity(text.len());
     for run in text.split(|&b| skip(b)) {
         clean.extend_from_slice(run);

@@ -33,26 +33,46 @@ fn blocks(text: &[u8]) -> Result<Vec<Block>, String> {
     let text = std::str::from_utf8(text).map_err(|_| "is not PEM text".to_string())?;
     let mut out = Vec::new();
     let mut rest = text;
-    while let Some(start) = rest.find("-----BEGIN ") {
+    while let Some(start) = dashes(rest, |at| at.starts_with("-----BEGIN ")) {
         let after = &rest[start + 11..];
-        let label_end = after
-            .find("-----")
+        let label_end = dashes(after, |at| at.starts_with("-----"))
             .ok_or("has a PEM header without its closing dashes")?;
-        let label = after[..label_end].to_string();
+        let label = &after[..label_end];
         let body_start = label_end + 5;
-        let end_marker = format!("-----END {label}-----");
-        let end = after[body_start..]
-            .find(&end_marker)
+        let end_line = |at: &str| {
+            at.strip_prefix("-----END ")
+                .and_then(|at| at.strip_prefix(label))
+                .is_some_and(|at| at.starts_with("-----"))
+        };
+        let end = dashes(&after[body_start..], end_line)
             .ok_or_else(|| format!("has a {label} block without its END line"))?;
         let der = decode_body(&after[body_start..body_start + end])
             .ok_or_else(|| format!("has a {label} block that is not base64"))?;
-        out.push(Block { label, der });
-        rest = &after[body_start + end + end_marker.len()..];
+        out.push(Block {
+            label: label.to_string(),
+            der,
+        });
+        rest = &after[body_start + end + "-----END -----".len() + label.len()..];
     }
     if out.is_empty() {
         return Err("holds no PEM block".into());
     }
     Ok(out)
+}
+
+/// Where in `text` the first place that begins with a dash and passes `marker` is. Every PEM
+/// marker begins with a dash and a base64 body holds none, so the search hops from dash to
+/// dash (a `memchr`) instead of matching the whole marker at every byte.
+fn dashes(text: &str, marker: impl Fn(&str) -> bool) -> Option<usize> {
+    let mut from = 0;
+    while let Some(i) = text[from..].find('-') {
+        let at = from + i;
+        if marker(&text[at..]) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// The public key a certificate or private key stands for, comparable across the two.
@@ -229,6 +249,40 @@ mod tests {
         assert!(matches!(check_pair(&cert, &cert), Err(PairError::Key(_))));
         assert_eq!(go_bytes("QUJD\nREVG"), Some(b"ABCDEF".to_vec()));
         assert_eq!(go_bytes("QUJD="), None);
+    }
+
+    /// The marker search hops from dash to dash: each marker is still found where it first
+    /// stands whole, whatever dashes come before it.
+    #[test]
+    fn pem_markers_are_found_past_other_dashes() {
+        let ok =
+            |text: &str| blocks(text.as_bytes()).map(|b| (b[0].label.clone(), b[0].der.clone()));
+        assert_eq!(
+            ok("--- -----BEGIN X-Y-----\nQUJD\n-----END X-Y-----\n"),
+            Ok(("X-Y".to_string(), b"ABC".to_vec()))
+        );
+        // Another block's END line is part of this body (and not base64), as before.
+        assert_eq!(
+            ok("-----BEGIN A-----\nQUJD\n-----END B-----\n-----END A-----\n"),
+            Err("has a A block that is not base64".into())
+        );
+        assert_eq!(
+            ok("-----BEGIN A-----\nQUJD\n-----END A----"),
+            Err("has a A block without its END line".into())
+        );
+        assert_eq!(
+            ok("-----BEGIN A--"),
+            Err("has a PEM header without its closing dashes".into())
+        );
+        assert_eq!(ok("----BEGIN A-----"), Err("holds no PEM block".into()));
+        let two =
+            "-----BEGIN A-----\nQUJD\n-----END A-----\n-----BEGIN B-----\nREVG\n-----END B-----";
+        let labels: Vec<String> = blocks(two.as_bytes())
+            .unwrap()
+            .into_iter()
+            .map(|b| b.label)
+            .collect();
+        assert_eq!(labels, ["A", "B"]);
     }
     /// PKCS#8 keys as `openssl genpkey` writes them: EC (its SEC1 body carries the public key)
     /// and Ed25519 (v1: no public key, so the pair cannot be compared without deriving it).
