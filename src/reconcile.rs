@@ -124,7 +124,7 @@ impl<'x, 'a> Run<'x, 'a> {
         let mut pruned = self.prune(&scan.owned, &replaced, &unsettled);
         // A copy goes wherever its first goes: out when the first is pruned or rewritten.
         for &(copy, first) in &scan.copies {
-            let rewritten = matches!(replaced.get(&first), Some(Out::New(_)));
+            let rewritten = replaced.get(&first).is_some_and(Out::is_new);
             if pruned.contains(&first) || rewritten {
                 pruned.insert(copy);
                 let what = Object::new(&self.item(copy).node).resource_ref();
@@ -331,7 +331,7 @@ impl<'x, 'a> Run<'x, 'a> {
                     let out = if same_content(&old.node, &node) {
                         Out::Keep(old)
                     } else {
-                        Out::New(node)
+                        Out::new(self.input, node)
                     };
                     replaced.insert(at, out);
                 }
@@ -354,7 +354,7 @@ impl<'x, 'a> Run<'x, 'a> {
                     }
                     let node = self.secret_node(&secret);
                     if self.admissible(source, &node) {
-                        appended.push(Out::New(node));
+                        appended.push(Out::new(self.input, node));
                     }
                 }
             }

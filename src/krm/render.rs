@@ -7,10 +7,37 @@ use crate::yaml::emit::{write_block, write_document, write_json, write_seq_item}
 use super::input::{Form, Input, Item};
 use super::verbatim::Text;
 
-/// An output item: an input item kept as it was, or a new node.
+/// An output item: an input item kept as it was, or a new one.
 pub enum Out<'x, 'a> {
     Keep(&'x Item<'a>),
+    /// A new item as a tree: JSON output writes the whole list as one value.
     New(Node<'static>),
+    /// A new item already written as the YAML it becomes: a large fleet's new Secrets wait
+    /// for the output as their text, a fraction of their trees' size.
+    Written(String),
+}
+
+impl<'x, 'a> Out<'x, 'a> {
+    /// A new item for `input`'s output, written at once when the output is YAML.
+    pub fn new(input: &Input, node: Node<'static>) -> Self {
+        let mut text = String::new();
+        match input.form {
+            Form::ResourceList { json: true } => return Out::New(node),
+            Form::ResourceList { json: false } => {
+                text.push_str(&" ".repeat(input.dash_indent));
+                write_seq_item(&mut text, &node, input.dash_indent);
+            }
+            Form::Stream => write_document(&mut text, &node),
+        }
+        // Held until the output is written: without the growth slack.
+        text.shrink_to_fit();
+        Out::Written(text)
+    }
+
+    /// Whether the item is new rather than kept.
+    pub fn is_new(&self) -> bool {
+        !matches!(self, Out::Keep(_))
+    }
 }
 
 /// Where the output goes, piece by piece, so it never has to be held whole.
@@ -28,6 +55,9 @@ pub fn render(input: &Input, items: &[Out], results: &[Finding], sink: &mut Sink
                     .map(|i| match i {
                         Out::Keep(item) => item.node.clone().into_owned(),
                         Out::New(node) => node.clone(),
+                        // `Out::new` keeps trees for JSON output; text written for YAML
+                        // output is read back rather than lost.
+                        Out::Written(text) => read_back(text),
                     })
                     .collect(),
             );
@@ -62,7 +92,8 @@ pub fn render(input: &Input, items: &[Out], results: &[Finding], sink: &mut Sink
                     Out::Keep(Item {
                         text: Text::Owned(text),
                         ..
-                    }) => copy(text, sink),
+                    })
+                    | Out::Written(text) => copy(text, sink),
                     Out::Keep(Item { node, .. }) | Out::New(node) => {
                         buf.push_str(&pad);
                         write_seq_item(&mut buf, node, input.dash_indent);
@@ -106,7 +137,8 @@ pub fn render(input: &Input, items: &[Out], results: &[Finding], sink: &mut Sink
                     Out::Keep(Item {
                         text: Text::Owned(text),
                         ..
-                    }) => {
+                    })
+                    | Out::Written(text) => {
                         sink("---\n");
                         copy(text, sink);
                     }
@@ -156,6 +188,17 @@ pub fn results_start(output: &str) -> Option<usize> {
 
 fn ends_with_break(text: &str) -> bool {
     text.is_empty() || text.ends_with(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'])
+}
+
+/// A new item's YAML text as a tree again (the emitter's output always reads back).
+fn read_back(text: &str) -> Node<'static> {
+    crate::yaml::parse_stream(text, &crate::limits::Limits::default())
+        .ok()
+        .and_then(|docs| docs.into_iter().next())
+        .map_or_else(
+            || Node::string(text.to_string()),
+            |doc| doc.root.into_owned(),
+        )
 }
 
 fn flush(buf: &mut String, sink: &mut Sink) {
@@ -255,5 +298,42 @@ mod tests {
             keep_all(input),
             "{\n  \"apiVersion\": \"config.kubernetes.io/v1\",\n  \"kind\": \"ResourceList\",\n  \"items\": [\n    {\n      \"kind\": \"A\",\n      \"n\": 1\n    }\n  ]\n}\n"
         );
+    }
+
+    /// A new item comes out the same whether it waits as a tree or as its written text, in
+    /// every form (text meant for YAML output is read back if JSON output ever gets it).
+    #[test]
+    fn new_items_written_at_once_come_out_as_trees_would() {
+        let secret = || {
+            Node::map(vec![
+                ("apiVersion", Node::string("v1")),
+                ("kind", Node::string("Secret")),
+                (
+                    "stringData",
+                    Node::map(vec![("config", Node::string("{\n  \"a\": 1\n}"))]),
+                ),
+            ])
+        };
+        for input in [
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n  - kind: A\n",
+            "kind: A\n---\nkind: B\n",
+            r#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"kind":"A"}]}"#,
+        ] {
+            let parsed = parse(input.as_bytes(), &Limits::default()).expect("parses");
+            let written = |new: Out| {
+                let mut out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
+                out.push(new);
+                let mut text = String::new();
+                render(&parsed, &out, &[], &mut |s| text.push_str(s));
+                text
+            };
+            let tree = written(Out::New(secret()));
+            assert_eq!(written(Out::new(&parsed, secret())), tree, "{input}");
+            if parsed.form == (Form::ResourceList { json: true }) {
+                let mut yaml = String::new();
+                crate::yaml::emit::write_document(&mut yaml, &secret());
+                assert_eq!(written(Out::Written(yaml)), tree);
+            }
+        }
     }
 }
