@@ -115,6 +115,7 @@ impl Args {
             function_config,
             overrides,
             limits: self.limits(),
+            exits_after: false,
         }
     }
 }

@@ -5,8 +5,8 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use capi2argo::Files;
 use capi2argo::host::{self, Args, Exit};
+use capi2argo::{Files, Options};
 
 fn main() -> ExitCode {
     let args = match Args::try_parse_from(std::env::args_os()) {
@@ -47,7 +47,11 @@ fn run(args: &Args) -> Result<Exit, String> {
         ),
         None => None,
     };
-    let options = args.options(function_config);
+    let options = Options {
+        // The process ends with this run.
+        exits_after: true,
+        ..args.options(function_config)
+    };
     // Rust's standard output swallows writes to a closed descriptor: ask first, so lost
     // output is never reported as a success.
     if !stdout_is_open() {

@@ -19,6 +19,11 @@ pub struct Options {
     pub overrides: Vec<String>,
     /// Bounds for the input and everything read from it.
     pub limits: Limits,
+    /// The host's process ends right after this run (the command-line tool): the input's
+    /// trees are then left for the operating system to take back with the process instead of
+    /// being freed a node at a time (about 5 % of a large fleet's run). Hosts that run again
+    /// in the same process (browsers, policy engines) leave it `false`.
+    pub exits_after: bool,
 }
 
 /// Where the files a configuration names (`resourceFiles`) come from: the host reads them,
@@ -119,7 +124,11 @@ pub fn run_streaming(
     }
     slim(&mut parsed.items);
     parsed.items.extend(extra_sources(&config, files, limits)?);
-    Ok(reconcile(&parsed, &config, limits, fc_ref, sink))
+    let results = reconcile(&parsed, &config, limits, fc_ref, sink);
+    if options.exits_after {
+        std::mem::forget(parsed);
+    }
+    Ok(results)
 }
 
 fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunError> {
