@@ -80,7 +80,7 @@ enum State {
     End,
 }
 
-type Parse<T> = Result<T, SyntaxError>;
+type Parse<T> = Result<T, Box<SyntaxError>>;
 
 pub struct Parser<'a> {
     scanner: Scanner<'a>,
@@ -93,11 +93,11 @@ pub struct Parser<'a> {
 }
 
 fn error<T>(context: Option<(&'static str, Mark)>, problem: &'static str, mark: Mark) -> Parse<T> {
-    Err(SyntaxError {
+    Err(Box::new(SyntaxError {
         context,
         problem,
         mark,
-    })
+    }))
 }
 
 impl<'a> Parser<'a> {

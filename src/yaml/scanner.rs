@@ -234,11 +234,13 @@ pub struct Scanner<'a> {
     indents: Vec<isize>,
     simple_key_allowed: bool,
     simple_keys: Vec<SimpleKey>,
-    error: Option<SyntaxError>,
+    error: Option<Box<SyntaxError>>,
     max_flow_level: usize,
 }
 
-type Scan<T> = Result<T, SyntaxError>;
+/// Errors are boxed: every token passes through a `Result`, and an unboxed error would make
+/// each one as large as the error (a mark and a context) instead of a pointer.
+type Scan<T> = Result<T, Box<SyntaxError>>;
 
 impl<'a> Scanner<'a> {
     /// A scanner over `src`. A byte order mark opening the stream is the reader's: it is
@@ -280,10 +282,12 @@ impl<'a> Scanner<'a> {
             }
         }
         let mark = self.mark;
-        self.tokens.front().ok_or(SyntaxError {
-            context: None,
-            problem: "unexpected end of tokens",
-            mark,
+        self.tokens.front().ok_or_else(|| {
+            Box::new(SyntaxError {
+                context: None,
+                problem: "unexpected end of tokens",
+                mark,
+            })
         })
     }
 
@@ -292,10 +296,12 @@ impl<'a> Scanner<'a> {
         self.peek()?;
         self.token_available = false;
         self.tokens_parsed += 1;
-        let token = self.tokens.pop_front().ok_or(SyntaxError {
-            context: None,
-            problem: "unexpected end of tokens",
-            mark: self.mark,
+        let token = self.tokens.pop_front().ok_or_else(|| {
+            Box::new(SyntaxError {
+                context: None,
+                problem: "unexpected end of tokens",
+                mark: self.mark,
+            })
         })?;
         if matches!(token.kind, TokenKind::StreamEnd) {
             self.stream_end_produced = true;
@@ -304,11 +310,11 @@ impl<'a> Scanner<'a> {
     }
 
     fn error<T>(&self, context: Option<(&'static str, Mark)>, problem: &'static str) -> Scan<T> {
-        Err(SyntaxError {
+        Err(Box::new(SyntaxError {
             context,
             problem,
             mark: self.mark,
-        })
+        }))
     }
 
     #[inline]

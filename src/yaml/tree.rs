@@ -84,6 +84,12 @@ pub enum YamlError {
     TooLong { len: usize },
 }
 
+impl From<Box<SyntaxError>> for YamlError {
+    fn from(e: Box<SyntaxError>) -> Self {
+        YamlError::from(*e)
+    }
+}
+
 impl From<SyntaxError> for YamlError {
     fn from(e: SyntaxError) -> Self {
         if e.problem == super::scanner::TOO_DEEP {
@@ -167,7 +173,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
     let mut opening = Opening::default();
     let mut root: Option<Node<'a>> = None;
 
-    let error = |e: SyntaxError| match YamlError::from(e) {
+    let error = |e: Box<SyntaxError>| match YamlError::from(e) {
         YamlError::TooDeep { line, .. } => YamlError::TooDeep {
             limit: limits.max_depth,
             line,
