@@ -20,12 +20,12 @@ struct Block {
 
 /// Go's `[]byte` JSON decoding: standard base64 with padding; line breaks are skipped.
 pub fn go_bytes(text: &str) -> Option<Vec<u8>> {
-    b64::decode_skipping(text.as_bytes(), |b| b == b'\n' || b == b'\r').ok()
+    b64::decode_without(text.as_bytes(), b"\r\n").ok()
 }
 
 /// Standard base64 with any ASCII white space in it (a PEM body's line breaks).
 fn decode_body(body: &str) -> Option<Vec<u8>> {
-    b64::decode_skipping(body.as_bytes(), |b| b.is_ascii_whitespace()).ok()
+    b64::decode_without(body.as_bytes(), b" \t\n\x0c\r").ok()
 }
 
 /// The PEM blocks of `text`; `Err` names what is wrong without quoting the text.

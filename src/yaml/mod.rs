@@ -26,6 +26,7 @@ mod parity;
 
 #[cfg(feature = "internals")]
 pub use chars::first_disallowed;
+pub use chars::skip_words;
 pub use node::{Indicator, Node, Scalar, ScalarKind, Style, Value, resolve_plain, same_content};
 pub use tree::{Document, YamlError, parse_stream};
 
