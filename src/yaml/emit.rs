@@ -306,11 +306,7 @@ fn plain_safe(text: &str) -> bool {
             }
         }
         let b = bytes[i];
-        if (b < 0x20 && b != b'\t')
-            || b == 0x7f
-            || (prev == b':' && (b == b' ' || b == b'\t'))
-            || ((prev == b' ' || prev == b'\t') && b == b'#')
-        {
+        if breaks_plain(prev, b) {
             return false;
         }
         prev = b;
@@ -320,6 +316,15 @@ fn plain_safe(text: &str) -> bool {
         || text
             .chars()
             .all(|c| printable(c) && !LINE_BREAKS.contains(&c))
+}
+
+/// Whether byte `b`, after `prev`, cannot stand in a plain scalar: a control character, DEL,
+/// `: ` (a key) or ` #` (a comment).
+fn breaks_plain(prev: u8, b: u8) -> bool {
+    (b < 0x20 && b != b'\t')
+        || b == 0x7f
+        || (prev == b':' && (b == b' ' || b == b'\t'))
+        || ((prev == b' ' || prev == b'\t') && b == b'#')
 }
 
 /// Whether `text` can be written single-quoted on one line.
@@ -541,11 +546,7 @@ mod tests {
         fn byte_loop(text: &str) -> bool {
             let mut prev = 0u8;
             for &b in text.as_bytes() {
-                if (b < 0x20 && b != b'\t')
-                    || b == 0x7f
-                    || (prev == b':' && (b == b' ' || b == b'\t'))
-                    || ((prev == b' ' || prev == b'\t') && b == b'#')
-                {
+                if breaks_plain(prev, b) {
                     return false;
                 }
                 prev = b;
