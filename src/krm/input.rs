@@ -125,7 +125,7 @@ fn is_kind(node: &Node, kind: &str) -> bool {
 fn entry_ranges(text: &str, entries: &[Node], end: usize) -> Vec<std::ops::Range<usize>> {
     let starts: Vec<usize> = entries
         .iter()
-        .map(|n| line_start(text, n.indicator.map_or(n.span.start, Indicator::pos)))
+        .map(|n| line_start(text, n.indicator.map_or(n.span.start(), Indicator::pos)))
         .collect();
     starts
         .iter()
@@ -137,7 +137,7 @@ fn entry_ranges(text: &str, entries: &[Node], end: usize) -> Vec<std::ops::Range
 /// Where a key's text begins: at its `?` when it is written with one (the key node itself
 /// may begin lines below).
 fn key_start(key: &Node) -> usize {
-    key.indicator.map_or(key.span.start, Indicator::pos)
+    key.indicator.map_or(key.span.start(), Indicator::pos)
 }
 
 /// Where the text of a root mapping's value for `key` ends: the line of the next key, or the

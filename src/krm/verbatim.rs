@@ -163,9 +163,9 @@ fn deindent(input: &str, node: &Node, range: Range<usize>) -> Option<String> {
     {
         return None;
     }
-    let node_line = line_start(input, node.span.start);
-    let col = input[node_line..node.span.start].chars().count();
-    if !input[node_line..node.span.start]
+    let node_line = line_start(input, node.span.start());
+    let col = input[node_line..node.span.start()].chars().count();
+    if !input[node_line..node.span.start()]
         .bytes()
         .all(|b| b == b' ' || b == b'-')
     {
@@ -182,8 +182,8 @@ fn deindent(input: &str, node: &Node, range: Range<usize>) -> Option<String> {
         if line_at <= dash && dash < at {
             // The dash line: what stands after the dash, when the entry starts below it, or
             // the entry's first line from its start.
-            if node.span.start < at {
-                out.push_str(&input[node.span.start..at]);
+            if node.span.start() < at {
+                out.push_str(&input[node.span.start()..at]);
             } else {
                 let rest = input[dash + 1..line_at + body.len()].trim_start_matches(YAML_SPACE);
                 if !rest.is_empty() {

@@ -2,7 +2,6 @@
 
 use std::borrow::Cow;
 use std::num::NonZeroU32;
-use std::ops::Range;
 
 use super::scanner::ScalarStyle;
 
@@ -38,7 +37,7 @@ impl From<ScalarStyle> for Style {
 #[derive(Debug, Clone)]
 pub struct Node<'a> {
     pub value: Value<'a>,
-    pub span: Range<usize>,
+    pub span: Span,
     pub style: Style,
     /// A tag other than `!!str` and `!`, as it is written back (`!!int`, `!local`, `!<uri>`).
     pub tag: Option<Tag>,
@@ -50,18 +49,45 @@ pub struct Node<'a> {
 /// A tag's text, boxed twice: tags are rare, and a thin pointer keeps every node smaller.
 pub type Tag = Box<String>;
 
+/// A node's byte range, kept in eight bytes (every node of a large fleet carries one; a node is
+/// 56 bytes instead of 64). Offsets fit: the tree refuses texts longer than [`MAX_TEXT`] bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Span {
+    start: u32,
+    end: u32,
+}
+
+impl Span {
+    /// The range `start..end` (offsets past [`MAX_TEXT`], which the tree never reaches, are
+    /// kept as `u32::MAX`).
+    pub fn new(start: usize, end: usize) -> Span {
+        let offset = |at: usize| u32::try_from(at).unwrap_or(u32::MAX);
+        Span {
+            start: offset(start),
+            end: offset(end),
+        }
+    }
+
+    pub fn start(self) -> usize {
+        self.start as usize
+    }
+
+    pub fn end(self) -> usize {
+        self.end as usize
+    }
+}
+
 /// The byte offset of a `-` or `?` indicator, kept in four bytes (every node of a large fleet
-/// carries the field; a node is 64 bytes instead of 88). Offsets fit: the tree refuses
-/// texts longer than [`MAX_TEXT`] bytes.
+/// carries the field). Offsets fit: the tree refuses texts longer than [`MAX_TEXT`] bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Indicator(NonZeroU32);
 
 /// The longest text the tree reads, in bytes (4 GiB less one): offsets are kept in 32 bits.
 pub const MAX_TEXT: usize = u32::MAX as usize - 1;
 
-// A node is 64 bytes, as `Indicator` says (on 64-bit targets; WebAssembly's pointers are smaller).
+// A node is 56 bytes, as `Span` says (on 64-bit targets; WebAssembly's pointers are smaller).
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<Node>() == 64);
+const _: () = assert!(std::mem::size_of::<Node>() == 56);
 
 impl Indicator {
     /// The indicator at `pos`, or `None` when `pos` is past [`MAX_TEXT`] (the tree never gets
@@ -521,7 +547,7 @@ impl Node<'static> {
     fn from_value(value: Value<'static>) -> Self {
         Node {
             value,
-            span: 0..0,
+            span: Span::default(),
             style: Style::Unset,
             tag: None,
             indicator: None,
@@ -657,7 +683,7 @@ mod tests {
                 text: Cow::Owned(text.to_string()),
                 plain: true,
             }),
-            span: 0..0,
+            span: Span::default(),
             style: Style::Plain,
             tag: None,
             indicator: None,

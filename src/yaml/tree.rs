@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 
 use super::chars::first_disallowed;
-use super::node::{Indicator, MAX_TEXT, Node, Scalar, Style, Tag, Value};
+use super::node::{Indicator, MAX_TEXT, Node, Scalar, Span, Style, Tag, Value};
 use super::parser::{Event, EventKind, Parser};
 use super::scanner::{Mark, SyntaxError};
 use crate::limits::Limits;
@@ -258,7 +258,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 }
                 aliases.push((start.pos, anchored.at.pos));
                 let mut node = anchored.node.clone();
-                node.span = start.pos..end.pos;
+                node.span = Span::new(start.pos, end.pos);
                 node.indicator = indicator;
                 Some((node, anchored.cost, None))
             }
@@ -279,7 +279,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                         text: value,
                         plain: plain_implicit && !forces_string,
                     }),
-                    span: start.pos..end.pos,
+                    span: Span::new(start.pos, end.pos),
                     style: style.into(),
                     tag,
                     indicator,
@@ -305,7 +305,7 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                 stack.push(Frame {
                     node: Node {
                         value,
-                        span: start.pos..end.pos,
+                        span: Span::new(start.pos, end.pos),
                         style: if flow { Style::Flow } else { Style::Block },
                         tag: tag.as_deref().and_then(|t| written_tag(t).0),
                         indicator,
@@ -330,13 +330,14 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
                         message: "unbalanced collection end".into(),
                     });
                 };
-                let last = children[first..].last().map(|n| n.span.end);
+                let last = children[first..].last().map(|n| n.span.end());
                 // `]` and `}` close a flow collection; a block one ends with its last child.
-                node.span.end = if end.pos > start.pos {
+                let span_end = if end.pos > start.pos {
                     end.pos
                 } else {
-                    last.unwrap_or(node.span.end).max(node.span.start)
+                    last.unwrap_or(node.span.end()).max(node.span.start())
                 };
+                node.span = Span::new(node.span.start(), span_end);
                 let mut own = children.drain(first..);
                 match &mut node.value {
                     Value::Map(entries) => {
