@@ -17,9 +17,42 @@ pub const SOURCE_NAMESPACE_LABEL: &str = "capi-to-argocd/cluster-namespace";
 pub const SKIP_RECONCILE_ANNOTATION: &str = "argocd.argoproj.io/skip-reconcile";
 
 /// A credential. Debug output never shows it; only the Secret's `config` JSON carries it.
-#[derive(Clone, PartialEq, Eq, Default, Serialize)]
-#[serde(transparent)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct Sensitive(pub String);
+
+impl Serialize for Sensitive {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        verbatim(&self.0, serializer)
+    }
+}
+
+/// Long values (base64 certificates and keys, tokens) go into the JSON as they are when
+/// nothing in them needs escaping: serde_json would look at every byte of them for one.
+/// serde_json itself checks the quoted text is a JSON string (`RawValue::from_string`, its fast
+/// string scan); a backslash is left to the escaper, as it would read as an escape.
+fn verbatim<S: serde::Serializer>(text: &str, serializer: S) -> Result<S::Ok, S::Error> {
+    if text.len() >= 64 && !text.as_bytes().contains(&b'\\') {
+        let mut quoted = String::with_capacity(text.len() + 2);
+        quoted.push('"');
+        quoted.push_str(text);
+        quoted.push('"');
+        if let Ok(raw) = serde_json::value::RawValue::from_string(quoted) {
+            return raw.serialize(serializer);
+        }
+    }
+    serializer.serialize_str(text)
+}
+
+/// [`verbatim`] for an optional field (skipped when `None`).
+fn verbatim_some<S: serde::Serializer>(
+    text: &Option<String>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match text {
+        Some(text) => verbatim(text, serializer),
+        None => serializer.serialize_none(),
+    }
+}
 
 impl fmt::Debug for Sensitive {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,11 +89,18 @@ pub struct TlsClientConfig {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_name: Option<String>,
     /// Base64 of the PEM, exactly as in the kubeconfig's `*-data` fields.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "verbatim_some"
+    )]
     pub cert_data: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_data: Option<Sensitive>,
-    #[serde(rename = "caData", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "caData",
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "verbatim_some"
+    )]
     pub ca_data: Option<String>,
 }
 
@@ -531,6 +571,29 @@ mod tests {
     }
 
     use super::*;
+
+    /// Values written verbatim come out exactly as serde_json's escaper writes them, and
+    /// anything that needs escaping still gets it.
+    #[test]
+    fn verbatim_values_are_the_json_the_escaper_writes() {
+        let long = "QUJD".repeat(40);
+        for text in [
+            long.clone(),
+            format!("{long}\"quote"),
+            format!("{long}\\n backslash-n"),
+            format!("{long}\n line"),
+            format!("{long}\u{1}\u{7f} controls"),
+            format!("{long} é ü \u{2028} </script>"),
+            "short \"one\"".to_string(),
+        ] {
+            let ours = serde_json::to_string_pretty(&Sensitive(text.clone())).unwrap();
+            assert_eq!(
+                ours,
+                serde_json::to_string_pretty(&text).unwrap(),
+                "{text:?}"
+            );
+        }
+    }
 
     #[test]
     fn config_json_matches_argo_cds_field_order_and_omissions() {
