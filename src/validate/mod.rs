@@ -205,7 +205,13 @@ fn metadata(object: &Object, policy: &Policy, out: &mut Vec<Finding>) {
 fn config_checks(config: &Value, field: &str, policy: &Policy, out: &mut Vec<Finding>) {
     go_types(config, CLUSTER_CONFIG_FIELDS, field, out);
     let at = |path: &str| format!("{field}.{path}");
-    let str_at = |path: &str| config.pointer(path).and_then(Value::as_str);
+    // `Value::pointer` would allocate for every step (it unescapes `~1`); these paths are plain keys.
+    let str_at = |path: &str| {
+        path.split('/')
+            .skip(1)
+            .try_fold(config, |value, key| value.get(key))
+            .and_then(Value::as_str)
+    };
     let tls = config.get("tlsClientConfig");
     let insecure = tls.and_then(|t| t.get("insecure")).and_then(Value::as_bool) == Some(true);
     let ca = str_at("/tlsClientConfig/caData");
@@ -424,7 +430,8 @@ fn go_types(value: &Value, fields: &[(&str, GoType)], field: &str, out: &mut Vec
         return;
     };
     for (key, v) in object {
-        let path = format!("{field}.{key}");
+        // Named only for a finding or a nested object: most fields need neither.
+        let path = || format!("{field}.{key}");
         let Some((name, go_type)) = fields.iter().find(|(name, _)| *name == key).or_else(|| {
             fields
                 .iter()
@@ -439,7 +446,7 @@ fn go_types(value: &Value, fields: &[(&str, GoType)], field: &str, out: &mut Vec
                         .collect::<Vec<_>>()
                         .join(", ")
                 ))
-                .at(path),
+                .at(path()),
             );
             continue;
         };
@@ -448,7 +455,7 @@ fn go_types(value: &Value, fields: &[(&str, GoType)], field: &str, out: &mut Vec
                 Finding::warning(format!(
                     "is spelled {name} in Argo CD: Go reads it regardless of case, other tools do not"
                 ))
-                .at(path.clone()),
+                .at(path()),
             );
         }
         if v.is_null() {
@@ -465,7 +472,7 @@ fn go_types(value: &Value, fields: &[(&str, GoType)], field: &str, out: &mut Vec
                 .is_some_and(|m| m.values().all(Value::is_string)),
             GoType::RawObject => v.is_object(),
             GoType::Struct(inner) => {
-                go_types(v, inner, &path, out);
+                go_types(v, inner, &path(), out);
                 true
             }
         };
@@ -482,7 +489,7 @@ fn go_types(value: &Value, fields: &[(&str, GoType)], field: &str, out: &mut Vec
                 Finding::error(format!(
                     "expected {expected}: Argo CD cannot read the config, and skips the cluster"
                 ))
-                .at(path),
+                .at(path()),
             );
         }
     }
