@@ -95,13 +95,22 @@ pub fn check(node: &Node, policy: &Policy) -> Vec<Finding> {
     let object = Object::new(node);
     let mut out = object.metadata_problems();
     metadata(&object, policy, &mut out);
-    // Unreadable data (not base64, not a string) is a finding of its own, below.
-    let data = |key: &str| object.secret_value(key).ok().flatten();
-    for key in SECRET_DATA_KEYS {
-        if let Err(finding) = object.secret_value(key) {
-            out.push(finding);
+    // Each key read once. Unreadable data (not base64, not a string) is a finding of its own.
+    let values: Vec<_> = SECRET_DATA_KEYS
+        .iter()
+        .map(|&key| (key, object.secret_value(key)))
+        .collect();
+    for (_, value) in &values {
+        if let Err(finding) = value {
+            out.push(finding.clone());
         }
     }
+    let read = |key: &str| values.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
+    let data = |key: &str| match read(key) {
+        Some(Ok(Some((field, text)))) => Some((field.as_str(), text.as_ref())),
+        _ => None,
+    };
+    let unreadable = |key: &str| matches!(read(key), Some(Err(_)));
     for section in ["data", "stringData"] {
         let Some(map) = node.get(section).and_then(Node::as_map) else {
             continue;
@@ -120,7 +129,7 @@ pub fn check(node: &Node, policy: &Policy) -> Vec<Finding> {
         }
     }
     match data("server") {
-        None if object.secret_value("server").is_err() => {}
+        None if unreadable("server") => {}
         None => out
             .push(Finding::error("is missing: Argo CD needs the API server URL").at("data.server")),
         Some((field, server)) if !is_http_url(server.trim_end_matches('/')) => {
@@ -128,7 +137,7 @@ pub fn check(node: &Node, policy: &Policy) -> Vec<Finding> {
         }
         Some(_) => {}
     }
-    if data("name").is_none() && object.secret_value("name").is_ok() {
+    if data("name").is_none() && !unreadable("name") {
         out.push(
             Finding::warning("is missing: Argo CD names the cluster after its server URL")
                 .at("data.name"),
@@ -143,7 +152,7 @@ pub fn check(node: &Node, policy: &Policy) -> Vec<Finding> {
         }
     }
     if let Some((field, project)) = data("project") {
-        if !is_dns1123_subdomain(&project) {
+        if !is_dns1123_subdomain(project) {
             out.push(Finding::error("is not an AppProject name (a DNS-1123 subdomain)").at(field));
         }
     }
@@ -170,9 +179,9 @@ pub fn check(node: &Node, policy: &Policy) -> Vec<Finding> {
     }
     match data("config") {
         None => {}
-        Some((field, text)) => match serde_json::from_str::<Value>(&text) {
+        Some((field, text)) => match serde_json::from_str::<Value>(text) {
             Err(_) => out.push(Finding::error("is not JSON: Argo CD skips the cluster").at(field)),
-            Ok(config) => config_checks(&config, &field, policy, &mut out),
+            Ok(config) => config_checks(&config, field, policy, &mut out),
         },
     }
     out
