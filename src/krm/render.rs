@@ -20,7 +20,9 @@ pub enum Out<'x, 'a> {
 impl<'x, 'a> Out<'x, 'a> {
     /// A new item for `input`'s output, written at once when the output is YAML.
     pub fn new(input: &Input, node: Node<'static>) -> Self {
-        let mut text = String::new();
+        // A new Secret with certificates is a few KiB: one allocation rather than a dozen
+        // doublings, and the slack goes below.
+        let mut text = String::with_capacity(4096);
         match input.form {
             Form::ResourceList { json: true } => return Out::New(node),
             Form::ResourceList { json: false } => {
