@@ -271,15 +271,12 @@ impl<'a> Scanner<'a> {
     }
 
     /// The next token, left in place.
+    #[inline]
     pub fn peek(&mut self) -> Scan<&Token<'a>> {
-        if let Some(e) = &self.error {
-            return Err(e.clone());
-        }
+        // The parser looks at most tokens twice: the second look is this test and a `front`,
+        // with the scanning machinery kept out of line.
         if !self.token_available {
-            if let Err(e) = self.fetch_more_tokens() {
-                self.error = Some(e.clone());
-                return Err(e);
-            }
+            self.fetch_or_fail()?;
         }
         let mark = self.mark;
         self.tokens.front().ok_or_else(|| {
@@ -289,6 +286,19 @@ impl<'a> Scanner<'a> {
                 mark,
             })
         })
+    }
+
+    /// Scans up to the next token (a failed scan fails every later call the same way).
+    #[inline(never)]
+    fn fetch_or_fail(&mut self) -> Scan<()> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        if let Err(e) = self.fetch_more_tokens() {
+            self.error = Some(e.clone());
+            return Err(e);
+        }
+        Ok(())
     }
 
     /// Takes the next token.
