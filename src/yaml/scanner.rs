@@ -493,7 +493,18 @@ impl<'a> Scanner<'a> {
         char_count(&self.bytes[pos..stop]) > 1024
     }
 
+    /// Called before every token: most of the time no simple key is pending at all.
+    #[inline]
     fn stale_simple_keys(&mut self) -> Scan<()> {
+        if self.simple_keys.iter().any(|k| k.possible) {
+            self.drop_stale_simple_keys()
+        } else {
+            Ok(())
+        }
+    }
+
+    #[inline(never)]
+    fn drop_stale_simple_keys(&mut self) -> Scan<()> {
         for i in 0..self.simple_keys.len() {
             let key = self.simple_keys[i];
             // A simple key is limited to a single line and to 1024 characters.
