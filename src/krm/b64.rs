@@ -16,13 +16,36 @@ use crate::yaml::skip_words;
 #[error("is not valid base64")]
 pub struct DecodeError;
 
+/// The bytes `str::is_ascii_whitespace` names: what line-wrapped base64 and PEM bodies hold
+/// between their runs.
+pub const ASCII_WHITESPACE: &[u8] = b" \t\n\x0c\r";
+
 /// The text without ASCII whitespace (line-wrapped base64), borrowed when there is none.
 pub fn compact(text: &str) -> Cow<'_, str> {
     if text.bytes().any(|b| b.is_ascii_whitespace()) {
-        Cow::Owned(text.chars().filter(|c| !c.is_ascii_whitespace()).collect())
+        // Only ASCII bytes are taken out, so what is left is still UTF-8.
+        Cow::Owned(
+            String::from_utf8_lossy(&without(text.as_bytes(), ASCII_WHITESPACE)).into_owned(),
+        )
     } else {
         Cow::Borrowed(text)
     }
+}
+
+/// `text` with the bytes of `skip` left out. Every byte of `skip` is a space or a control
+/// character: runs of printable ASCII between them are copied eight bytes a step.
+fn without(text: &[u8], skip: &[u8]) -> Vec<u8> {
+    debug_assert!(skip.iter().all(|&b| b <= b' '));
+    let mut clean = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let run = skip_words(text, i, b' ' + 1, 0x7f);
+        clean.extend_from_slice(&text[i..run]);
+        let word_end = (run + 8).min(text.len());
+        clean.extend(text[run..word_end].iter().filter(|b| !skip.contains(b)));
+        i = word_end;
+    }
+    clean
 }
 
 /// Decodes standard base64 with nothing else in it.
@@ -42,24 +65,14 @@ pub fn decode(text: &str) -> Result<(Vec<u8>, Cow<'_, str>), DecodeError> {
     Ok((decode_exact(compact.as_bytes())?, compact))
 }
 
-/// Decodes standard base64 with the bytes of `skip` left out wherever they stand (a PEM body's
-/// line breaks, Go's tolerated CR and LF). Every byte of `skip` is a space or a control
-/// character: runs of printable ASCII between them are copied eight bytes a step.
+/// Decodes standard base64 with the bytes of `skip` (spaces or control characters) left out
+/// wherever they stand: a PEM body's line breaks, Go's tolerated CR and LF.
 pub fn decode_without(text: &[u8], skip: &[u8]) -> Result<Vec<u8>, DecodeError> {
-    debug_assert!(skip.iter().all(|&b| b <= b' '));
     // Most values are one line: the decoder itself finds out, at SIMD speed, before any copy.
     if let Ok(bytes) = decode_exact(text) {
         return Ok(bytes);
     }
-    let mut clean = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        let run = skip_words(text, i, b' ' + 1, 0x7f);
-        clean.extend_from_slice(&text[i..run]);
-        let word_end = (run + 8).min(text.len());
-        clean.extend(text[run..word_end].iter().filter(|b| !skip.contains(b)));
-        i = word_end;
-    }
+    let clean = without(text, skip);
     if clean.len() == text.len() {
         return Err(DecodeError);
     }
@@ -87,6 +100,10 @@ mod tests {
     fn clean_text_is_borrowed_and_wrapped_text_compacted() {
         assert!(matches!(compact("aGk="), Cow::Borrowed("aGk=")));
         assert_eq!(compact("aG\n k=\r\n"), "aGk=");
+        assert_eq!(
+            compact("\tQUJDREVGR0hJSktM\x0cTU5PUFFS é\r\n"),
+            "QUJDREVGR0hJSktMTU5PUFFSé"
+        );
         assert_eq!(
             decode("aG\nk=").unwrap(),
             (b"hi".to_vec(), Cow::Borrowed("aGk="))

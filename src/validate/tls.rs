@@ -25,7 +25,7 @@ pub fn go_bytes(text: &str) -> Option<Vec<u8>> {
 
 /// Standard base64 with any ASCII white space in it (a PEM body's line breaks).
 fn decode_body(body: &str) -> Option<Vec<u8>> {
-    b64::decode_without(body.as_bytes(), b" \t\n\x0c\r").ok()
+    b64::decode_without(body.as_bytes(), b64::ASCII_WHITESPACE).ok()
 }
 
 /// The PEM blocks of `text`; `Err` names what is wrong without quoting the text.
