@@ -20,16 +20,19 @@ pub enum Out<'x, 'a> {
 impl<'x, 'a> Out<'x, 'a> {
     /// A new item for `input`'s output, written at once when the output is YAML.
     pub fn new(input: &Input, node: Node<'static>) -> Self {
+        let list = match input.form {
+            Form::ResourceList { json: true } => return Out::New(node),
+            Form::ResourceList { json: false } => true,
+            Form::Stream => false,
+        };
         // A new Secret with certificates is a few KiB: one allocation rather than a dozen
         // doublings, and the slack goes below.
         let mut text = String::with_capacity(4096);
-        match input.form {
-            Form::ResourceList { json: true } => return Out::New(node),
-            Form::ResourceList { json: false } => {
-                text.push_str(&" ".repeat(input.dash_indent));
-                write_seq_item(&mut text, &node, input.dash_indent);
-            }
-            Form::Stream => write_document(&mut text, &node),
+        if list {
+            text.push_str(&" ".repeat(input.dash_indent));
+            write_seq_item(&mut text, &node, input.dash_indent);
+        } else {
+            write_document(&mut text, &node);
         }
         // Held until the output is written: without the growth slack.
         text.shrink_to_fit();
