@@ -167,7 +167,13 @@ fn benches(c: &mut Criterion) {
     g.bench_function("1000", |b| {
         b.iter(|| {
             let mut out = String::new();
-            krm::render(black_box(&parsed), &keep, &[], &mut |s| out.push_str(s));
+            krm::render(
+                black_box(&parsed),
+                &keep,
+                &krm::TextStore::default(),
+                &[],
+                &mut |s| out.push_str(s),
+            );
             out
         })
     });

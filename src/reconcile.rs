@@ -16,7 +16,7 @@ use crate::fleet::inventory::Selector;
 use crate::fleet::source::{ClusterName, SERVER_ANNOTATION, SOURCE_LABEL, Variant};
 use crate::krm::finding::{Finding, ResourceRef, Severity};
 use crate::krm::object::{Object, PATH_ANNOTATION};
-use crate::krm::{self, Form, Input, Item, Out};
+use crate::krm::{self, Form, Input, Item, Out, TextStore};
 use crate::limits::Limits;
 use crate::validate;
 use crate::yaml::{Node, same_content};
@@ -63,6 +63,8 @@ struct Run<'x, 'a> {
     /// The functionConfig, for results about the configuration.
     function_config: Option<ResourceRef>,
     results: Vec<Finding>,
+    /// The text of the new Secrets, written as each is converted.
+    store: TextStore,
 }
 
 /// What the first pass over the items found, hashed for lookups.
@@ -95,6 +97,7 @@ impl<'x, 'a> Run<'x, 'a> {
             limits,
             function_config,
             results: Vec::new(),
+            store: TextStore::default(),
         }
     }
 
@@ -118,7 +121,8 @@ impl<'x, 'a> Run<'x, 'a> {
         let scan = self.scan();
         // Sources whose Argo CD Secret must be left alone because this run could not redo it.
         let mut unsettled: HashSet<(String, String)> = scan.held.iter().cloned().collect();
-        let mut generated = self.convert_all(&scan, &mut unsettled);
+        let existing = self.existing_secrets();
+        let mut generated = self.convert_all(&scan, &existing, &mut unsettled);
         self.drop_collisions(&mut generated, &mut unsettled);
         let (replaced, appended) = self.place(generated, &scan.owned, &mut unsettled);
         let mut pruned = self.prune(&scan.owned, &replaced, &unsettled);
@@ -143,8 +147,9 @@ impl<'x, 'a> Run<'x, 'a> {
     fn convert_all(
         &mut self,
         scan: &Scan,
+        existing: &HashMap<(String, String), usize>,
         unsettled: &mut HashSet<(String, String)>,
-    ) -> Vec<Generated> {
+    ) -> Vec<Generated<'x, 'a>> {
         let mut groups: BTreeMap<(usize, String, String), Vec<&Candidate>> = BTreeMap::new();
         for c in &scan.candidates {
             groups
@@ -190,12 +195,7 @@ impl<'x, 'a> Run<'x, 'a> {
                             .labels
                             .insert(SOURCE_LABEL.into(), kind.name.clone());
                     }
-                    let source = source_index;
-                    generated.push(Generated {
-                        source,
-                        secret,
-                        degraded,
-                    });
+                    generated.push(self.generated(source_index, secret, degraded, existing));
                 }
                 None => unsettled.extend(members.iter().map(|c| source_key(&c.namespace, &c.name))),
             }
@@ -232,34 +232,23 @@ impl<'x, 'a> Run<'x, 'a> {
     /// Two clusters must never write one Argo CD Secret: neither does, and both are errors.
     fn drop_collisions(
         &mut self,
-        generated: &mut Vec<Generated>,
+        generated: &mut Vec<Generated<'x, 'a>>,
         unsettled: &mut HashSet<(String, String)>,
     ) {
         // Ordered: the results of two clashes come out the same way on every run.
         let mut by_target: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
         for (i, g) in generated.iter().enumerate() {
-            by_target
-                .entry((g.secret.namespace.clone(), g.secret.secret_name.clone()))
-                .or_default()
-                .push(i);
+            by_target.entry(g.target.clone()).or_default().push(i);
         }
         let mut clashing: HashSet<usize> = HashSet::new();
         for ((ns, name), indices) in by_target.iter().filter(|(_, v)| v.len() > 1) {
             let sources: Vec<String> = indices
                 .iter()
-                .map(|&i| {
-                    format!(
-                        "{}/{}",
-                        generated[i].secret.source_namespace, generated[i].secret.source_name
-                    )
-                })
+                .map(|&i| format!("{}/{}", generated[i].from.0, generated[i].from.1))
                 .collect();
             for &i in indices {
                 let g = &generated[i];
-                unsettled.insert(source_key(
-                    &g.secret.source_namespace,
-                    &g.secret.source_name,
-                ));
+                unsettled.insert(source_key(&g.from.0, &g.from.1));
                 let message = format!(
                     "clusters {} all map to Argo CD Secret {ns}/{name}; set namespacedNames=true to keep them apart",
                     sources.join(" and ")
@@ -276,107 +265,147 @@ impl<'x, 'a> Run<'x, 'a> {
         });
     }
 
+    /// Every Secret of the input by namespace and name (the first of two that share them).
+    fn existing_secrets(&self) -> HashMap<(String, String), usize> {
+        let mut existing = HashMap::new();
+        for (index, item) in self.input.items.iter().enumerate() {
+            let object = Object::new(&item.node);
+            if let Some(name) = object.name().filter(|_| object.is_secret()) {
+                existing
+                    .entry((object.namespace().to_string(), name.to_string()))
+                    .or_insert(index);
+            }
+        }
+        existing
+    }
+
+    /// A cluster's converted Secret, written at once when no Secret of its name is in the input.
+    fn generated(
+        &mut self,
+        source: usize,
+        mut secret: ClusterSecret,
+        degraded: Option<String>,
+        existing: &HashMap<(String, String), usize>,
+    ) -> Generated<'x, 'a> {
+        let target = (secret.namespace.clone(), secret.secret_name.clone());
+        let from = (secret.source_namespace.clone(), secret.source_name.clone());
+        let secret = match existing.get(&target) {
+            Some(&at) => Pending::Existing {
+                at,
+                secret: Box::new(secret),
+            },
+            None => {
+                if matches!(self.input.form, Form::ResourceList { .. }) {
+                    secret.annotations = vec![(
+                        PATH_ANNOTATION.to_string(),
+                        format!("{}/{}.yaml", secret.namespace, secret.secret_name),
+                    )];
+                }
+                let node = self.secret_node(&secret);
+                let errors = self.verdict(&node);
+                let out = errors
+                    .is_empty()
+                    .then(|| Out::new(self.input, node, &mut self.store));
+                Pending::New { out, errors }
+            }
+        };
+        Generated {
+            source,
+            target,
+            from,
+            degraded,
+            secret,
+        }
+    }
+
     /// Owned Secrets are replaced where they stand (kept byte-for-byte when already right); new
     /// ones are appended; an existing Secret that is not owned is never overwritten.
     fn place(
         &mut self,
-        generated: Vec<Generated>,
+        generated: Vec<Generated<'x, 'a>>,
         owned: &[Owned],
         unsettled: &mut HashSet<(String, String)>,
     ) -> (HashMap<usize, Out<'x, 'a>>, Vec<Out<'x, 'a>>) {
-        let mut existing: HashMap<(String, String), usize> = HashMap::new();
-        for (index, item) in self.input.items.iter().enumerate() {
-            let name = Object::new(&item.node).name();
-            if let Some(name) = name.filter(|_| Object::new(&item.node).is_secret()) {
-                existing
-                    .entry((
-                        Object::new(&item.node).namespace().to_string(),
-                        name.to_string(),
-                    ))
-                    .or_insert(index);
-            }
-        }
         let owned_set: HashSet<usize> = owned.iter().map(|o| o.index).collect();
         let mut replaced: HashMap<usize, Out<'x, 'a>> = HashMap::new();
         let mut appended: Vec<Out<'x, 'a>> = Vec::new();
         for Generated {
             source,
-            mut secret,
+            from,
             degraded,
+            secret,
+            ..
         } in generated
         {
-            match existing.get(&(secret.namespace.clone(), secret.secret_name.clone())) {
-                Some(&at) if owned_set.contains(&at) => {
-                    let old = self.item(at);
-                    if let Some(reason) = self.weakens(&old.node, &secret, degraded.as_deref()) {
-                        // Never weaken a working Secret: the existing one stays as it is.
-                        unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
-                        let target = Object::new(&old.node).resource_ref();
-                        self.report(
-                            source,
-                            Severity::Error,
-                            None,
-                            format!("{target} is kept as it is: {reason}"),
-                        );
-                        replaced.insert(at, Out::Keep(old));
-                        continue;
+            let (at, mut secret) = match secret {
+                Pending::New { out, errors } => {
+                    for message in errors {
+                        self.report(source, Severity::Error, None, message);
                     }
-                    secret.annotations = Object::new(&old.node).tool_annotations();
-                    let node = self.secret_node(&secret);
-                    if !self.admissible(source, &node) {
-                        unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
-                        replaced.insert(at, Out::Keep(old));
-                        continue;
-                    }
-                    let out = if same_content(&old.node, &node) {
-                        Out::Keep(old)
-                    } else {
-                        Out::new(self.input, node)
-                    };
-                    replaced.insert(at, out);
+                    appended.extend(out);
+                    continue;
                 }
-                Some(&at) => {
-                    let target = Object::new(&self.item(at).node).resource_ref();
-                    unsettled.insert(source_key(&secret.source_namespace, &secret.source_name));
-                    self.report(
-                        source,
-                        Severity::Error,
-                        None,
-                        format!("{target} already exists and is not owned by capi2argo (no {OWNED_LABEL}: \"true\" label); it is not overwritten"),
-                    );
-                }
-                None => {
-                    if matches!(self.input.form, Form::ResourceList { .. }) {
-                        secret.annotations = vec![(
-                            PATH_ANNOTATION.to_string(),
-                            format!("{}/{}.yaml", secret.namespace, secret.secret_name),
-                        )];
-                    }
-                    let node = self.secret_node(&secret);
-                    if self.admissible(source, &node) {
-                        appended.push(Out::new(self.input, node));
-                    }
-                }
+                Pending::Existing { at, secret } => (at, secret),
+            };
+            if !owned_set.contains(&at) {
+                let target = Object::new(&self.item(at).node).resource_ref();
+                unsettled.insert(source_key(&from.0, &from.1));
+                self.report(
+                    source,
+                    Severity::Error,
+                    None,
+                    format!("{target} already exists and is not owned by capi2argo (no {OWNED_LABEL}: \"true\" label); it is not overwritten"),
+                );
+                continue;
             }
+            let old = self.item(at);
+            if let Some(reason) = self.weakens(&old.node, &secret, degraded.as_deref()) {
+                // Never weaken a working Secret: the existing one stays as it is.
+                unsettled.insert(source_key(&from.0, &from.1));
+                let target = Object::new(&old.node).resource_ref();
+                self.report(
+                    source,
+                    Severity::Error,
+                    None,
+                    format!("{target} is kept as it is: {reason}"),
+                );
+                replaced.insert(at, Out::Keep(old));
+                continue;
+            }
+            secret.annotations = Object::new(&old.node).tool_annotations();
+            let node = self.secret_node(&secret);
+            let errors = self.verdict(&node);
+            if !errors.is_empty() {
+                for message in errors {
+                    self.report(source, Severity::Error, None, message);
+                }
+                unsettled.insert(source_key(&from.0, &from.1));
+                replaced.insert(at, Out::Keep(old));
+                continue;
+            }
+            let out = if same_content(&old.node, &node) {
+                Out::Keep(old)
+            } else {
+                Out::new(self.input, node, &mut self.store)
+            };
+            replaced.insert(at, out);
         }
         (replaced, appended)
     }
 
-    /// The validator's verdict on a Secret about to be written (Argo CD's rules and the policy):
-    /// an error keeps it from being written, and is reported on the source. (Its warnings repeat
+    /// The validator's verdict on a Secret about to be written (Argo CD's rules and the policy),
+    /// as results for its source: an error keeps it from being written. (Its warnings repeat
     /// what the conversion already said.)
-    fn admissible(&mut self, source: usize, node: &Node) -> bool {
+    fn verdict(&self, node: &Node) -> Vec<String> {
         let target = Object::new(node).resource_ref();
-        let errors: Vec<Finding> = validate::check(node, &self.config.policy)
+        validate::check(node, &self.config.policy)
             .into_iter()
             .filter(|f| f.severity == Severity::Error)
-            .collect();
-        for finding in &errors {
-            let field = finding.field.as_deref().unwrap_or_default();
-            let message = format!("{target} not written: {field}: {}", finding.message);
-            self.report(source, Severity::Error, None, message);
-        }
-        errors.is_empty()
+            .map(|finding| {
+                let field = finding.field.as_deref().unwrap_or_default();
+                format!("{target} not written: {field}: {}", finding.message)
+            })
+            .collect()
     }
 
     /// Why `new` may not replace the owned Secret `old`: it is a fallback, or it logs in more
@@ -458,7 +487,7 @@ impl<'x, 'a> Run<'x, 'a> {
                 }
             }
         }
-        krm::render(self.input, &out, &results, sink);
+        krm::render(self.input, &out, &self.store, &results, sink);
         results
     }
 
@@ -1071,12 +1100,32 @@ impl<'x, 'a> Run<'x, 'a> {
 }
 
 /// A converted cluster: the kubeconfig Secret it came from (for results) and its Argo CD Secret.
-struct Generated {
+struct Generated<'x, 'a> {
     source: usize,
-    secret: ClusterSecret,
+    /// The Argo CD Secret's namespace and name.
+    target: (String, String),
+    /// The kubeconfig Secret's namespace and name.
+    from: (String, String),
     /// Why this conversion is worse than what the cluster's Secrets could give (a preferred
     /// kubeconfig failed, so a weaker one stood in): it may not replace a working Secret.
     degraded: Option<String>,
+    secret: Pending<'x, 'a>,
+}
+
+/// A converted cluster's Argo CD Secret until it is placed.
+enum Pending<'x, 'a> {
+    /// The input has a Secret of its name (`at`): what happens depends on that one.
+    Existing {
+        at: usize,
+        secret: Box<ClusterSecret>,
+    },
+    /// The input has none: written at once (unless the validator's errors, results for its
+    /// source, keep it out), so that a large fleet never holds every cluster's conversion and
+    /// its text together. Only a clash with another cluster can still keep it out.
+    New {
+        out: Option<Out<'x, 'a>>,
+        errors: Vec<String>,
+    },
 }
 
 /// An owned Argo CD Secret in the input, and the source its labels name.

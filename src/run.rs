@@ -105,7 +105,7 @@ pub fn run_streaming(
     sink: &mut krm::Sink,
 ) -> Result<Vec<Finding>, RunError> {
     let limits = &options.limits;
-    let mut parsed = krm::parse(input, limits)?;
+    let mut parsed = krm::parse_reading(input, limits, Some(reads_kind))?;
     let override_doc = function_config_override(options)?;
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
     if let Err(errors) = Config::from_parts(override_doc.as_ref(), &options.overrides, limits) {
@@ -143,17 +143,22 @@ fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunEr
         .ok_or_else(|| RunError::FunctionConfig("function config is empty".into()))
 }
 
+/// The kinds conversion reads beyond their metadata: kubeconfig and Argo CD Secrets, CAPI
+/// Clusters and control planes (for lifecycle and version).
+fn reads_kind(kind: &str) -> bool {
+    matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane")
+}
+
 /// Items copied verbatim that the function never reads keep only what results name them by
-/// (kind and metadata): the rest of their tree would only hold memory until the output is written.
+/// (kind and metadata): the rest of their tree would only hold memory until the output is
+/// written. (A ResourceList's are cut while it is read; this is for the other forms.)
 fn slim(items: &mut [Item]) {
     for item in items
         .iter_mut()
         .filter(|i| !matches!(i.text, krm::Text::Rewrite(_)))
     {
-        let kind = Object::new(&item.node).kind().unwrap_or_default();
-        let read = matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane");
-        if !read {
-            item.node.retain_keys(&["apiVersion", "kind", "metadata"]);
+        if !reads_kind(Object::new(&item.node).kind().unwrap_or_default()) {
+            item.node.retain_keys(krm::NAMING_KEYS);
         }
     }
 }
@@ -212,6 +217,6 @@ fn config_failure(
         })
         .collect();
     let items: Vec<Out> = input.items.iter().map(Out::Keep).collect();
-    krm::render(input, &items, &results, sink);
+    krm::render(input, &items, &krm::TextStore::default(), &results, sink);
     results
 }

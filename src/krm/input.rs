@@ -2,7 +2,9 @@
 //! stream of documents, read into items that know how they are written when kept.
 
 use crate::limits::Limits;
-use crate::yaml::{Document, Indicator, Node, Style, Value, YamlError, line_start, parse_stream};
+use crate::yaml::{
+    Document, EntryHook, Indicator, Node, Style, Value, YamlError, line_start, parse_stream_with,
+};
 
 use super::verbatim::{self, Origin, Rewrite, Text};
 
@@ -71,8 +73,53 @@ pub enum InputError {
     ResourceListInList,
 }
 
+/// What a reader that does not read an item needs of it: what results name it by.
+pub const NAMING_KEYS: &[&str] = &["apiVersion", "kind", "metadata"];
+
 /// Decodes and parses the input into its form and items.
 pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputError> {
+    parse_reading(input, limits, None)
+}
+
+/// [`parse`], for a reader that reads only the kinds `reads` says yes to: a ResourceList's
+/// other items are cut to their [`NAMING_KEYS`] while the input is read, so a large list's
+/// pass-through resources never hold memory past their own entry. A cut item that would have
+/// to be written from its tree (not copied) brings the whole input to be read again, uncut:
+/// the output never loses a field.
+pub fn parse_reading<'a>(
+    input: &'a [u8],
+    limits: &Limits,
+    reads: Option<fn(&str) -> bool>,
+) -> Result<Input<'a>, InputError> {
+    let Some(reads) = reads else {
+        return read(input, limits, None);
+    };
+    let mut cut: Vec<usize> = Vec::new();
+    let mut hook = |root: &[Node], entry: &mut Node| {
+        let in_list = root.chunks(2).any(|kv| {
+            kv[0].as_str() == Some("kind")
+                && kv.get(1).and_then(Node::as_str) == Some("ResourceList")
+        });
+        let kind = entry.get("kind").and_then(Node::as_str).unwrap_or_default();
+        if in_list && !reads(kind) && verbatim::may_cut(entry) && entry.retain_keys(NAMING_KEYS) {
+            cut.push(entry.span.start());
+        }
+    };
+    let parsed = read(input, limits, Some(&mut hook))?;
+    let rewritten_cut = parsed.items.iter().any(|item| {
+        matches!(item.text, Text::Rewrite(_)) && cut.binary_search(&item.node.span.start()).is_ok()
+    });
+    if rewritten_cut {
+        return parse(input, limits);
+    }
+    Ok(parsed)
+}
+
+fn read<'a>(
+    input: &'a [u8],
+    limits: &Limits,
+    hook: Option<&mut EntryHook>,
+) -> Result<Input<'a>, InputError> {
     if input.len() > limits.max_input_bytes {
         return Err(InputError::TooLarge {
             limit: limits.max_input_bytes,
@@ -81,7 +128,7 @@ pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputErr
     let text = std::str::from_utf8(input).map_err(|e| InputError::NotUtf8 {
         offset: e.valid_up_to(),
     })?;
-    let mut docs = parse_stream(text, limits)?;
+    let mut docs = parse_stream_with(text, limits, hook)?;
     // A ResourceList among other documents has no meaning (and would flip forms between runs).
     if docs.len() > 1 && docs.iter().any(|d| is_kind(&d.root, "ResourceList")) {
         return Err(InputError::ResourceListInStream(docs.len()));
@@ -381,5 +428,74 @@ fn with_type<'a>(node: Node<'a>, api_version: &str, kind: &str) -> Node<'a> {
     Node {
         value: Value::Map(typed),
         ..node
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::same_content;
+
+    const LIST: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
+
+    fn secrets_only(kind: &str) -> bool {
+        kind == "Secret"
+    }
+
+    #[test]
+    fn items_a_reader_does_not_read_are_cut_to_what_names_them_and_still_copied_whole() {
+        let input = format!(
+            "{LIST}- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n  data:\n    k: v\n- apiVersion: v1\n  kind: Secret\n  data:\n    k: dg==\n"
+        );
+        let parsed = parse_reading(input.as_bytes(), &Limits::default(), Some(secrets_only))
+            .expect("parses");
+        let [config_map, secret] = &parsed.items[..] else {
+            panic!("two items");
+        };
+        assert!(config_map.node.get("data").is_none());
+        assert_eq!(
+            config_map
+                .node
+                .path(&["metadata", "name"])
+                .and_then(Node::as_str),
+            Some("a")
+        );
+        assert!(secret.node.get("data").is_some());
+        let Text::Span(range) = &config_map.text else {
+            panic!("copied");
+        };
+        assert!(input[range.clone()].contains("k: v"));
+    }
+
+    /// Regression: cut items that the output writes from their trees instead of copying them
+    /// (an alias to an anchor outside the item, a tag under a `%TAG` directive, a block scalar
+    /// at the very end of an input without a final line break) lost every field but their
+    /// metadata. They are never cut, or the input is read again whole.
+    #[test]
+    fn cut_items_written_from_their_trees_are_read_whole() {
+        for input in [
+            format!("{LIST}- &a {{kind: X}}\n- kind: ConfigMap\n  data:\n    x: *a\n"),
+            format!(
+                "{LIST}- kind: ConfigMap\n  metadata:\n    name: &n a\n  data:\n    x: *n\n- kind: B\n  data:\n    y: *n\n"
+            ),
+            format!(
+                "%TAG !e! tag:example.com,2000:\n---\n{LIST}- kind: ConfigMap\n  data:\n    x: !e!foo bar\n"
+            ),
+            format!("{LIST}- kind: ConfigMap\n  data:\n    x: |\n      text"),
+            format!(
+                "{LIST}- kind: ConfigMap\n  data:\n    x: 1\n  metadata:\n    note: |\n      text"
+            ),
+        ] {
+            let cut = parse_reading(input.as_bytes(), &Limits::default(), Some(secrets_only))
+                .expect("parses");
+            let whole = parse(input.as_bytes(), &Limits::default()).expect("parses");
+            assert_eq!(cut.items.len(), whole.items.len());
+            for (c, w) in cut.items.iter().zip(&whole.items) {
+                assert_eq!(c.text, w.text, "{input}");
+                if !matches!(w.text, Text::Span(_)) {
+                    assert!(same_content(&c.node, &w.node), "{input}");
+                }
+            }
+        }
     }
 }

@@ -8,6 +8,6 @@ pub mod object;
 pub mod render;
 pub mod verbatim;
 
-pub use input::{Form, Input, InputError, Item, parse};
-pub use render::{Out, Sink, failure, render};
+pub use input::{Form, Input, InputError, Item, NAMING_KEYS, parse, parse_reading};
+pub use render::{Out, Sink, TextStore, failure, render};
 pub use verbatim::Text;

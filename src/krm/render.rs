@@ -12,31 +12,71 @@ pub enum Out<'x, 'a> {
     Keep(&'x Item<'a>),
     /// A new item as a tree: JSON output writes the whole list as one value.
     New(Node<'static>),
-    /// A new item already written as the YAML it becomes: a large fleet's new Secrets wait
-    /// for the output as their text, a fraction of their trees' size.
-    Written(String),
+    /// A new item already written as the YAML it becomes, kept in a [`TextStore`]: a large
+    /// fleet's new Secrets wait for the output as their text, a fraction of their trees' size.
+    Written(Stored),
+}
+
+/// The text of new items until the output is written, in chunks of at least [`CHUNK`] bytes.
+///
+/// One allocation per Secret would sit between the short-lived allocations of the conversions
+/// around it, and what those free could then only be reused piecemeal: the heap grew by a
+/// fifth of a large fleet's peak. Chunks this large are mapped apart from the heap, and each
+/// holds hundreds of Secrets.
+#[derive(Debug, Default)]
+pub struct TextStore {
+    chunks: Vec<String>,
+}
+
+/// The smallest chunk of a [`TextStore`]: 1 MiB.
+pub const CHUNK: usize = 1 << 20;
+
+/// Where a [`TextStore`] keeps one text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stored {
+    chunk: usize,
+    range: std::ops::Range<usize>,
+}
+
+impl TextStore {
+    /// Keeps what `write` writes (a text longer than a chunk's room grows its chunk).
+    pub fn write(&mut self, write: impl FnOnce(&mut String)) -> Stored {
+        // A new Secret with certificates is a few KiB; a chunk with less room is closed.
+        let room = self.chunks.last().map_or(0, |c| c.capacity() - c.len());
+        if room < 16 << 10 {
+            self.chunks.push(String::with_capacity(CHUNK));
+        }
+        let chunk = self.chunks.len() - 1;
+        let text = &mut self.chunks[chunk];
+        let start = text.len();
+        write(text);
+        Stored {
+            chunk,
+            range: start..text.len(),
+        }
+    }
+
+    pub fn get(&self, at: &Stored) -> &str {
+        &self.chunks[at.chunk][at.range.clone()]
+    }
 }
 
 impl<'x, 'a> Out<'x, 'a> {
-    /// A new item for `input`'s output, written at once when the output is YAML.
-    pub fn new(input: &Input, node: Node<'static>) -> Self {
+    /// A new item for `input`'s output, written into `store` at once when the output is YAML.
+    pub fn new(input: &Input, node: Node<'static>, store: &mut TextStore) -> Self {
         let list = match input.form {
             Form::ResourceList { json: true } => return Out::New(node),
             Form::ResourceList { json: false } => true,
             Form::Stream => false,
         };
-        // A new Secret with certificates is a few KiB: one allocation rather than a dozen
-        // doublings, and the slack goes below.
-        let mut text = String::with_capacity(4096);
-        if list {
-            text.push_str(&" ".repeat(input.dash_indent));
-            write_seq_item(&mut text, &node, input.dash_indent);
-        } else {
-            write_document(&mut text, &node);
-        }
-        // Held until the output is written: without the growth slack.
-        text.shrink_to_fit();
-        Out::Written(text)
+        Out::Written(store.write(|text| {
+            if list {
+                text.push_str(&" ".repeat(input.dash_indent));
+                write_seq_item(text, &node, input.dash_indent);
+            } else {
+                write_document(text, &node);
+            }
+        }))
     }
 
     /// Whether the item is new rather than kept.
@@ -50,7 +90,13 @@ pub type Sink<'s> = dyn FnMut(&str) + 's;
 
 /// Writes the output in the input's form: verbatim items straight from the input, generated ones
 /// through one reused buffer.
-pub fn render(input: &Input, items: &[Out], results: &[Finding], sink: &mut Sink) {
+pub fn render(
+    input: &Input,
+    items: &[Out],
+    store: &TextStore,
+    results: &[Finding],
+    sink: &mut Sink,
+) {
     let mut buf = String::new();
     match input.form {
         Form::ResourceList { json: true } => {
@@ -62,7 +108,7 @@ pub fn render(input: &Input, items: &[Out], results: &[Finding], sink: &mut Sink
                         Out::New(node) => node.clone(),
                         // `Out::new` keeps trees for JSON output; text written for YAML
                         // output is read back rather than lost.
-                        Out::Written(text) => read_back(text),
+                        Out::Written(at) => read_back(store.get(at)),
                     })
                     .collect(),
             );
@@ -97,8 +143,8 @@ pub fn render(input: &Input, items: &[Out], results: &[Finding], sink: &mut Sink
                     Out::Keep(Item {
                         text: Text::Owned(text),
                         ..
-                    })
-                    | Out::Written(text) => copy(text, sink),
+                    }) => copy(text, sink),
+                    Out::Written(at) => copy(store.get(at), sink),
                     Out::Keep(Item { node, .. }) | Out::New(node) => {
                         buf.push_str(&pad);
                         write_seq_item(&mut buf, node, input.dash_indent);
@@ -142,10 +188,13 @@ pub fn render(input: &Input, items: &[Out], results: &[Finding], sink: &mut Sink
                     Out::Keep(Item {
                         text: Text::Owned(text),
                         ..
-                    })
-                    | Out::Written(text) => {
+                    }) => {
                         sink("---\n");
                         copy(text, sink);
+                    }
+                    Out::Written(at) => {
+                        sink("---\n");
+                        copy(store.get(at), sink);
                     }
                     Out::Keep(Item { node, .. }) | Out::New(node) => {
                         sink("---\n");
@@ -223,7 +272,9 @@ mod tests {
         let parsed = parse(input.as_bytes(), &Limits::default()).expect("parses");
         let out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
         let mut text = String::new();
-        render(&parsed, &out, &[], &mut |s| text.push_str(s));
+        render(&parsed, &out, &TextStore::default(), &[], &mut |s| {
+            text.push_str(s)
+        });
         text
     }
 
@@ -240,7 +291,7 @@ mod tests {
         let out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
         let range = input.as_bytes().as_ptr_range();
         let mut borrowed = Vec::new();
-        render(&parsed, &out, &[], &mut |s| {
+        render(&parsed, &out, &TextStore::default(), &[], &mut |s| {
             if range.contains(&s.as_ptr()) {
                 borrowed.push(s.to_string());
             }
@@ -305,6 +356,22 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_text_store_gives_back_every_text_across_chunks() {
+        let mut store = TextStore::default();
+        let mut texts: Vec<String> = (0..700).map(|i| format!("{i}:").repeat(i * 5)).collect();
+        texts.push("x".repeat(CHUNK + 1));
+        texts.push("after".into());
+        let stored: Vec<Stored> = texts
+            .iter()
+            .map(|t| store.write(|s| s.push_str(t)))
+            .collect();
+        for (text, at) in texts.iter().zip(&stored) {
+            assert_eq!(store.get(at), text);
+        }
+        assert!(store.chunks.len() > 2);
+    }
+
     /// A new item comes out the same whether it waits as a tree or as its written text, in
     /// every form (text meant for YAML output is read back if JSON output ever gets it).
     #[test]
@@ -325,19 +392,27 @@ mod tests {
             r#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[{"kind":"A"}]}"#,
         ] {
             let parsed = parse(input.as_bytes(), &Limits::default()).expect("parses");
-            let written = |new: Out| {
+            let mut store = TextStore::default();
+            let mut written = |new: &dyn Fn(&Input, &mut TextStore) -> Out<'static, 'static>| {
                 let mut out: Vec<Out> = parsed.items.iter().map(Out::Keep).collect();
-                out.push(new);
+                out.push(new(&parsed, &mut store));
                 let mut text = String::new();
-                render(&parsed, &out, &[], &mut |s| text.push_str(s));
+                render(&parsed, &out, &store, &[], &mut |s| text.push_str(s));
                 text
             };
-            let tree = written(Out::New(secret()));
-            assert_eq!(written(Out::new(&parsed, secret())), tree, "{input}");
+            let tree = written(&|_, _| Out::New(secret()));
+            assert_eq!(
+                written(&|input, store| Out::new(input, secret(), store)),
+                tree,
+                "{input}"
+            );
             if parsed.form == (Form::ResourceList { json: true }) {
-                let mut yaml = String::new();
-                crate::yaml::emit::write_document(&mut yaml, &secret());
-                assert_eq!(written(Out::Written(yaml)), tree);
+                let yaml = |_: &Input, store: &mut TextStore| {
+                    Out::Written(
+                        store.write(|text| crate::yaml::emit::write_document(text, &secret())),
+                    )
+                };
+                assert_eq!(written(&yaml), tree);
             }
         }
     }

@@ -68,6 +68,14 @@ impl Origin<'_> {
     }
 }
 
+/// Whether an item's tree can be cut down (by a reader that reads none of it) and the rules
+/// still decide as they would on the whole tree: they read a tree only for its tags and for a
+/// block scalar at its end. (A cut that leaves a block scalar at the end makes the item a
+/// rewrite: the reader notices that and reads the input again, uncut.)
+pub fn may_cut(node: &Node) -> bool {
+    !has_tag(node) && !ends_in_block_scalar(node)
+}
+
 fn has_tag(node: &Node) -> bool {
     node.tag.is_some()
         || match &node.value {

@@ -22,7 +22,7 @@ use crate::convert::meta::{
 };
 use crate::krm::finding::{Finding, ResourceRef};
 use crate::krm::object::Object;
-use crate::krm::{Input, Out, Sink, render};
+use crate::krm::{Input, Out, Sink, TextStore, render};
 use crate::yaml::Node;
 
 /// What a policy adds to Argo CD's own rules.
@@ -85,7 +85,7 @@ pub fn validate_input(
         );
     }
     let items: Vec<Out> = input.items.iter().map(Out::Keep).collect();
-    render(input, &items, &results, sink);
+    render(input, &items, &TextStore::default(), &results, sink);
     results
 }
 

@@ -461,12 +461,15 @@ impl<'a> Node<'a> {
         Some((path, key.to_string()))
     }
 
-    /// Drops a mapping's entries except those under the given string keys.
-    pub fn retain_keys(&mut self, keep: &[&str]) {
-        if let Value::Map(entries) = &mut self.value {
-            entries.retain(|(k, _)| k.scalar().is_some_and(|s| keep.contains(&s.text.as_ref())));
-            entries.shrink_to_fit();
-        }
+    /// Keeps only the entries of a mapping whose keys are in `keep`; whether any went.
+    pub fn retain_keys(&mut self, keep: &[&str]) -> bool {
+        let Value::Map(entries) = &mut self.value else {
+            return false;
+        };
+        let before = entries.len();
+        entries.retain(|(k, _)| k.scalar().is_some_and(|s| keep.contains(&s.text.as_ref())));
+        entries.shrink_to_fit();
+        entries.len() < before
     }
 
     /// Converts to an owned tree, for values kept past the input's lifetime.

@@ -148,6 +148,21 @@ struct Opening {
 
 /// Parses every document of a YAML (or JSON) stream into trees, with offsets into `input`.
 pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<'a>>, YamlError> {
+    parse_stream_with(input, limits, None)
+}
+
+/// Sees each entry of a document's top-level block `items` list the moment it is complete,
+/// with the document's root entries read so far (keys and values alternating, `items` last),
+/// and may cut the entry down: a reader that needs only part of each resource then never
+/// holds the rest, as the next entry reuses its memory.
+pub type EntryHook<'h> = dyn for<'n> FnMut(&[Node<'n>], &mut Node<'n>) + 'h;
+
+/// [`parse_stream`], with `hook` shown every entry of a top-level block `items` list.
+pub fn parse_stream_with<'a>(
+    input: &'a str,
+    limits: &Limits,
+    mut hook: Option<&mut EntryHook>,
+) -> Result<Vec<Document<'a>>, YamlError> {
     // Nodes keep offsets in 32 bits; no input limit reaches this, but a host may raise it.
     if input.len() > MAX_TEXT {
         return Err(YamlError::TooLong { len: input.len() });
@@ -371,6 +386,19 @@ pub fn parse_stream<'a>(input: &'a str, limits: &Limits) -> Result<Vec<Document<
             }
             let node = node.clone();
             anchors.insert(name, Anchored { node, cost, at });
+        }
+        let mut node = node;
+        if let (Some(hook), [root_map, list]) = (hook.as_deref_mut(), stack.as_slice()) {
+            let in_items = matches!(root_map.node.value, Value::Map(_))
+                && matches!(list.node.value, Value::Seq(_))
+                && list.node.style == Style::Block
+                && list.first > root_map.first
+                && children[list.first - 1]
+                    .scalar()
+                    .is_some_and(|key| key.text == "items");
+            if in_items {
+                hook(&children[root_map.first..list.first], &mut node);
+            }
         }
         let Some(parent) = stack.last_mut() else {
             root = Some(node);
