@@ -106,13 +106,19 @@ pub fn parse_reading<'a>(
         }
     };
     let parsed = read(input, limits, Some(&mut hook))?;
-    let rewritten_cut = parsed.items.iter().any(|item| {
-        matches!(item.text, Text::Rewrite(_)) && cut.binary_search(&item.node.span.start()).is_ok()
-    });
-    if rewritten_cut {
-        return parse(input, limits);
+    // The cuts hold where every cut entry became an item of a ResourceList that is copied
+    // from the input (not part of a document that merely holds such a list, nor an item the
+    // output writes from its tree).
+    let holds = matches!(parsed.form, Form::ResourceList { .. })
+        && parsed.items.iter().all(|item| {
+            matches!(item.text, Text::Span(_) | Text::Owned(_))
+                || cut.binary_search(&item.node.span.start()).is_err()
+        });
+    if cut.is_empty() || holds {
+        Ok(parsed)
+    } else {
+        parse(input, limits)
     }
-    Ok(parsed)
 }
 
 fn read<'a>(
@@ -469,8 +475,9 @@ mod tests {
 
     /// Regression: cut items that the output writes from their trees instead of copying them
     /// (an alias to an anchor outside the item, a tag under a `%TAG` directive, a block scalar
-    /// at the very end of an input without a final line break) lost every field but their
-    /// metadata. They are never cut, or the input is read again whole.
+    /// at the very end of an input without a final line break, a document that is no
+    /// ResourceList) lost every field but their metadata. They are never cut, or the input is
+    /// read again whole.
     #[test]
     fn cut_items_written_from_their_trees_are_read_whole() {
         for input in [
@@ -485,6 +492,10 @@ mod tests {
             format!(
                 "{LIST}- kind: ConfigMap\n  data:\n    x: 1\n  metadata:\n    note: |\n      text"
             ),
+            // Found by fuzzing: a document that is no ResourceList (its first `kind` says so)
+            // but names one before its `items`, written from its tree.
+            "kind: Other\nkind: ResourceList\nitems:\n- kind: ConfigMap\n  data:\n    x: 1\nnote: |\n  text"
+                .to_string(),
         ] {
             let cut = parse_reading(input.as_bytes(), &Limits::default(), Some(secrets_only))
                 .expect("parses");
