@@ -63,8 +63,13 @@ struct Run<'x, 'a> {
     /// The functionConfig, for results about the configuration.
     function_config: Option<ResourceRef>,
     results: Vec<Finding>,
-    /// The text of the new Secrets, written as each is converted.
+    /// The text of the new Secrets that wait for the output.
     store: TextStore,
+    /// The output, when it is written as the run goes (the input's items before the
+    /// conversions, then new Secrets as they come).
+    early: Option<krm::Writer<'x, 'a>>,
+    /// Whether a new Secret had to wait (and so every one after it does).
+    waiting: bool,
 }
 
 /// What the first pass over the items found, hashed for lookups.
@@ -98,6 +103,8 @@ impl<'x, 'a> Run<'x, 'a> {
             function_config,
             results: Vec::new(),
             store: TextStore::default(),
+            early: None,
+            waiting: false,
         }
     }
 
@@ -122,7 +129,17 @@ impl<'x, 'a> Run<'x, 'a> {
         // Sources whose Argo CD Secret must be left alone because this run could not redo it.
         let mut unsettled: HashSet<(String, String)> = scan.held.iter().cloned().collect();
         let existing = self.existing_secrets();
-        let mut generated = self.convert_all(&scan, &existing, &mut unsettled);
+        // With no owned Argo CD Secret in the input, conversion changes none of its items: they
+        // go out first, and each new Secret right after its conversion, never held.
+        if scan.owned.is_empty() {
+            self.early = krm::Writer::new(self.input);
+        }
+        if let Some(writer) = &mut self.early {
+            for item in self.input.items.iter().filter(|i| !i.source_only) {
+                writer.item(&Out::Keep(item), &self.store, sink);
+            }
+        }
+        let mut generated = self.convert_all(&scan, &existing, &mut unsettled, sink);
         self.drop_collisions(&mut generated, &mut unsettled);
         let (replaced, appended) = self.place(generated, &scan.owned, &mut unsettled);
         let mut pruned = self.prune(&scan.owned, &replaced, &unsettled);
@@ -149,6 +166,7 @@ impl<'x, 'a> Run<'x, 'a> {
         scan: &Scan,
         existing: &HashMap<(String, String), usize>,
         unsettled: &mut HashSet<(String, String)>,
+        sink: &mut krm::Sink,
     ) -> Vec<Generated<'x, 'a>> {
         let mut groups: BTreeMap<(usize, String, String), Vec<&Candidate>> = BTreeMap::new();
         for c in &scan.candidates {
@@ -163,8 +181,18 @@ impl<'x, 'a> Run<'x, 'a> {
             .iter()
             .map(|l| vec![false; l.values.len()])
             .collect();
+        // A new Secret goes out at once only when no other cluster can write one of its name
+        // (both would be errors), and only while none before it had to wait: the output keeps
+        // the order of conversion.
+        let mut targets: HashMap<String, usize> = HashMap::new();
+        for (_, namespace, name) in groups.keys() {
+            *targets
+                .entry(self.secret_name(namespace, name))
+                .or_default() += 1;
+        }
         let mut generated = Vec::new();
         for ((source, namespace, name), members) in &groups {
+            let alone = targets.get(&self.secret_name(namespace, name)) == Some(&1);
             // Only Cluster API's kubeconfig Secrets have a `cluster.x-k8s.io` Cluster beside them.
             let capi_cluster = scan
                 .clusters
@@ -195,7 +223,8 @@ impl<'x, 'a> Run<'x, 'a> {
                             .labels
                             .insert(SOURCE_LABEL.into(), kind.name.clone());
                     }
-                    generated.push(self.generated(source_index, secret, degraded, existing));
+                    let now = if alone { Some(&mut *sink) } else { None };
+                    generated.push(self.generated(source_index, secret, degraded, existing, now));
                 }
                 None => unsettled.extend(members.iter().map(|c| source_key(&c.namespace, &c.name))),
             }
@@ -265,6 +294,16 @@ impl<'x, 'a> Run<'x, 'a> {
         });
     }
 
+    /// The name of a cluster's Argo CD Secret (in the config's Argo CD namespace).
+    fn secret_name(&self, namespace: &str, cluster: &str) -> String {
+        let base = if self.config.namespaced_names {
+            format!("cluster-{namespace}-{cluster}")
+        } else {
+            format!("cluster-{cluster}")
+        };
+        names::dns1123_subdomain(&base)
+    }
+
     /// Every Secret of the input by namespace and name (the first of two that share them).
     fn existing_secrets(&self) -> HashMap<(String, String), usize> {
         let mut existing = HashMap::new();
@@ -286,6 +325,7 @@ impl<'x, 'a> Run<'x, 'a> {
         mut secret: ClusterSecret,
         degraded: Option<String>,
         existing: &HashMap<(String, String), usize>,
+        now: Option<&mut krm::Sink>,
     ) -> Generated<'x, 'a> {
         let target = (secret.namespace.clone(), secret.secret_name.clone());
         let from = (secret.source_namespace.clone(), secret.source_name.clone());
@@ -303,9 +343,18 @@ impl<'x, 'a> Run<'x, 'a> {
                 }
                 let node = self.secret_node(&secret);
                 let errors = self.verdict(&node);
-                let out = errors
-                    .is_empty()
-                    .then(|| Out::new(self.input, node, &mut self.store));
+                let out = match (&mut self.early, now) {
+                    _ if !errors.is_empty() => None,
+                    (Some(writer), Some(sink)) if !self.waiting => {
+                        writer.item(&Out::New(node), &self.store, sink);
+                        None
+                    }
+                    _ => {
+                        // It waits for the output, and so does every new Secret after it.
+                        self.waiting = true;
+                        Some(Out::new(self.input, node, &mut self.store))
+                    }
+                };
                 Pending::New { out, errors }
             }
         };
@@ -471,14 +520,6 @@ impl<'x, 'a> Run<'x, 'a> {
         pruned: &HashSet<usize>,
         sink: &mut krm::Sink,
     ) -> Vec<Finding> {
-        let mut out: Vec<Out> = Vec::with_capacity(self.input.items.len() + appended.len());
-        for (index, item) in self.input.items.iter().enumerate() {
-            if pruned.contains(&index) || item.source_only {
-                continue;
-            }
-            out.push(replaced.remove(&index).unwrap_or(Out::Keep(item)));
-        }
-        out.extend(appended);
         let mut results = self.results;
         if !self.config.strict {
             for r in &mut results {
@@ -487,6 +528,23 @@ impl<'x, 'a> Run<'x, 'a> {
                 }
             }
         }
+        if let Some(mut writer) = self.early {
+            // The input's items are out already (with no owned Secret, none is replaced or
+            // pruned), and so are the new Secrets that did not wait.
+            for out in &appended {
+                writer.item(out, &self.store, sink);
+            }
+            writer.finish(&results, sink);
+            return results;
+        }
+        let mut out: Vec<Out> = Vec::with_capacity(self.input.items.len() + appended.len());
+        for (index, item) in self.input.items.iter().enumerate() {
+            if pruned.contains(&index) || item.source_only {
+                continue;
+            }
+            out.push(replaced.remove(&index).unwrap_or(Out::Keep(item)));
+        }
+        out.extend(appended);
         krm::render(self.input, &out, &self.store, &results, sink);
         results
     }
@@ -914,17 +972,14 @@ impl<'x, 'a> Run<'x, 'a> {
         } else {
             cluster
         };
-        let (secret_base, cluster_name) = if self.config.namespaced_names {
-            (
-                format!("cluster-{namespace}-{cluster}"),
-                format!("{namespace}-{named}"),
-            )
+        let cluster_name = if self.config.namespaced_names {
+            format!("{namespace}-{named}")
         } else {
-            (format!("cluster-{cluster}"), named.to_string())
+            named.to_string()
         };
         Some((
             ClusterSecret {
-                secret_name: names::dns1123_subdomain(&secret_base),
+                secret_name: self.secret_name(namespace, cluster),
                 namespace: self.config.argo_namespace.clone(),
                 cluster_name,
                 server,
@@ -1120,8 +1175,9 @@ enum Pending<'x, 'a> {
         secret: Box<ClusterSecret>,
     },
     /// The input has none: written at once (unless the validator's errors, results for its
-    /// source, keep it out), so that a large fleet never holds every cluster's conversion and
-    /// its text together. Only a clash with another cluster can still keep it out.
+    /// source, keep it out), into the output itself when that is written as the run goes, else
+    /// to wait for it (`out`), so a large fleet never holds every cluster's conversion and its
+    /// text together. A clash with another cluster still keeps a waiting one out.
     New {
         out: Option<Out<'x, 'a>>,
         errors: Vec<String>,
@@ -1194,6 +1250,26 @@ mod tests {
             .filter(|f| f.severity == Severity::Error)
             .map(|f| f.message.as_str())
             .collect()
+    }
+
+    /// New Secrets come out in the order of conversion, whether they go out at once or wait:
+    /// one that may clash with another cluster's waits, and every one after it with it (here
+    /// the other cluster fails, so nothing clashes in the end).
+    #[test]
+    fn new_secrets_come_out_in_conversion_order_written_at_once_or_not() {
+        let secret = |ns: &str, cluster: &str| {
+            kubeconfig_secret(&format!("{cluster}-kubeconfig"), TOKEN)
+                .replace("namespace: fleet", &format!("namespace: {ns}"))
+        };
+        let broken = secret("b", "p").replace("current-context: x", "current-context: none");
+        let input = secret("a", "z") + &broken + &secret("a", "p") + &secret("a", "k");
+        let (out, results) = run(&input, &Config::default());
+        let names: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("  name: cluster-"))
+            .collect();
+        assert_eq!(names, ["k", "p", "z"], "{out}");
+        assert_eq!(errors(&results).len(), 1, "{results:?}");
     }
 
     #[test]

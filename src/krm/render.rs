@@ -97,44 +97,86 @@ pub fn render(
     results: &[Finding],
     sink: &mut Sink,
 ) {
+    let Some(mut writer) = Writer::new(input) else {
+        render_json(input, items, store, results, sink);
+        return;
+    };
+    for item in items {
+        writer.item(item, store, sink);
+    }
+    writer.finish(results, sink);
+}
+
+/// A JSON ResourceList: one value, written once every item is known.
+fn render_json(
+    input: &Input,
+    items: &[Out],
+    store: &TextStore,
+    results: &[Finding],
+    sink: &mut Sink,
+) {
+    let items_node = Node::seq(
+        items
+            .iter()
+            .map(|i| match i {
+                Out::Keep(item) => item.node.clone().into_owned(),
+                Out::New(node) => node.clone(),
+                // `Out::new` keeps trees for JSON output; text written for YAML
+                // output is read back rather than lost.
+                Out::Written(at) => read_back(store.get(at)),
+            })
+            .collect(),
+    );
+    let mut entries = vec![
+        ("apiVersion", Node::string("config.kubernetes.io/v1")),
+        ("kind", Node::string("ResourceList")),
+        ("items", items_node),
+    ];
+    if let Some(fc) = &input.function_config {
+        entries.push(("functionConfig", fc.clone().into_owned()));
+    }
+    if !results.is_empty() {
+        entries.push(("results", crate::krm::finding::list_node(results)));
+    }
     let mut buf = String::new();
-    match input.form {
-        Form::ResourceList { json: true } => {
-            let items_node = Node::seq(
-                items
-                    .iter()
-                    .map(|i| match i {
-                        Out::Keep(item) => item.node.clone().into_owned(),
-                        Out::New(node) => node.clone(),
-                        // `Out::new` keeps trees for JSON output; text written for YAML
-                        // output is read back rather than lost.
-                        Out::Written(at) => read_back(store.get(at)),
-                    })
-                    .collect(),
-            );
-            let mut entries = vec![
-                ("apiVersion", Node::string("config.kubernetes.io/v1")),
-                ("kind", Node::string("ResourceList")),
-                ("items", items_node),
-            ];
-            if let Some(fc) = &input.function_config {
-                entries.push(("functionConfig", fc.clone().into_owned()));
-            }
-            if !results.is_empty() {
-                entries.push(("results", crate::krm::finding::list_node(results)));
-            }
-            write_json(&mut buf, &Node::map(entries), Some(0));
-            buf.push('\n');
+    write_json(&mut buf, &Node::map(entries), Some(0));
+    buf.push('\n');
+    flush(&mut buf, sink);
+}
+
+/// YAML output (a ResourceList's or a stream's) written an item at a time, so that an item can
+/// go out as soon as it is known.
+pub struct Writer<'i, 'a> {
+    input: &'i Input<'a>,
+    /// How many items are out.
+    written: usize,
+    /// The indentation of the ResourceList's `-`.
+    pad: String,
+    buf: String,
+}
+
+impl<'i, 'a> Writer<'i, 'a> {
+    /// A writer for `input`'s output; `None` when that is JSON, written as one value.
+    pub fn new(input: &'i Input<'a>) -> Option<Self> {
+        if input.form == (Form::ResourceList { json: true }) {
+            return None;
         }
-        Form::ResourceList { json: false } => {
-            sink("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n");
-            sink(if items.is_empty() {
-                "items: []\n"
-            } else {
-                "items:\n"
-            });
-            let pad = " ".repeat(input.dash_indent);
-            for item in items {
+        Some(Writer {
+            input,
+            written: 0,
+            pad: " ".repeat(input.dash_indent),
+            buf: String::new(),
+        })
+    }
+
+    pub fn item(&mut self, item: &Out, store: &TextStore, sink: &mut Sink) {
+        let input = self.input;
+        let buf = &mut self.buf;
+        match input.form {
+            Form::ResourceList { .. } => {
+                if self.written == 0 {
+                    sink("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+                }
                 match item {
                     Out::Keep(Item {
                         text: Text::Span(range),
@@ -146,66 +188,74 @@ pub fn render(
                     }) => copy(text, sink),
                     Out::Written(at) => copy(store.get(at), sink),
                     Out::Keep(Item { node, .. }) | Out::New(node) => {
-                        buf.push_str(&pad);
-                        write_seq_item(&mut buf, node, input.dash_indent);
-                        flush(&mut buf, sink);
+                        buf.push_str(&self.pad);
+                        write_seq_item(buf, node, input.dash_indent);
+                        flush(buf, sink);
                     }
                 }
             }
+            Form::Stream => match item {
+                Out::Keep(Item {
+                    text: Text::Span(range),
+                    explicit_start,
+                    ..
+                }) => {
+                    let text = &input.text[range.clone()];
+                    if !explicit_start {
+                        sink("---\n");
+                    } else if self.written > 0 && text.starts_with('%') {
+                        // Directives must follow an ended document: after an open one,
+                        // a `%` line would read as more of its last scalar.
+                        sink("...\n");
+                    }
+                    copy(text, sink);
+                }
+                Out::Keep(Item {
+                    text: Text::Owned(text),
+                    ..
+                }) => {
+                    sink("---\n");
+                    copy(text, sink);
+                }
+                Out::Written(at) => {
+                    sink("---\n");
+                    copy(store.get(at), sink);
+                }
+                Out::Keep(Item { node, .. }) | Out::New(node) => {
+                    sink("---\n");
+                    write_document(buf, node);
+                    flush(buf, sink);
+                }
+            },
+        }
+        self.written += 1;
+    }
+
+    /// The rest of the output: a ResourceList's functionConfig and results.
+    pub fn finish(mut self, results: &[Finding], sink: &mut Sink) {
+        let input = self.input;
+        let buf = &mut self.buf;
+        if let Form::ResourceList { .. } = input.form {
+            if self.written == 0 {
+                sink("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n");
+            }
             if let Some(Text::Span(range)) = &input.function_config_text {
-                flush(&mut buf, sink);
+                flush(buf, sink);
                 copy(&input.text[range.clone()], sink);
             } else if let Some(fc) = &input.function_config {
                 write_block(
-                    &mut buf,
+                    buf,
                     &Node::map(vec![("functionConfig", fc.clone().into_owned())]),
                     0,
                 );
             }
             if !results.is_empty() {
                 buf.push_str("results:\n");
-                write_block(&mut buf, &crate::krm::finding::list_node(results), 0);
+                write_block(buf, &crate::krm::finding::list_node(results), 0);
             }
         }
-        Form::Stream => {
-            for (i, item) in items.iter().enumerate() {
-                match item {
-                    Out::Keep(Item {
-                        text: Text::Span(range),
-                        explicit_start,
-                        ..
-                    }) => {
-                        let text = &input.text[range.clone()];
-                        if !explicit_start {
-                            sink("---\n");
-                        } else if i > 0 && text.starts_with('%') {
-                            // Directives must follow an ended document: after an open one,
-                            // a `%` line would read as more of its last scalar.
-                            sink("...\n");
-                        }
-                        copy(text, sink);
-                    }
-                    Out::Keep(Item {
-                        text: Text::Owned(text),
-                        ..
-                    }) => {
-                        sink("---\n");
-                        copy(text, sink);
-                    }
-                    Out::Written(at) => {
-                        sink("---\n");
-                        copy(store.get(at), sink);
-                    }
-                    Out::Keep(Item { node, .. }) | Out::New(node) => {
-                        sink("---\n");
-                        write_document(&mut buf, node);
-                        flush(&mut buf, sink);
-                    }
-                }
-            }
-        }
+        flush(buf, sink);
     }
-    flush(&mut buf, sink);
 }
 
 /// The ResourceList a host returns when the input is unusable (exit 2 on the command line):
