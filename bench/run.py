@@ -338,7 +338,7 @@ def compute_targets(res, startup, sizes, n_big, n_mid, kpt_n):
     if res.get("native", {}).get(n_big):
         v = res["native"][n_big]["peak_rss_mb"] * 1024 * 1024 / sizes[n_big]
         t.append(("native peak RSS / input size", f"N={n_big}", v, "≤ 2", v <= 2, f"{v:.2f}×",
-                  f"{res['native'][n_big]['peak_rss_mb']:.0f} MB for {sizes[n_big] / 1e6:.1f} MB"))
+                  f"{res['native'][n_big]['peak_rss_mb']:.0f} MiB for {sizes[n_big] / 1e6:.1f} MB"))
     if n_mid < n_big and med("native", n_big) and med("native", n_mid):
         v = med("native", n_big) / med("native", n_mid)
         ok = v <= 1.25 * (n_big / n_mid)  # within 25% of proportional
@@ -413,7 +413,7 @@ def markdown(meta, res, startup, sizes, items, targets, args, policy_latency=Non
             proc = fmt_s(s["process_median"]) if row in ("wasi", "npm") else ""
             ratio = f"{s['peak_rss_mb'] * 1048576 / sizes[n]:.1f}×" if sizes[n] > 5_000_000 else ""
             L.append(f"| {row} | {n:,} | {items[n]:,} | {sizes[n] / 1e6:.2f} MB | {fmt_s(s['median'])} "
-                     f"[{fmt_s(s['min'])}–{fmt_s(s['max'])}] | {proc} | {s['peak_rss_mb']:.0f} MB | {ratio} |")
+                     f"[{fmt_s(s['min'])}–{fmt_s(s['max'])}] | {proc} | {s['peak_rss_mb']:.0f} MiB | {ratio} |")
     if startup:
         L.append("")
         L.append("## Start-up: an empty ResourceList (`items: []`), interleaved")
