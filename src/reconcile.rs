@@ -184,15 +184,17 @@ impl<'x, 'a> Run<'x, 'a> {
         // A new Secret goes out at once only when no other cluster can write one of its name
         // (both would be errors), and only while none before it had to wait: the output keeps
         // the order of conversion.
-        let mut targets: HashMap<String, usize> = HashMap::new();
-        for (_, namespace, name) in groups.keys() {
-            *targets
-                .entry(self.secret_name(namespace, name))
-                .or_default() += 1;
+        let names: Vec<String> = groups
+            .keys()
+            .map(|(_, namespace, name)| self.secret_name(namespace, name))
+            .collect();
+        let mut targets: HashMap<&str, usize> = HashMap::new();
+        for name in &names {
+            *targets.entry(name).or_default() += 1;
         }
         let mut generated = Vec::new();
-        for ((source, namespace, name), members) in &groups {
-            let alone = targets.get(&self.secret_name(namespace, name)) == Some(&1);
+        for (((source, namespace, name), members), target) in groups.iter().zip(&names) {
+            let alone = targets[target.as_str()] == 1;
             // Only Cluster API's kubeconfig Secrets have a `cluster.x-k8s.io` Cluster beside them.
             let capi_cluster = scan
                 .clusters
@@ -388,9 +390,7 @@ impl<'x, 'a> Run<'x, 'a> {
         {
             let (at, mut secret) = match secret {
                 Pending::New { out, errors } => {
-                    for message in errors {
-                        self.report(source, Severity::Error, None, message);
-                    }
+                    self.report_errors(source, errors);
                     appended.extend(out);
                     continue;
                 }
@@ -425,9 +425,7 @@ impl<'x, 'a> Run<'x, 'a> {
             let node = self.secret_node(&secret);
             let errors = self.verdict(&node);
             if !errors.is_empty() {
-                for message in errors {
-                    self.report(source, Severity::Error, None, message);
-                }
+                self.report_errors(source, errors);
                 unsettled.insert(source_key(&from.0, &from.1));
                 replaced.insert(at, Out::Keep(old));
                 continue;
@@ -440,6 +438,12 @@ impl<'x, 'a> Run<'x, 'a> {
             replaced.insert(at, out);
         }
         (replaced, appended)
+    }
+
+    fn report_errors(&mut self, index: usize, messages: Vec<String>) {
+        for message in messages {
+            self.report(index, Severity::Error, None, message);
+        }
     }
 
     /// The validator's verdict on a Secret about to be written (Argo CD's rules and the policy),

@@ -21,8 +21,8 @@ pub enum Out<'x, 'a> {
 ///
 /// One allocation per Secret would sit between the short-lived allocations of the conversions
 /// around it, and what those free could then only be reused piecemeal: the heap grew by a
-/// fifth of a large fleet's peak. Chunks this large are mapped apart from the heap, and each
-/// holds hundreds of Secrets.
+/// fifth of a large fleet's peak. Chunks this large are mapped apart from the heap (glibc maps
+/// allocations past its threshold, 128 KiB at first), and each holds hundreds of Secrets.
 #[derive(Debug, Default)]
 pub struct TextStore {
     chunks: Vec<String>,
@@ -64,19 +64,10 @@ impl TextStore {
 impl<'x, 'a> Out<'x, 'a> {
     /// A new item for `input`'s output, written into `store` at once when the output is YAML.
     pub fn new(input: &Input, node: Node<'static>, store: &mut TextStore) -> Self {
-        let list = match input.form {
-            Form::ResourceList { json: true } => return Out::New(node),
-            Form::ResourceList { json: false } => true,
-            Form::Stream => false,
-        };
-        Out::Written(store.write(|text| {
-            if list {
-                text.push_str(&" ".repeat(input.dash_indent));
-                write_seq_item(text, &node, input.dash_indent);
-            } else {
-                write_document(text, &node);
-            }
-        }))
+        if input.form == (Form::ResourceList { json: true }) {
+            return Out::New(node);
+        }
+        Out::Written(store.write(|text| write_new(text, input, &node)))
     }
 
     /// Whether the item is new rather than kept.
@@ -144,14 +135,24 @@ fn render_json(
     flush(&mut buf, sink);
 }
 
+/// A new item's YAML for `input`'s output: an entry of the ResourceList's `items` (its `-` lined
+/// up with the input's) or a document's body.
+fn write_new(text: &mut String, input: &Input, node: &Node) {
+    match input.form {
+        Form::ResourceList { .. } => {
+            text.push_str(&" ".repeat(input.dash_indent));
+            write_seq_item(text, node, input.dash_indent);
+        }
+        Form::Stream => write_document(text, node),
+    }
+}
+
 /// YAML output (a ResourceList's or a stream's) written an item at a time, so that an item can
 /// go out as soon as it is known.
 pub struct Writer<'i, 'a> {
     input: &'i Input<'a>,
     /// How many items are out.
     written: usize,
-    /// The indentation of the ResourceList's `-`.
-    pad: String,
     buf: String,
 }
 
@@ -164,7 +165,6 @@ impl<'i, 'a> Writer<'i, 'a> {
         Some(Writer {
             input,
             written: 0,
-            pad: " ".repeat(input.dash_indent),
             buf: String::new(),
         })
     }
@@ -188,8 +188,7 @@ impl<'i, 'a> Writer<'i, 'a> {
                     }) => copy(text, sink),
                     Out::Written(at) => copy(store.get(at), sink),
                     Out::Keep(Item { node, .. }) | Out::New(node) => {
-                        buf.push_str(&self.pad);
-                        write_seq_item(buf, node, input.dash_indent);
+                        write_new(buf, input, node);
                         flush(buf, sink);
                     }
                 }
@@ -223,7 +222,7 @@ impl<'i, 'a> Writer<'i, 'a> {
                 }
                 Out::Keep(Item { node, .. }) | Out::New(node) => {
                     sink("---\n");
-                    write_document(buf, node);
+                    write_new(buf, input, node);
                     flush(buf, sink);
                 }
             },
