@@ -37,7 +37,7 @@ fn run(args: &Args) -> Result<Exit, String> {
                     "capi2argo: reading a ResourceList, a List or YAML documents from standard input (end with Ctrl-D; --help for usage)"
                 );
             }
-            read_bounded(stdin.lock(), limit, "input")?
+            read_bounded(stdin.lock(), limit, "input", None)?
         }
     };
     let function_config = match &args.fn_config {
@@ -102,23 +102,77 @@ fn stdout_is_open() -> bool {
 fn read_file(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
     let file =
         std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    read_bounded(file, limit, &path.display().to_string())
+    let size = file.metadata().ok().map(|meta| meta.len());
+    read_bounded(file, limit, &path.display().to_string(), size)
 }
 
 /// Reads until the end or one byte past `limit`, whichever comes first: an endless or huge
-/// input stops at the limit instead of filling memory.
-fn read_bounded(reader: impl Read, limit: usize, what: &str) -> Result<Vec<u8>, String> {
-    let mut buf = Vec::new();
-    reader
-        .take(limit as u64 + 1)
-        .read_to_end(&mut buf)
-        .map_err(|e| format!("cannot read {what}: {e}"))?;
+/// input stops at the limit instead of filling memory. `size`, a regular file's length, sizes
+/// the buffer once; a stream's length is known only at its end.
+fn read_bounded(
+    reader: impl Read,
+    limit: usize,
+    what: &str,
+    size: Option<u64>,
+) -> Result<Vec<u8>, String> {
+    let mut reader = reader.take(limit as u64 + 1);
+    let read = match size.and_then(|len| usize::try_from(len).ok()) {
+        Some(len) if len <= limit => {
+            let mut buf = Vec::with_capacity(len);
+            reader.read_to_end(&mut buf).map(|_| buf)
+        }
+        _ => read_stream(reader),
+    };
+    let buf = read.map_err(|e| format!("cannot read {what}: {e}"))?;
     if buf.len() > limit {
         return Err(format!(
             "{what} is over the limit of {limit} bytes (--max-input-bytes)"
         ));
     }
     Ok(buf)
+}
+
+/// A stream of unknown length, natively: the buffer doubles as it fills, and the C allocator
+/// moves a large one by remapping its pages, so nothing is copied or left behind.
+#[cfg(not(target_os = "wasi"))]
+fn read_stream(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    reader.read_to_end(&mut buf)?;
+    Ok(buf)
+}
+
+/// A stream of unknown length in WebAssembly: linear memory never shrinks, and a doubling
+/// buffer there is copied to fresh memory at each step, every outgrown copy left behind as memory
+/// touched for nothing. Measured on the 81 MB fleet on standard input under wasmtime: the
+/// process peaked at 236 MiB that way, 184 MiB read in pieces (142 MiB with the length known).
+#[cfg(target_os = "wasi")]
+fn read_stream(reader: impl Read) -> std::io::Result<Vec<u8>> {
+    read_in_pieces(reader)
+}
+
+/// Reads into pieces that double from 64 KiB up to 8 MiB, then copies them into one buffer of
+/// exactly the length read, freeing each piece as it is copied.
+#[cfg(any(target_os = "wasi", test))]
+fn read_in_pieces(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
+    const FIRST: usize = 64 << 10;
+    const LARGEST: usize = 8 << 20;
+    let mut pieces = Vec::new();
+    let mut size = FIRST;
+    loop {
+        let mut piece = Vec::with_capacity(size);
+        (&mut reader).take(size as u64).read_to_end(&mut piece)?;
+        let full = piece.len() == size;
+        pieces.push(piece);
+        if !full {
+            break;
+        }
+        size = (size * 2).min(LARGEST);
+    }
+    let mut all = Vec::with_capacity(pieces.iter().map(Vec::len).sum());
+    for piece in pieces {
+        all.extend_from_slice(&piece);
+    }
+    Ok(all)
 }
 
 /// The config's `resourceFiles`, read from the working directory under kustomize's load
@@ -167,7 +221,7 @@ fn read_confined(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
     if !opened.file_type().is_file() || !same_file(&before, &opened) {
         return Err("changed while it was being opened".into());
     }
-    read_bounded(file, limit, "it").map_err(|e| e.replace("it is over", "over"))
+    read_bounded(file, limit, "it", Some(opened.len())).map_err(|e| e.replace("it is over", "over"))
 }
 
 #[cfg(unix)]
@@ -179,4 +233,57 @@ fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
 #[cfg(not(unix))]
 fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     a.len() == b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_read_in_pieces_comes_out_whole_and_exactly_sized() {
+        let piece = 64 << 10;
+        for len in [
+            0,
+            1,
+            piece - 1,
+            piece,
+            piece + 1,
+            3 * piece,
+            3 * piece + 7,
+            40 << 20,
+        ] {
+            let input: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            let read = read_in_pieces(&input[..]).unwrap();
+            assert_eq!(read, input, "{len} bytes");
+            assert_eq!(
+                read.capacity(),
+                len,
+                "{len} bytes: no slack left in the buffer"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_read_by_its_length_stops_one_byte_past_the_limit() {
+        let input = vec![b'a'; 100];
+        assert_eq!(
+            read_bounded(&input[..], 100, "input", Some(100)).unwrap(),
+            input
+        );
+        // A length that is wrong (the file grew) still reads to the end.
+        assert_eq!(
+            read_bounded(&input[..], 100, "input", Some(10)).unwrap(),
+            input
+        );
+        let over = read_bounded(&input[..], 99, "input", Some(100)).unwrap_err();
+        assert_eq!(
+            over,
+            "input is over the limit of 99 bytes (--max-input-bytes)"
+        );
+        let over = read_bounded(&input[..], 99, "input", None).unwrap_err();
+        assert_eq!(
+            over,
+            "input is over the limit of 99 bytes (--max-input-bytes)"
+        );
+    }
 }
