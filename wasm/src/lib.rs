@@ -87,7 +87,7 @@ fn run(input: &str, config: &JsValue) -> Result<(String, Report), JsError> {
         function_config: config_text(config)?,
         ..Default::default()
     };
-    reserve_memory(input.len().saturating_mul(RUN_MEMORY_PER_INPUT_BYTE));
+    host::reserve_run_memory(input.len());
     let mut output = String::new();
     let report = host::drive(input.as_bytes(), &options, &mut NoFiles, &mut |s| {
         output.push_str(s)
@@ -98,21 +98,6 @@ fn run(input: &str, config: &JsValue) -> Result<(String, Report), JsError> {
         return Err(JsError::new(message));
     }
     Ok((output, report))
-}
-
-/// What a run may allocate beyond its input, per input byte, at most: the trees (about half the
-/// input), the output (about 1.5× the input, in a buffer that doubles) and the new Secrets' text.
-const RUN_MEMORY_PER_INPUT_BYTE: usize = 4;
-
-/// Grows WebAssembly memory once for the whole run. In V8 a `memory.grow` costs more the larger
-/// the memory already is (one page: 3 µs at 1 MiB, 0.4 ms at 1 GiB; Node 20), and the allocator
-/// grows memory only by what each allocation lacks, so a large input paid for many growing steps:
-/// an 81 MB fleet spent 0.35–0.6 s of its 3–3.5 s in them. Reserved and freed at once, the memory stays with the
-/// allocator for the run's own allocations; pages never touched cost nothing. When memory cannot
-/// grow that far, nothing is reserved and the run grows as it goes.
-fn reserve_memory(bytes: usize) {
-    let mut reserve: Vec<u8> = Vec::new();
-    let _ = reserve.try_reserve_exact(bytes);
 }
 
 /// Runs the function: returns the output ResourceList (or YAML stream). Throws on unusable input.

@@ -17,10 +17,11 @@ pub struct Response {
     pub failed: bool,
 }
 
-/// Runs the core on the ResourceList kpt sends. kpt's runtime has no exit code of its own, so a
-/// failure is an error result in a ResourceList (kpt needs the literal `kind: ResourceList`).
 /// The core on kpt's input, as every host drives it: the output, and the report.
 fn drive(input: &str) -> (String, host::Report) {
+    // kpt runs the module in Node (`KPT_FN_WASM_RUNTIME=nodejs`). Measured there at N = 10,000:
+    // peak RSS 932 -> 827 MiB, time unchanged (kpt's glue printing the output costs more).
+    host::reserve_run_memory(input.len());
     let mut output = String::new();
     let report = host::drive(
         input.as_bytes(),
@@ -31,6 +32,8 @@ fn drive(input: &str) -> (String, host::Report) {
     (output, report)
 }
 
+/// Runs the core on the ResourceList kpt sends. kpt's runtime has no exit code of its own, so a
+/// failure is an error result in a ResourceList (kpt needs the literal `kind: ResourceList`).
 pub fn process(input: &str) -> Response {
     let (output, report) = drive(input);
     match report.exit {
