@@ -11,7 +11,7 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use crate::krm::finding::{Finding, failed};
 use crate::krm::{self};
 use crate::limits::Limits;
-use crate::run::{Files, Options, RunError, run_streaming};
+use crate::run::{Files, NoFiles, Options, RunError, run_streaming};
 
 /// Turns Cluster API kubeconfig Secrets into Argo CD cluster Secrets.
 ///
@@ -142,22 +142,6 @@ pub struct Report {
     pub results: Vec<Finding>,
 }
 
-/// What a run may allocate beyond its input, per input byte, at most: the trees (about half the
-/// input), the output (about 1.5× the input, in a buffer that doubles) and the new Secrets' text.
-pub const RUN_MEMORY_PER_INPUT_BYTE: usize = 4;
-
-/// For a host that runs the core in WebAssembly under V8 and gathers the output in memory: grows
-/// memory once for the whole run. In V8 a `memory.grow` costs more the larger the memory already
-/// is (one page: 3 µs at 1 MiB, 0.4 ms at 1 GiB; Node 20 and 24), and the allocator grows memory
-/// only by what each allocation lacks, so a large input paid for many growing steps (an 81 MB
-/// fleet: 0.35–0.6 s of the npm package's 3–3.5 s). Reserved and freed at once, the memory stays
-/// with the allocator for the run's own allocations; pages never touched cost nothing. When
-/// memory cannot grow that far, nothing is reserved and the run grows as it goes.
-pub fn reserve_run_memory(input_len: usize) {
-    let mut reserve: Vec<u8> = Vec::new();
-    let _ = reserve.try_reserve_exact(input_len.saturating_mul(RUN_MEMORY_PER_INPUT_BYTE));
-}
-
 /// Runs the core and turns its answer into what a host prints and how it exits.
 pub fn drive(
     input: &[u8],
@@ -177,6 +161,32 @@ pub fn drive(
         },
         Err(e) => unusable(&e),
     }
+}
+
+/// [`drive`] for a host that has no file to write to and gathers the output in memory (the npm
+/// package, kpt's WASM module), with no files to read: the output, and the report.
+pub fn drive_to_string(input: &[u8], options: &Options) -> (String, Report) {
+    reserve_run_memory(input.len());
+    let mut output = String::new();
+    let report = drive(input, options, &mut NoFiles, &mut |s| output.push_str(s));
+    (output, report)
+}
+
+/// What a run may allocate beyond its input, per input byte, at most: the trees (about half the
+/// input), the output (about 1.5× the input, in a buffer that doubles) and the new Secrets' text.
+const RUN_MEMORY_PER_INPUT_BYTE: usize = 4;
+
+/// Grows memory once for the whole run. Such hosts run the core in WebAssembly, mostly under V8,
+/// where a `memory.grow` costs more the larger the memory already is (one page: 3 µs at 1 MiB,
+/// 0.4 ms at 1 GiB; Node 20 and 24), and the allocator grows memory only by what each
+/// allocation lacks, so a large input paid for many growing steps (an 81 MB fleet: 0.35–0.6 s of
+/// the npm package's 3–4 s; kpt's module under Node: peak RSS 932 → 827 MiB, time unchanged).
+/// Reserved and freed at once, the memory stays with the allocator for the run's own
+/// allocations; pages never touched cost nothing. When memory cannot grow that far, nothing is
+/// reserved and the run grows as it goes.
+fn reserve_run_memory(input_len: usize) {
+    let mut reserve: Vec<u8> = Vec::new();
+    let _ = reserve.try_reserve_exact(input_len.saturating_mul(RUN_MEMORY_PER_INPUT_BYTE));
 }
 
 /// The report for input or arguments the core cannot use.

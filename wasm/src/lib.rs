@@ -1,7 +1,7 @@
 //! JavaScript bindings (wasm-bindgen) over the capi2argo core: the same transformation, errors as JS `Error`s.
 
+use capi2argo::Options;
 use capi2argo::host::{self, Exit, Report};
-use capi2argo::{NoFiles, Options};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -87,11 +87,7 @@ fn run(input: &str, config: &JsValue) -> Result<(String, Report), JsError> {
         function_config: config_text(config)?,
         ..Default::default()
     };
-    host::reserve_run_memory(input.len());
-    let mut output = String::new();
-    let report = host::drive(input.as_bytes(), &options, &mut NoFiles, &mut |s| {
-        output.push_str(s)
-    });
+    let (output, report) = host::drive_to_string(input.as_bytes(), &options);
     if report.exit == Exit::Unusable {
         // The same message the native binary prints after `capi2argo: `.
         let message = report.stderr.trim_end().trim_start_matches("capi2argo: ");
