@@ -11,7 +11,8 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 use crate::krm::finding::{Finding, failed};
 use crate::krm::{self};
 use crate::limits::Limits;
-use crate::run::{Files, NoFiles, Options, RunError, run_streaming};
+use crate::reconcile::view::Format;
+use crate::run::{Files, NoFiles, Options, RunError, plan, run_streaming};
 
 /// Turns Cluster API kubeconfig Secrets into Argo CD cluster Secrets.
 ///
@@ -64,6 +65,18 @@ pub struct Args {
 /// What to do instead of converting.
 #[derive(clap::Subcommand, Debug, Clone)]
 pub enum Command {
+    /// Shows what a conversion would do to each Argo CD cluster Secret (create, update with the
+    /// changed keys, rename, prune, kept and why, unchanged) after the guards, and writes nothing
+    /// else; never a secret value. Exit codes as a conversion's.
+    Plan {
+        /// Input file; standard input when absent or `-`.
+        input: Option<PathBuf>,
+        /// `text` for people; `json` for tools; `writes`: the Secrets to create or update, as a
+        /// YAML stream for `kubectl apply`; `deletes`: the Secrets to delete, one per line as
+        /// `namespace name uid` (`-` when the input has no uid).
+        #[arg(short, long, value_enum, default_value_t = PlanOutput::Text)]
+        output: PlanOutput,
+    },
     /// Checks the Argo CD cluster Secrets in the input against Argo CD's own rules and the
     /// policy settings (`action=validate`); prints the input unchanged, exit 1 on an error.
     Validate {
@@ -72,12 +85,48 @@ pub enum Command {
     },
 }
 
+/// How `capi2argo plan` shows the plan.
+#[derive(clap::ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanOutput {
+    /// One line per Argo CD cluster Secret, and a summary line.
+    Text,
+    /// One JSON object.
+    Json,
+    /// The Secrets to create or update (YAML stream).
+    Writes,
+    /// The Secrets to delete (`namespace name uid` lines).
+    Deletes,
+}
+
+impl PlanOutput {
+    /// The core's name for the format.
+    pub fn format(self) -> Format {
+        match self {
+            PlanOutput::Text => Format::Text,
+            PlanOutput::Json => Format::Json,
+            PlanOutput::Writes => Format::Writes,
+            PlanOutput::Deletes => Format::Deletes,
+        }
+    }
+}
+
 impl Args {
     /// The input file, given before or after the subcommand.
     pub fn input_path(&self) -> Option<&std::path::Path> {
         match &self.command {
-            Some(Command::Validate { input: Some(path) }) => Some(path),
+            Some(Command::Validate { input: Some(path) })
+            | Some(Command::Plan {
+                input: Some(path), ..
+            }) => Some(path),
             _ => self.input.as_deref(),
+        }
+    }
+
+    /// The plan's format, when the command is `plan`.
+    pub fn plan_format(&self) -> Option<Format> {
+        match &self.command {
+            Some(Command::Plan { output, .. }) => Some(output.format()),
+            _ => None,
         }
     }
 
@@ -150,16 +199,40 @@ pub fn drive(
     sink: &mut krm::Sink,
 ) -> Report {
     match run_streaming(input, options, files, sink) {
-        Ok(results) => Report {
-            exit: if failed(&results) {
-                Exit::Failure
-            } else {
-                Exit::Success
-            },
-            stderr: stderr_lines(&results),
-            results,
-        },
+        Ok(finished) => report(finished.results),
         Err(e) => unusable(&e),
+    }
+}
+
+/// Makes the plan instead of the output: the plan shown in `format` goes to the sink, the
+/// results and the exit code are those the conversion would have.
+pub fn drive_plan(
+    input: &[u8],
+    options: &Options,
+    files: &mut dyn Files,
+    format: Format,
+    sink: &mut krm::Sink,
+) -> Report {
+    match plan(input, options, files) {
+        Ok(finished) => {
+            if let Some(plan) = &finished.plan {
+                sink(&plan.show(format));
+            }
+            report(finished.results)
+        }
+        Err(e) => unusable(&e),
+    }
+}
+
+fn report(results: Vec<Finding>) -> Report {
+    Report {
+        exit: if failed(&results) {
+            Exit::Failure
+        } else {
+            Exit::Success
+        },
+        stderr: stderr_lines(&results),
+        results,
     }
 }
 

@@ -45,4 +45,8 @@ pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
 pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
-pub use run::{Files, NoFiles, Options, Outcome, RunError, items_json, run, run_streaming};
+pub use reconcile::view::Format as PlanFormat;
+pub use reconcile::{Action, Entry, Plan, SecretId};
+pub use run::{
+    Files, Finished, NoFiles, Options, Outcome, RunError, items_json, plan, run, run_streaming,
+};

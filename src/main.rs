@@ -61,11 +61,15 @@ fn run(args: &Args) -> Result<Exit, String> {
     let mut stdout = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
     let mut written = Ok(());
     let mut files = WorkingDir { budget: limit };
-    let report = host::drive(&input, &options, &mut files, &mut |piece| {
+    let mut sink = |piece: &str| {
         if written.is_ok() {
             written = stdout.write_all(piece.as_bytes());
         }
-    });
+    };
+    let report = match args.plan_format() {
+        Some(format) => host::drive_plan(&input, &options, &mut files, format, &mut sink),
+        None => host::drive(&input, &options, &mut files, &mut sink),
+    };
     if report.exit != Exit::Unusable {
         // Output that could not be written is lost output: never a success.
         written

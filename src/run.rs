@@ -6,7 +6,7 @@ use crate::krm::finding::{Finding, ResourceRef};
 use crate::krm::object::Object;
 use crate::krm::{self, Input, InputError, Item, Out};
 use crate::limits::Limits;
-use crate::reconcile::reconcile;
+use crate::reconcile::{Output, Plan, reconcile};
 use crate::validate;
 use crate::yaml::{Node, parse_stream};
 
@@ -52,6 +52,19 @@ pub struct Outcome {
     pub output: String,
     /// Every result.
     pub results: Vec<Finding>,
+    /// What happened to each Argo CD cluster Secret (none when the run only validated, or its
+    /// configuration was unusable).
+    pub plan: Option<Plan>,
+}
+
+/// What a run hands back besides its output.
+#[derive(Debug)]
+pub struct Finished {
+    /// Every result.
+    pub results: Vec<Finding>,
+    /// What happened to each Argo CD cluster Secret (none when the run only validated, or its
+    /// configuration was unusable).
+    pub plan: Option<Plan>,
 }
 
 impl Outcome {
@@ -91,8 +104,18 @@ pub fn items_json(input: &[u8], limits: &Limits) -> Result<String, RunError> {
 /// Runs the function over one input.
 pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
     let mut output = String::new();
-    let results = run_streaming(input, options, &mut NoFiles, &mut |s| output.push_str(s))?;
-    Ok(Outcome { output, results })
+    let finished = run_streaming(input, options, &mut NoFiles, &mut |s| output.push_str(s))?;
+    Ok(Outcome {
+        output,
+        results: finished.results,
+        plan: finished.plan,
+    })
+}
+
+/// Makes the plan of a run without writing its output: what `capi2argo plan` shows. The
+/// Secrets to write are kept as trees in the plan ([`Plan::show`] with `Format::Writes`).
+pub fn plan(input: &[u8], options: &Options, files: &mut dyn Files) -> Result<Finished, RunError> {
+    execute(input, options, files, Output::PlanOnly, &mut |_| {})
 }
 
 /// Runs the function, handing the output to `sink` piece by piece as it is written: nothing
@@ -103,7 +126,17 @@ pub fn run_streaming(
     options: &Options,
     files: &mut dyn Files,
     sink: &mut krm::Sink,
-) -> Result<Vec<Finding>, RunError> {
+) -> Result<Finished, RunError> {
+    execute(input, options, files, Output::Resources, sink)
+}
+
+fn execute(
+    input: &[u8],
+    options: &Options,
+    files: &mut dyn Files,
+    output: Output,
+    sink: &mut krm::Sink,
+) -> Result<Finished, RunError> {
     let limits = &options.limits;
     let mut parsed = krm::parse_reading(input, limits, Some(reads_kind))?;
     let override_doc = function_config_override(options)?;
@@ -115,20 +148,33 @@ pub fn run_streaming(
     let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
     let config = match Config::from_parts(fc, &options.overrides, limits) {
         Ok(config) => config,
-        Err(errors) => return Ok(config_failure(&parsed, fc, &errors, sink)),
+        Err(errors) => {
+            let results = config_failure(&parsed, fc, &errors, sink);
+            return Ok(Finished {
+                results,
+                plan: None,
+            });
+        }
     };
     let fc_ref = fc.map(|n| Object::new(n).resource_ref());
     if config.action == Action::Validate {
         let policy = config.validation_policy();
-        return Ok(validate::validate_input(&parsed, &policy, fc_ref, sink));
+        let results = validate::validate_input(&parsed, &policy, fc_ref, sink);
+        return Ok(Finished {
+            results,
+            plan: None,
+        });
     }
     slim(&mut parsed.items);
     parsed.items.extend(extra_sources(&config, files, limits)?);
-    let results = reconcile(&parsed, &config, limits, fc_ref, sink);
+    let reconciled = reconcile(&parsed, &config, limits, fc_ref, output, sink);
     if options.exits_after {
         std::mem::forget(parsed);
     }
-    Ok(results)
+    Ok(Finished {
+        results: reconciled.results,
+        plan: Some(reconciled.plan),
+    })
 }
 
 fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunError> {

@@ -2,7 +2,7 @@
 //! the README's table, "did you mean" and the playground's form all read this table, so none
 //! of them can drift from the others.
 
-use super::{Action, Config, Mode, NameFrom, Raw};
+use super::{Action, Config, MaxPrune, Mode, NameFrom, Raw};
 use crate::convert::argocd::DataField;
 use crate::convert::meta::is_dns1123_label;
 use crate::fleet::inventory;
@@ -141,6 +141,37 @@ pub static KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "allowEmpty",
+        default: "false",
+        doc: "guard: `true` lets a run prune the owned Secrets of a source when the input holds no kubeconfig Secret of that source at all (an empty or broken input looks like that)",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.allow_empty = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "maxPrune",
+        default: "10%",
+        doc: "guard: the most owned Secrets one run may prune, a count or a percentage of the owned Secrets in the input; one is always allowed. A run that would prune more prunes none",
+        kind: "text",
+        set: |c, raw, _| {
+            let value = scalar_text(raw).unwrap_or_default();
+            c.max_prune = max_prune(&value).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "allowRename",
+        default: "false",
+        doc: "guard: `true` lets a cluster's Argo CD `name` change (`nameFrom`, a source's clusterName) or its Secret be replaced by one of another name (`namespacedNames`, `argoNamespace`); otherwise the owned Secret is kept as it is",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.allow_rename = boolean(raw).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
         name: "strict",
         default: "true",
         doc: "`false`: per-Secret errors become warnings and the exit code is 0",
@@ -208,14 +239,7 @@ pub static KEYS: &[Key] = &[
         doc: "spread clusters over N application-controller shards (`shard` key)",
         kind: "number",
         set: |c, raw, _| {
-            let n = match raw {
-                Raw::Node(n) if n.scalar().is_some() => {
-                    n.scalar().map(|s| s.text.trim().to_string())
-                }
-                Raw::Text(t) => Some(t.trim().to_string()),
-                Raw::Node(_) => None,
-            };
-            c.shards = match n.as_deref().map(str::parse::<u32>) {
+            c.shards = match scalar_text(raw).as_deref().map(str::parse::<u32>) {
                 Some(Ok(0)) => None,
                 Some(Ok(n)) => Some(n),
                 _ => {
@@ -466,6 +490,34 @@ fn choice<T: Copy>(raw: &Raw, options: &[(&str, T)]) -> Result<T, String> {
             let words: Vec<&str> = options.iter().map(|(w, _)| *w).collect();
             Err(format!("expected {}, got {value:?}", words.join(" or ")))
         }
+    }
+}
+
+/// A setting's value as text when it is one scalar (a number or a string, typed or not).
+fn scalar_text(raw: &Raw) -> Option<String> {
+    match raw {
+        Raw::Text(t) => Some(t.trim().to_string()),
+        Raw::Node(n) => n.scalar().map(|s| s.text.trim().to_string()),
+    }
+}
+
+/// `maxPrune`: a whole number of Secrets (at least 1), or a percentage (`10%`, 1 to 100).
+fn max_prune(value: &str) -> Result<MaxPrune, String> {
+    let expected = || {
+        format!(
+            "expected a number of Secrets (1 or more) or a percentage (1% to 100%), got {value:?}; prune=false turns pruning off"
+        )
+    };
+    let (digits, percent) = match value.strip_suffix('%') {
+        Some(digits) => (digits.trim(), true),
+        None => (value, false),
+    };
+    let n: usize = digits.parse().map_err(|_| expected())?;
+    match (percent, n) {
+        (_, 0) => Err(expected()),
+        (true, 1..=100) => Ok(MaxPrune::Percent(n)),
+        (true, _) => Err(expected()),
+        (false, n) => Ok(MaxPrune::Count(n)),
     }
 }
 

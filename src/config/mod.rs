@@ -35,6 +35,13 @@ pub struct Config {
     pub mode: Mode,
     pub data_field: DataField,
     pub prune: bool,
+    /// Guard: prune the owned Secrets of a source even when the input holds none of its
+    /// kubeconfig Secrets.
+    pub allow_empty: bool,
+    /// Guard: the most owned Secrets one run may prune.
+    pub max_prune: MaxPrune,
+    /// Guard: let a cluster's Argo CD name or Secret name change.
+    pub allow_rename: bool,
     pub strict: bool,
     /// Config-wide fields for every Secret: the bottom of the merge order.
     pub defaults: Fields,
@@ -71,6 +78,9 @@ impl Default for Config {
             mode: Mode::Push,
             data_field: DataField::StringData,
             prune: true,
+            allow_empty: false,
+            max_prune: MaxPrune::Percent(10),
+            allow_rename: false,
             strict: true,
             defaults: Fields::default(),
             inventory: Vec::new(),
@@ -84,6 +94,24 @@ impl Default for Config {
             policy: Policy::default(),
             resources: Vec::new(),
             resource_files: Vec::new(),
+        }
+    }
+}
+
+/// The most owned Argo CD Secrets one run may prune (never fewer than one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MaxPrune {
+    /// At most this many.
+    Count(usize),
+    /// At most this percentage of the owned Secrets in the input, rounded down.
+    Percent(usize),
+}
+
+impl std::fmt::Display for MaxPrune {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MaxPrune::Count(n) => write!(f, "{n}"),
+            MaxPrune::Percent(p) => write!(f, "{p}%"),
         }
     }
 }

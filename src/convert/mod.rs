@@ -4,4 +4,5 @@
 pub mod argocd;
 pub mod exec;
 pub mod kubeconfig;
+pub mod login;
 pub mod meta;

@@ -9,5 +9,5 @@ pub mod render;
 pub mod verbatim;
 
 pub use input::{Form, Input, InputError, Item, NAMING_KEYS, parse, parse_reading};
-pub use render::{Out, Sink, TextStore, Writer, failure, render};
+pub use render::{Out, Sink, TextStore, failure, render};
 pub use verbatim::Text;

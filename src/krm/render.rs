@@ -69,11 +69,6 @@ impl<'x, 'a> Out<'x, 'a> {
         }
         Out::Written(store.write(|text| write_new(text, input, &node)))
     }
-
-    /// Whether the item is new rather than kept.
-    pub fn is_new(&self) -> bool {
-        !matches!(self, Out::Keep(_))
-    }
 }
 
 /// Where the output goes, piece by piece, so it never has to be held whole.

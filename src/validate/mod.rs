@@ -11,12 +11,12 @@ use serde_json::Value;
 
 use crate::convert::argocd::{
     ARGOCD_K8S_AUTH, CLUSTER_CONFIG_FIELDS, GoType, SECRET_DATA_KEYS, SECRET_TYPE_LABEL,
-    token_expires,
 };
 use crate::convert::exec::{
     ARGOCD_K8S_AUTH_API_VERSION, SUPPORTED_API_VERSIONS, azure_login_is_unattended,
 };
 use crate::convert::kubeconfig::is_http_url;
+use crate::convert::login::token_expires;
 use crate::convert::meta::{
     check_label_value, check_qualified_name, is_dns1123_label, is_dns1123_subdomain,
 };

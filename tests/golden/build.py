@@ -156,7 +156,7 @@ def rule_cases():
     write("prune-owned", kpt_package({
         "capi.yaml": ok("team-a", "live") + "---\n" + secret("broken-kubeconfig", "team-a", "broken", value="'%%%'"),
         "argocd.yaml": "---\n".join([
-            argo_secret("cluster-live", "live-kubeconfig", "team-a"),
+            argo_secret("cluster-live", "live-kubeconfig", "team-a", cluster="live"),
             argo_secret("cluster-gone", "gone-kubeconfig", "team-a"),
             argo_secret("cluster-broken", "broken-kubeconfig", "team-a"),
             argo_secret("hand-made", "", "", owned=False),
@@ -260,7 +260,7 @@ def rule_cases():
     )
     write("replace-owned", resource_list([
         kpt_item(ok("team-a", "prod"), "capi.yaml", 0, 1),
-        "- " + textwrap.indent(argo_secret("cluster-prod", "prod-kubeconfig", "team-a", annotations=existing_annotations), "  ")[2:],
+        "- " + textwrap.indent(argo_secret("cluster-prod", "prod-kubeconfig", "team-a", annotations=existing_annotations, cluster="prod"), "  ")[2:],
     ]))
 
     kubectl_list = {
@@ -854,6 +854,119 @@ def source_cases():
     }, function_config=custom))
 
 
+def owned_secret(ns, c, server=None, cluster=None, config=None, annotations="", secret_name=None):
+    """An owned Argo CD Secret exactly as the function writes it for `ok(ns, c)`."""
+    return argo_secret(
+        secret_name or f"cluster-{c}", f"{c}-kubeconfig", ns, cluster=cluster or c,
+        server=server or f"https://{c}.{ns}.example:6443", annotations=annotations,
+        config=config or {"bearerToken": "fake-token-value", "tlsClientConfig": {"insecure": False}},
+    )
+
+
+def kubectl_list(docs, uid_prefix=None):
+    """What `kubectl get secrets -o yaml` prints: a List, each item with the server's fields."""
+    items = []
+    for i, doc in enumerate(docs):
+        if uid_prefix:
+            doc = doc.replace("metadata:\n", f"metadata:\n  uid: {uid_prefix}-{i:04d}-4a6e-9c1d-2b7f3e5a8c90\n  resourceVersion: \"{1000 + i}\"\n", 1)
+        items.append("- " + textwrap.indent(doc, "  ")[2:])
+    return "apiVersion: v1\nkind: List\nmetadata:\n  resourceVersion: \"\"\nitems:\n" + "".join(items)
+
+
+def guard_cases():
+    """The fleet guards (allowEmpty, maxPrune, allowRename), each holding and letting through,
+    and the plan view. Shapes as kpt sends a package and as kubectl prints Secrets."""
+    ok = lambda ns, c: secret(f"{c}-kubeconfig", ns, c, string_value=kubeconfig(name=c, server=f"https://{c}.{ns}.example:6443"))
+    owned = owned_secret
+    # Only the owned Secrets: what a failed `kubectl get`, a selector with a typo or a package
+    # rendered without its clusters/ folder gives.
+    three = {"argocd.yaml": "---\n".join(owned("fleet", c) for c in ["one", "two", "three"])}
+    write("guard-empty-input", kpt_package(three))
+    write("guard-empty-allowed", kpt_package(three, config_map(allowEmpty="true", maxPrune="100%")))
+    # One source empty, the other not: allowEmpty holds per source.
+    vcluster_owned = argo_secret("cluster-tenant-a", "vc-tenant-a", "vclusters", cluster="tenant-a",
+                                 server="https://tenant-a.vclusters:443").replace(
+        '    capi-to-argocd/owned: "true"\n', '    capi-to-argocd/owned: "true"\n    capi2argo.dev/source: vcluster\n')
+    write("guard-empty-one-source", kpt_package(
+        {"clusters.yaml": ok("fleet", "one"), "argocd.yaml": owned("fleet", "one") + "---\n" + vcluster_owned},
+        config_map(sources="capi, vcluster"),
+    ))
+    # Ten clusters, three kubeconfig Secrets missing: 30 % of the fleet, over maxPrune's 10 %.
+    ten = [f"c{i}" for i in range(10)]
+    files = {
+        "clusters.yaml": "---\n".join(ok("fleet", c) for c in ten[:7]),
+        "argocd.yaml": "---\n".join(owned("fleet", c) for c in ten),
+    }
+    write("guard-mass-prune", kpt_package(files))
+    write("guard-mass-prune-allowed", kpt_package(files, config_map(maxPrune="3")))
+    # One cluster of three decommissioned: routine, always let through.
+    write("guard-one-of-three", kpt_package({
+        "clusters.yaml": ok("fleet", "one") + "---\n" + ok("fleet", "two"),
+        "argocd.yaml": "---\n".join(owned("fleet", c) for c in ["one", "two", "three"]),
+    }))
+    # Renames, by each setting that makes one.
+    base = {
+        "clusters.yaml": ok("team-a", "prod") + "---\n" + ok("team-a", "dev"),
+        "argocd.yaml": owned("team-a", "prod") + "---\n" + owned("team-a", "dev"),
+    }
+    write("guard-rename-namespaced-names", kpt_package(base, config_map(namespacedNames="true")))
+    write("guard-rename-argo-namespace", kpt_package(base, config_map(argoNamespace="gitops")))
+    write("guard-rename-allowed", kpt_package(base, config_map(namespacedNames="true", allowRename="true")))
+    # nameFrom=kubeconfig: the kubeconfig's cluster entry is not the Secret's cluster name.
+    eks_like = lambda c: secret(f"{c}-kubeconfig", "team-a", c,
+                                string_value=kubeconfig(name=f"team-a_{c}-control-plane", server=f"https://{c}.team-a.example:6443"))
+    named = {
+        "clusters.yaml": eks_like("prod") + "---\n" + eks_like("dev"),
+        "argocd.yaml": owned("team-a", "prod") + "---\n" + owned("team-a", "dev"),
+    }
+    write("guard-rename-name-from", kpt_package(named, config_map(nameFrom="kubeconfig")))
+    # A source's clusterName rule: the cluster named by a label of the kubeconfig Secret.
+    labelled = lambda c: ok("team-a", c).replace(
+        f"    cluster.x-k8s.io/cluster-name: {c}\n", f"    cluster.x-k8s.io/cluster-name: {c}\n    fleet.example.com/name: eu-{c}\n")
+    write("guard-rename-cluster-name-rule", kpt_package(
+        {"clusters.yaml": labelled("prod"), "argocd.yaml": owned("team-a", "prod")},
+        config_map(sources="- preset: capi\n  clusterName: label:fleet.example.com/name\n"),
+    ))
+    # First sight: clusters the function has never written are created, never renamed, whatever
+    # the naming settings; the cluster it did write is unchanged.
+    write("guard-first-sight", kpt_package(
+        {
+            "clusters.yaml": "---\n".join([ok("team-a", "old"), ok("team-a", "new"), ok("team-b", "new")]),
+            "argocd.yaml": owned("team-a", "old", secret_name="cluster-team-a-old", cluster="team-a-old"),
+        },
+        config_map(namespacedNames="true"),
+    ))
+    # Steady state: the function's own Secrets, each in the file it wrote it to.
+    steady = {"clusters.yaml": "---\n".join(ok("fleet", c) for c in ["one", "two", "three"])}
+    for c in ["one", "two", "three"]:
+        steady[f"argocd/cluster-{c}.yaml"] = owned("fleet", c)
+    write("guard-steady-state", kpt_package(steady))
+
+    # The plan view, on what kubectl prints (two Lists): a cluster to create, one whose server
+    # moved, one unchanged, one gone, one whose kubeconfig is broken, and one whose Argo CD
+    # name would change (written earlier under another name), which the rename guard keeps.
+    clusters = kubectl_list([
+        ok("fleet", "new"),
+        ok("fleet", "moved"),
+        ok("fleet", "steady"),
+        ok("fleet", "renamed"),
+        secret("broken-kubeconfig", "fleet", "broken", value="'%%%'"),
+    ], uid_prefix="0c1a")
+    argocd = kubectl_list([
+        owned("fleet", "moved", server="https://moved.old-dc.example:6443"),
+        owned("fleet", "steady"),
+        owned("fleet", "gone"),
+        owned("fleet", "broken"),
+        owned("fleet", "renamed", cluster="renamed-old-name"),
+    ], uid_prefix="7e2b")
+    plan_input = clusters + "---\n" + argocd
+    write("plan-text", plan_input, args=["plan"])
+    write("plan-json", plan_input, args=["plan", "--output", "json"])
+    write("plan-writes", plan_input, args=["plan", "-o", "writes"])
+    write("plan-deletes", plan_input, args=["plan", "-o", "deletes"])
+    write("plan-deletes-allowed", plan_input, args=["plan", "-o", "deletes", "--set", "allowRename=true"])
+
+
 def main():
     provider_cases()
     rule_cases()
@@ -863,6 +976,7 @@ def main():
     conversion_cases()
     validator_cases()
     source_cases()
+    guard_cases()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,197 @@
+//! Step 4: the guards. A plan that would make Argo CD forget or rename working clusters is held
+//! back unless the settings allow it: an ApplicationSet's cluster generator deletes every
+//! Application of a cluster whose Secret vanishes or whose name changes, and their finalizers
+//! undeploy what they deployed (argo-cd issues 18480, 18780, 12958). A guard that holds keeps
+//! the Secrets exactly as they are and says so in one error; the output stays complete.
+
+use std::collections::BTreeMap;
+
+use crate::config::MaxPrune;
+use crate::krm::finding::Severity;
+
+use super::Ctx;
+use super::plan::{Action, Steps};
+use super::scan::Scan;
+
+/// What ApplicationSets do with a cluster that goes: said once, in every guard's error.
+const APPLICATIONSET_EFFECT: &str = "ApplicationSets delete the Applications they generated for a cluster whose Secret goes or is renamed, and the Applications' finalizers undeploy what they deployed";
+
+/// Runs the guards over the plan, in order, then announces the prunes and renames that pass.
+pub(super) fn check(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
+    allow_empty(ctx, scan, steps);
+    max_prune(ctx, scan, steps);
+    allow_rename(ctx, steps);
+    announce(ctx, steps);
+}
+
+/// `allowEmpty`: owned Secrets of a source, and not one kubeconfig Secret of that source in the
+/// input, is what an empty or broken input looks like (a failed `kubectl get`, a selector with
+/// a typo, a package rendered without its Secrets): none of them is pruned.
+fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
+    if ctx.config.allow_empty {
+        return;
+    }
+    let mut empty: BTreeMap<String, usize> = BTreeMap::new();
+    for (index, source) in ctx.config.sources.iter().enumerate() {
+        if scan.taken_by(index) > 0 {
+            continue;
+        }
+        let held = hold(
+            steps,
+            |kind| kind == source.name,
+            || {
+                format!(
+                    "allowEmpty=false: the input holds no kubeconfig Secret of source {}",
+                    source.name
+                )
+            },
+        );
+        if held > 0 {
+            empty.insert(source.name.clone(), held);
+        }
+    }
+    let owned = managed(ctx, scan);
+    let limit = ctx.config.max_prune.limit(owned);
+    for (source, count) in empty {
+        // Letting these through takes maxPrune too when they are more than it allows.
+        let let_through = if count > limit {
+            format!("allowEmpty=true and maxPrune={count}")
+        } else {
+            "allowEmpty=true".into()
+        };
+        let message = format!(
+            "{count} owned Argo CD cluster {} of source {source} would be pruned, and the input holds no kubeconfig Secret of that source at all: none is pruned (allowEmpty=false: an empty or broken input must not empty Argo CD; {APPLICATIONSET_EFFECT}). If every one of these clusters is really gone, run once with {let_through}",
+            secrets(count)
+        );
+        ctx.report_config(Severity::Error, None, message);
+    }
+}
+
+/// How many owned Secrets this run manages: those of the sources it reads.
+fn managed(ctx: &Ctx, scan: &Scan) -> usize {
+    scan.owned
+        .iter()
+        .filter(|o| ctx.config.sources.iter().any(|s| s.name == o.kind))
+        .count()
+}
+
+/// `maxPrune`: a run that would prune more of the owned Secrets than the setting allows
+/// prunes none. One cluster always passes: decommissioning a cluster is routine.
+fn max_prune(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
+    let pruned = steps
+        .steps
+        .iter()
+        .filter(|s| s.action == Action::Prune)
+        .count();
+    let owned = managed(ctx, scan);
+    let limit = ctx.config.max_prune.limit(owned);
+    if pruned <= limit {
+        return;
+    }
+    let setting = ctx.config.max_prune;
+    hold(
+        steps,
+        |_| true,
+        || {
+            format!(
+                "maxPrune={setting}: the run would prune {pruned} of {owned}, more than {limit}"
+            )
+        },
+    );
+    let message = format!(
+        "this run would prune {pruned} of the {owned} owned Argo CD cluster Secrets, more than maxPrune={setting} allows ({limit}): none is pruned ({APPLICATIONSET_EFFECT}). If these clusters are really gone, run once with maxPrune={pruned}"
+    );
+    ctx.report_config(Severity::Error, None, message);
+}
+
+/// `allowRename`: a cluster whose Argo CD name would change, or whose Secret would be replaced
+/// by one of another name, keeps its Secret as it is.
+fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
+    if ctx.config.allow_rename {
+        return;
+    }
+    for step in &mut steps.steps {
+        let Action::Rename { from, from_cluster } = &step.action else {
+            continue;
+        };
+        let what = if *from == step.secret {
+            format!(
+                "its Argo CD cluster name would change from {from_cluster} to {}",
+                step.cluster
+            )
+        } else if *from_cluster == step.cluster {
+            format!(
+                "it would be replaced by {} (same cluster name)",
+                step.secret
+            )
+        } else {
+            format!(
+                "it would be replaced by {} and its Argo CD cluster name change from {from_cluster} to {}",
+                step.secret, step.cluster
+            )
+        };
+        let message = format!(
+            "kept as it is: {what} ({APPLICATIONSET_EFFECT}; Applications that name the cluster stop resolving). allowRename=false: run with allowRename=true to rename"
+        );
+        let reason = format!(
+            "rename to {} ({}) held back: allowRename=false",
+            step.secret, step.cluster
+        );
+        if let Some(old) = step.old {
+            ctx.report(old, Severity::Error, None, message);
+        }
+        // What the entry shows is the Secret as it stays.
+        step.secret = from.clone();
+        step.cluster = from_cluster.clone();
+        step.action = Action::Kept { reason };
+        step.out = None;
+    }
+}
+
+/// Turns every prune whose source kind `kind` matches into a kept Secret, for the reason
+/// `why` gives; how many.
+fn hold(steps: &mut Steps, kind: impl Fn(&str) -> bool, why: impl Fn() -> String) -> usize {
+    let mut held = 0;
+    for step in &mut steps.steps {
+        if step.action == Action::Prune && kind(&step.kind) {
+            step.action = Action::Kept { reason: why() };
+            held += 1;
+        }
+    }
+    held
+}
+
+/// An info result for every Secret the plan removes or renames, on that Secret.
+fn announce(ctx: &mut Ctx, steps: &Steps) {
+    for step in &steps.steps {
+        let (Some(old), Some(source)) = (step.old, &step.source) else {
+            continue;
+        };
+        let message = match &step.action {
+            Action::Prune => format!(
+                "pruned: owned Argo CD cluster Secret whose source Secret {source} is not in the input (or no longer converted)"
+            ),
+            Action::Rename { from, from_cluster } => format!(
+                "renamed (allowRename=true): {from} ({from_cluster}) becomes {} ({})",
+                step.secret, step.cluster
+            ),
+            _ => continue,
+        };
+        ctx.report(old, Severity::Info, None, message);
+    }
+}
+
+fn secrets(count: usize) -> &'static str {
+    if count == 1 { "Secret" } else { "Secrets" }
+}
+
+impl MaxPrune {
+    /// How many of `owned` Secrets a run may prune: never fewer than one.
+    pub(super) fn limit(self, owned: usize) -> usize {
+        let limit = match self {
+            MaxPrune::Count(n) => n,
+            MaxPrune::Percent(p) => owned * p / 100,
+        };
+        limit.max(1)
+    }
+}

@@ -1,0 +1,304 @@
+//! Reconciliation, in five steps, each a module of its own:
+//!
+//! 1. [`scan`]: find the kubeconfig Secrets, the Argo CD Secrets the function owns, the Clusters;
+//! 2. [`convert`]: make each cluster's Argo CD Secret (fleet metadata from [`fleet`]);
+//! 3. [`plan`]: decide, for every Argo CD Secret the function owns or would write, what happens
+//!    to it — create, update, unchanged, rename, prune or kept, and why — as a value;
+//! 4. [`guard`]: hold back what the settings do not allow (`allowEmpty`, `maxPrune`,
+//!    `allowRename`);
+//! 5. [`render`]: write the output the plan describes.
+//!
+//! Nothing is written before the plan has passed its guards; the plan itself is what
+//! `capi2argo plan` shows ([`view`]).
+
+mod changes;
+mod convert;
+mod fleet;
+mod guard;
+mod plan;
+mod render;
+mod scan;
+pub mod view;
+
+use crate::config::Config;
+use crate::krm::finding::{Finding, ResourceRef, Severity};
+use crate::krm::object::Object;
+use crate::krm::{self, Input, Item};
+use crate::limits::Limits;
+
+pub use plan::{Action, Entry, Plan, SecretId};
+
+/// What a reconciliation produced besides its output.
+#[derive(Debug)]
+pub struct Reconciled {
+    /// Every result.
+    pub results: Vec<Finding>,
+    /// What happened to each Argo CD cluster Secret, after the guards.
+    pub plan: Plan,
+}
+
+/// Whether the output is written, or only the plan made (for `capi2argo plan`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// The output goes to the sink.
+    Resources,
+    /// Nothing goes to the sink; the plan keeps the new Secrets as trees, to be shown.
+    PlanOnly,
+}
+
+/// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
+/// plan is asked for), and returns the results and the plan.
+pub fn reconcile(
+    input: &Input,
+    config: &Config,
+    limits: &Limits,
+    function_config: Option<ResourceRef>,
+    output: Output,
+    sink: &mut krm::Sink,
+) -> Reconciled {
+    let mut ctx = Ctx {
+        input,
+        config,
+        limits,
+        function_config,
+        results: Vec::new(),
+    };
+    let scan = scan::scan(&mut ctx);
+    let mut planner = plan::Planner::new(&ctx, &scan, output);
+    convert::convert_all(&mut ctx, &scan, &mut planner);
+    let mut steps = planner.finish(&mut ctx, &scan);
+    // Per-Secret errors become warnings with strict=false; a guard's refusal does not.
+    if !config.strict {
+        for r in &mut ctx.results {
+            if r.severity == Severity::Error && r.resource.is_some() {
+                r.severity = Severity::Warning;
+            }
+        }
+    }
+    guard::check(&mut ctx, &scan, &mut steps);
+    let plan = plan::public(&ctx, &steps);
+    if output == Output::Resources {
+        render::render(&mut ctx, &scan, steps, sink);
+    }
+    Reconciled {
+        results: ctx.results,
+        plan,
+    }
+}
+
+/// What every step reads (the input, the settings) and where results go.
+struct Ctx<'x, 'a> {
+    input: &'x Input<'a>,
+    config: &'x Config,
+    limits: &'x Limits,
+    /// The functionConfig, for results about the configuration.
+    function_config: Option<ResourceRef>,
+    results: Vec<Finding>,
+}
+
+impl<'x, 'a> Ctx<'x, 'a> {
+    fn item(&self, index: usize) -> &'x Item<'a> {
+        &self.input.items[index]
+    }
+
+    fn object(&self, index: usize) -> Object<'x, 'a> {
+        Object::new(&self.item(index).node)
+    }
+
+    /// A result about input item `index`.
+    fn report(&mut self, index: usize, severity: Severity, field: Option<&str>, message: String) {
+        let object = self.object(index);
+        let mut finding = object.finding(Finding::new(severity, message));
+        if let Some(field) = field {
+            finding = finding.at(field);
+        }
+        self.results.push(finding);
+    }
+
+    /// A result about the configuration (the functionConfig, when there is one).
+    fn report_config(&mut self, severity: Severity, field: Option<String>, message: String) {
+        let mut finding = Finding::new(severity, message).on(self.function_config.clone(), None);
+        if let Some(field) = field {
+            finding = finding.at(field);
+        }
+        self.results.push(finding);
+    }
+}
+
+/// The key a kubeconfig Secret is known by in the labels of the Argo CD Secrets made from it
+/// (label values: long names are cut and hashed the same way).
+fn source_key(namespace: &str, name: &str) -> (String, String) {
+    use crate::convert::meta::label_value;
+    (label_value(namespace), label_value(name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Mode;
+
+    /// Reconciles a YAML stream; the output text and the results.
+    fn run(input: &str, config: &Config) -> (String, Vec<Finding>) {
+        let limits = Limits::default();
+        let parsed = krm::parse(input.as_bytes(), &limits).expect("input parses");
+        let mut out = String::new();
+        let reconciled = reconcile(
+            &parsed,
+            config,
+            &limits,
+            None,
+            Output::Resources,
+            &mut |s| out.push_str(s),
+        );
+        (out, reconciled.results)
+    }
+
+    fn kubeconfig_secret(name: &str, user: &str) -> String {
+        let cluster = name
+            .trim_end_matches("-kubeconfig")
+            .trim_end_matches("-user");
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: fleet\n  labels:\n    cluster.x-k8s.io/cluster-name: {cluster}\nstringData:\n  value: |\n    apiVersion: v1\n    kind: Config\n    clusters:\n    - name: c\n      cluster: {{server: 'https://c.example:6443'}}\n    users:\n    - name: u\n      user:\n{user}    contexts:\n    - name: x\n      context: {{cluster: c, user: u}}\n    current-context: x\n---\n"
+        )
+    }
+
+    const TOKEN: &str = "        token: static-token\n";
+    const AWS: &str = "        exec:\n          apiVersion: client.authentication.k8s.io/v1beta1\n          command: aws\n          args: [eks, get-token, --cluster-name, eks-1]\n";
+    const DEVICECODE: &str = "        exec:\n          apiVersion: client.authentication.k8s.io/v1beta1\n          command: kubelogin\n          args: [get-token, --server-id, s]\n";
+
+    fn errors(results: &[Finding]) -> Vec<&str> {
+        results
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.message.as_str())
+            .collect()
+    }
+
+    /// New Secrets come out in the order of conversion, whether they go out at once or wait:
+    /// one that may clash with another cluster's waits, and every one after it with it (here
+    /// the other cluster fails, so nothing clashes in the end).
+    #[test]
+    fn new_secrets_come_out_in_conversion_order_written_at_once_or_not() {
+        let secret = |ns: &str, cluster: &str| {
+            kubeconfig_secret(&format!("{cluster}-kubeconfig"), TOKEN)
+                .replace("namespace: fleet", &format!("namespace: {ns}"))
+        };
+        let broken = secret("b", "p").replace("current-context: x", "current-context: none");
+        let input = secret("a", "z") + &broken + &secret("a", "p") + &secret("a", "k");
+        let (out, results) = run(&input, &Config::default());
+        let names: Vec<&str> = out
+            .lines()
+            .filter_map(|l| l.strip_prefix("  name: cluster-"))
+            .collect();
+        assert_eq!(names, ["k", "p", "z"], "{out}");
+        assert_eq!(errors(&results).len(), 1, "{results:?}");
+    }
+
+    #[test]
+    fn name_clashes_are_reported_in_the_same_order_every_time() {
+        // Regression: clashes were gathered in a hash map, so two of them came out in either
+        // order (golden case regression-collision-results-order).
+        let input = ["p", "q", "r"]
+            .iter()
+            .flat_map(|c| {
+                ["a", "b"].map(|ns| {
+                    kubeconfig_secret(&format!("{c}-kubeconfig"), TOKEN)
+                        .replace("namespace: fleet", &format!("namespace: {ns}"))
+                })
+            })
+            .collect::<String>();
+        let (_, first) = run(&input, &Config::default());
+        assert_eq!(errors(&first).len(), 6);
+        for _ in 0..16 {
+            let (_, again) = run(&input, &Config::default());
+            assert_eq!(errors(&again), errors(&first));
+        }
+    }
+
+    #[test]
+    fn a_user_kubeconfig_argocd_can_renew_wins_in_push_mode_only() {
+        let input = kubeconfig_secret("eks-1-kubeconfig", TOKEN)
+            + &kubeconfig_secret("eks-1-user-kubeconfig", AWS);
+        let (out, results) = run(&input, &Config::default());
+        assert!(out.contains("awsAuthConfig"), "{out}");
+        assert!(out.contains("cluster-secret-name: eks-1-user-kubeconfig"));
+        assert!(errors(&results).is_empty(), "{results:?}");
+        let pull = Config {
+            mode: Mode::Pull,
+            ..Config::default()
+        };
+        let (out, _) = run(&input, &pull);
+        assert!(
+            out.contains("cluster-secret-name: eks-1-kubeconfig"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_login_that_needs_a_person_never_wins_and_is_no_fallback() {
+        let input = kubeconfig_secret("aks-1-kubeconfig", TOKEN)
+            + &kubeconfig_secret("aks-1-kubeconfig-user", DEVICECODE)
+            // What an earlier version wrote from the device-code kubeconfig: replaceable.
+            + "apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-aks-1\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n    capi-to-argocd/owned: \"true\"\n    capi-to-argocd/cluster-secret-name: aks-1-kubeconfig-user\n    capi-to-argocd/cluster-namespace: fleet\nstringData:\n  name: aks-1\n  server: https://c.example:6443\n  config: '{\"tlsClientConfig\":{\"insecure\":false},\"execProviderConfig\":{\"command\":\"argocd-k8s-auth\",\"args\":[\"azure\"],\"env\":{\"AAD_LOGIN_METHOD\":\"devicecode\"},\"apiVersion\":\"client.authentication.k8s.io/v1beta1\"}}'\n";
+        let (out, results) = run(&input, &Config::default());
+        assert!(errors(&results).is_empty(), "{results:?}");
+        assert!(out.contains("static-token"), "{out}");
+        assert!(!out.contains("devicecode"), "{out}");
+        // Alone, it is an error and nothing is written for the cluster.
+        let (out, results) = run(
+            &kubeconfig_secret("aks-2-kubeconfig-user", DEVICECODE),
+            &Config::default(),
+        );
+        assert_eq!(errors(&results).len(), 1, "{results:?}");
+        assert!(!out.contains("cluster-aks-2"), "{out}");
+    }
+
+    #[test]
+    fn two_clusters_writing_one_secret_are_both_errors() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            .replace("namespace: fleet", "namespace: one")
+            + &kubeconfig_secret("a-kubeconfig", TOKEN)
+                .replace("namespace: fleet", "namespace: two");
+        let (out, results) = run(&input, &Config::default());
+        assert_eq!(errors(&results).len(), 2, "{results:?}");
+        assert!(!out.contains("argocd.argoproj.io/secret-type"), "{out}");
+        let namespaced = Config {
+            namespaced_names: true,
+            ..Config::default()
+        };
+        let (out, results) = run(&input, &namespaced);
+        assert!(errors(&results).is_empty());
+        assert!(
+            out.contains("cluster-one-a") && out.contains("cluster-two-a"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn owned_secrets_are_pruned_unowned_never_touched() {
+        let argo = |name: &str, owned: bool| {
+            let owned = if owned {
+                "    capi-to-argocd/owned: \"true\"\n"
+            } else {
+                ""
+            };
+            format!(
+                "---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n{owned}    capi-to-argocd/cluster-secret-name: gone-kubeconfig\n    capi-to-argocd/cluster-namespace: fleet\nstringData:\n  name: gone\n  server: https://gone.example:6443\n"
+            )
+        };
+        // A cluster that is still there: the source is not empty, so allowEmpty does not hold.
+        let input = argo("cluster-gone", true)
+            + &argo("cluster-hand-made", false)
+            + "---\n"
+            + &kubeconfig_secret("kept-kubeconfig", TOKEN);
+        let (out, _) = run(&input, &Config::default());
+        assert!(!out.contains("name: cluster-gone"), "{out}");
+        assert!(out.contains("name: cluster-hand-made"), "{out}");
+        let keep = Config {
+            prune: false,
+            ..Config::default()
+        };
+        let (out, _) = run(&input, &keep);
+        assert!(out.contains("name: cluster-gone"), "{out}");
+    }
+}

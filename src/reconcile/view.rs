@@ -1,0 +1,178 @@
+//! The plan shown: one line per Argo CD cluster Secret for people, JSON for tools, and the two
+//! lists a pipeline carries out — the Secrets to write, the Secrets to delete. Never a value
+//! from a Secret's data besides the cluster's name and server.
+
+use crate::config::API_VERSION;
+use crate::yaml::Node;
+
+use super::plan::{Action, Entry, Plan, SecretId};
+
+/// How `capi2argo plan` shows the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One line per Secret and a summary line.
+    Text,
+    /// The plan as one JSON object (`kind: Plan`).
+    Json,
+    /// The Secrets to create or update, as a YAML stream (for `kubectl apply`).
+    Writes,
+    /// The Secrets to delete, one per line: namespace, name and `metadata.uid` (`-` when the
+    /// input has none).
+    Deletes,
+}
+
+/// The actions in the order the summary counts them.
+const WORDS: &[&str] = &["create", "update", "rename", "prune", "kept", "unchanged"];
+
+impl Plan {
+    /// The plan in `format`.
+    pub fn show(&self, format: Format) -> String {
+        match format {
+            Format::Text => self.text(),
+            Format::Json => {
+                let mut text = String::new();
+                crate::yaml::emit::write_json(&mut text, &self.json(), Some(0));
+                text.push('\n');
+                text
+            }
+            Format::Writes => {
+                let mut text = String::new();
+                for node in &self.writes {
+                    text.push_str("---\n");
+                    crate::yaml::emit::write_document(&mut text, node);
+                }
+                text
+            }
+            Format::Deletes => self
+                .deletes()
+                .map(|e| {
+                    let id = match &e.action {
+                        Action::Rename { from, .. } => from,
+                        _ => &e.secret,
+                    };
+                    let uid = e.uid.as_deref().unwrap_or("-");
+                    format!("{} {} {uid}\n", id.namespace, id.name)
+                })
+                .collect(),
+        }
+    }
+
+    /// The entries whose existing Secret goes: prunes, and renames to a Secret of another name.
+    pub fn deletes(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().filter(|e| match &e.action {
+            Action::Prune => true,
+            Action::Rename { from, .. } => *from != e.secret,
+            _ => false,
+        })
+    }
+
+    /// How many entries take each action, in the summary's order.
+    pub fn counts(&self) -> Vec<(&'static str, usize)> {
+        WORDS
+            .iter()
+            .map(|w| {
+                let n = self
+                    .entries
+                    .iter()
+                    .filter(|e| e.action.word() == *w)
+                    .count();
+                (*w, n)
+            })
+            .collect()
+    }
+
+    fn text(&self) -> String {
+        let mut out = String::new();
+        for e in &self.entries {
+            let detail = match &e.action {
+                Action::Create => match &e.source {
+                    Some(source) => format!(" from {source}"),
+                    None => String::new(),
+                },
+                Action::Update { changed } => format!(": {}", changed.join(", ")),
+                Action::Rename { from, from_cluster } if *from == e.secret => {
+                    format!(": {from_cluster} -> {}", e.cluster)
+                }
+                Action::Rename { from, from_cluster } => {
+                    out.push_str(&format!(
+                        "{:<9} {from} ({from_cluster}) -> {} ({})\n",
+                        e.action.word(),
+                        e.secret,
+                        e.cluster
+                    ));
+                    continue;
+                }
+                Action::Kept { reason } => format!(": {reason}"),
+                Action::Prune | Action::Unchanged => String::new(),
+            };
+            out.push_str(&format!(
+                "{:<9} {} ({}){detail}\n",
+                e.action.word(),
+                e.secret,
+                e.cluster
+            ));
+        }
+        let counts: Vec<String> = self
+            .counts()
+            .into_iter()
+            .map(|(w, n)| match w {
+                "kept" | "unchanged" => format!("{n} {w}"),
+                _ => format!("{n} to {w}"),
+            })
+            .collect();
+        out.push_str(&format!("plan: {}\n", counts.join(", ")));
+        out
+    }
+
+    /// The plan as a JSON object, written by the same emitter as JSON output.
+    fn json(&self) -> Node<'static> {
+        let id = |s: &SecretId| {
+            Node::map(vec![
+                ("namespace", Node::string(s.namespace.clone())),
+                ("name", Node::string(s.name.clone())),
+            ])
+        };
+        let strings = |v: &[String]| Node::seq(v.iter().cloned().map(Node::string).collect());
+        let entries = self
+            .entries
+            .iter()
+            .map(|e| {
+                let mut fields = vec![
+                    ("action", Node::string(e.action.word())),
+                    ("secret", id(&e.secret)),
+                    ("cluster", Node::string(e.cluster.clone())),
+                    ("server", Node::string(e.server.clone())),
+                ];
+                if let Some(source) = &e.source {
+                    fields.push(("source", id(source)));
+                }
+                if let Some(uid) = &e.uid {
+                    fields.push(("uid", Node::string(uid.clone())));
+                }
+                match &e.action {
+                    Action::Update { changed } => fields.push(("changed", strings(changed))),
+                    Action::Rename { from, from_cluster } => {
+                        fields.push(("from", id(from)));
+                        fields.push(("fromCluster", Node::string(from_cluster.clone())));
+                    }
+                    Action::Kept { reason } => {
+                        fields.push(("reason", Node::string(reason.clone())))
+                    }
+                    _ => {}
+                }
+                Node::map(fields)
+            })
+            .collect();
+        let summary = self
+            .counts()
+            .into_iter()
+            .map(|(w, n)| (w, Node::plain(n.to_string())))
+            .collect();
+        Node::map(vec![
+            ("apiVersion", Node::string(API_VERSION)),
+            ("kind", Node::string("Plan")),
+            ("entries", Node::seq(entries)),
+            ("summary", Node::map(summary)),
+        ])
+    }
+}
