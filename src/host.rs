@@ -72,8 +72,9 @@ pub enum Command {
         /// Input file; standard input when absent or `-`.
         input: Option<PathBuf>,
         /// `text` for people; `json` for tools; `writes`: the Secrets to create or update, as a
-        /// YAML stream for `kubectl apply`; `deletes`: the Secrets to delete, one per line as
-        /// `namespace name uid` (`-` when the input has no uid).
+        /// YAML stream for `kubectl apply`; `deletes`: the Secrets to delete, one per line, their
+        /// API path and the DeleteOptions for `kubectl delete --raw PATH -f -` (conditional on
+        /// the uid and resourceVersion read).
         #[arg(short, long, value_enum, default_value_t = PlanOutput::Text)]
         output: PlanOutput,
     },
@@ -94,7 +95,7 @@ pub enum PlanOutput {
     Json,
     /// The Secrets to create or update (YAML stream).
     Writes,
-    /// The Secrets to delete (`namespace name uid` lines).
+    /// The Secrets to delete (`PATH DELETE-OPTIONS` lines).
     Deletes,
 }
 

@@ -195,6 +195,33 @@ fn a_misspelt_plugin_env_setting_fails() {
     );
 }
 
+/// Argo CD prunes what the plugin stops generating: a directory that lost its Secrets (here only
+/// the unrelated manifest and the config are left) must fail, not empty Argo CD, unless the
+/// Application says the clusters are really gone.
+#[test]
+fn a_generation_with_no_cluster_left_fails_unless_allowed() {
+    let app = TempDir::new("empty");
+    app.write(
+        "apps/config.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: unrelated\n",
+    );
+    app.write("capi2argo.yaml", CONFIG);
+    let tmp = TempDir::new("empty-tmp");
+    let output = generate(&app, &tmp, &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    assert!(output.stdout.is_empty());
+    assert!(
+        stderr.contains("no Argo CD cluster Secret generated")
+            && stderr.contains("ARGOCD_ENV_ALLOW_EMPTY=true"),
+        "{stderr}"
+    );
+    let output = generate(&app, &tmp, &[("ALLOW_EMPTY", "true")]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "stderr:\n{stderr}");
+    assert!(output.stdout.is_empty());
+}
+
 /// The image runs the script where plugin.yaml says, and has plugin.yaml where argocd-cmp-server
 /// reads it.
 #[test]

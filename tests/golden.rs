@@ -255,7 +255,7 @@ cases!(
     non_object_items,
     oidc_kubelogin,
     plan_deletes,
-    plan_deletes_allowed,
+    plan_deletes_renamed,
     plan_json,
     plan_text,
     plan_writes,

@@ -253,3 +253,71 @@ fn validator_in_a_kptfile_fails_the_render_on_a_policy_error() {
     assert_eq!(files(&dir), before, "a failed render writes nothing");
     fs::remove_dir_all(&dir).ok();
 }
+
+/// The guards in a Kptfile pipeline, on a rendered fleet of three clusters (layered-fleet after
+/// its first render): a package rendered without its `clusters/` folder, and one that lost two of
+/// its three clusters' Secrets, each fail the render and leave every file as it was; the setting
+/// given for one render lets the deliberate change through, deleting the two clusters' files.
+#[test]
+fn guards_hold_a_render_that_would_empty_or_gut_the_fleet() {
+    if skip_without_kpt() {
+        return;
+    }
+    let package = Path::new(env!("CARGO_MANIFEST_DIR")).join("Kptfile-examples/layered-fleet");
+    let render_in = |dir: &Path| {
+        kpt(&[
+            "fn",
+            "render",
+            dir.to_str().expect("utf-8 path"),
+            "--allow-exec",
+            "--truncate-output=false",
+        ])
+    };
+    let rendered = |name: &str| {
+        let dir = scratch(name);
+        copy_package(&package.join(".expected"), &dir);
+        fs::copy(package.join("Kptfile"), dir.join("Kptfile")).expect("Kptfile copied");
+        dir
+    };
+
+    let dir = rendered("guard-empty");
+    fs::remove_dir_all(dir.join("clusters")).expect("clusters/ removed");
+    let before = files(&dir);
+    let out = render_in(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the render should fail:\n{stderr}");
+    assert!(stderr.contains("allowEmpty=false"), "{stderr}");
+    assert_eq!(files(&dir), before, "a held render writes nothing");
+    fs::remove_dir_all(&dir).ok();
+
+    let dir = rendered("guard-max-prune");
+    for gone in ["aks-secrets.yaml", "eks-secrets.yaml"] {
+        fs::remove_file(dir.join("clusters").join(gone)).expect("removed");
+    }
+    let before = files(&dir);
+    let out = render_in(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "the render should fail:\n{stderr}");
+    assert!(stderr.contains("more than maxPrune=10% allows"), "{stderr}");
+    assert_eq!(files(&dir), before, "a held render writes nothing");
+    // The deliberate change, for one render: the two clusters' Secrets go, their files with them.
+    let config = dir.join("fleet-config.yaml");
+    let text = fs::read_to_string(&config).expect("config");
+    fs::write(
+        &config,
+        text.replace("spec:\n", "spec:\n  maxPrune: \"100%\"\n"),
+    )
+    .expect("written");
+    let out = render_in(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let argocd: Vec<String> = files(&dir)
+        .into_keys()
+        .filter(|k| k.starts_with("argocd/"))
+        .collect();
+    assert_eq!(argocd, ["argocd/cluster-fleet-eu-prod-eu-1.yaml"]);
+    fs::remove_dir_all(&dir).ok();
+}

@@ -24,8 +24,24 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::quick_start_converts_the_example",
     ),
     (
-        "kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml | capi2argo | kubectl apply -f - -l capi-to-argocd/owned=true",
-        "readme::kubectl_pipelines_with_a_lists_worth_of_secrets (no cluster here: kubectl's ends stand in)",
+        "{ kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml; echo ---; kubectl get secrets -n argocd -l argocd.argoproj.io/secret-type=cluster -o yaml; } > fleet.yaml",
+        "readme::kubectl_pipeline_against_a_stand_in (the real kubectl; tests/kube/apiserver.py stands in for the API server)",
+    ),
+    (
+        "capi2argo plan fleet.yaml",
+        "readme::kubectl_pipeline_against_a_stand_in",
+    ),
+    (
+        "capi2argo plan -o writes fleet.yaml > writes.yaml",
+        "readme::kubectl_pipeline_against_a_stand_in",
+    ),
+    (
+        "if [ -s writes.yaml ]; then kubectl apply --server-side --field-manager=capi2argo --force-conflicts -f writes.yaml; fi",
+        "readme::kubectl_pipeline_against_a_stand_in",
+    ),
+    (
+        "capi2argo plan -o deletes fleet.yaml | while read -r path options; do echo \"$options\" | kubectl delete --raw \"$path\" -f -; done",
+        "readme::kubectl_pipeline_against_a_stand_in",
     ),
     (
         "kubectl get secrets -A -o yaml | capi2argo --set namespacedNames=true --set argoNamespace=gitops",
@@ -227,6 +243,152 @@ fn kubectl_pipelines_with_a_lists_worth_of_secrets() {
     assert!(stdout.contains("  name: cluster-fleet-eu-prod-eu-1\n  namespace: gitops\n"));
 }
 
+/// The README's kubectl pipeline, command for command, with the real kubectl talking to a
+/// stand-in for the API server that records every request (no API server can be had here):
+/// exactly what the plan writes is applied, exactly what it prunes is deleted, each deletion
+/// conditional on the uid and resourceVersion read; a second run writes nothing; and an input
+/// that lost its kubeconfig Secrets deletes nothing.
+#[test]
+fn kubectl_pipeline_against_a_stand_in() {
+    if !common::available(
+        "kubectl",
+        &["version", "--client"],
+        "the README's kubectl pipeline was NOT run",
+    ) {
+        return;
+    }
+    let commands: Vec<&str> = COMMANDS
+        .iter()
+        .map(|(c, _)| *c)
+        .filter(|c| c.contains("fleet.yaml") || c.contains("writes.yaml"))
+        .collect();
+    assert_eq!(commands.len(), 5, "the README's pipeline has five commands");
+    let fixture = fs::read(root().join("tests/fixtures/providers/kubeadm.yaml")).expect("fixture");
+    let items: Vec<serde_json::Value> = serde_json::from_str(
+        &capi2argo::items_json(&fixture, &capi2argo::Limits::default()).expect("the fixture reads"),
+    )
+    .expect("JSON");
+    let retired = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": "cluster-retired", "namespace": "argocd", "labels": {
+            "argocd.argoproj.io/secret-type": "cluster", "capi-to-argocd/owned": "true",
+            "capi-to-argocd/cluster-secret-name": "retired-kubeconfig",
+            "capi-to-argocd/cluster-namespace": "fleet-eu"}},
+        "data": {"name": "cmV0aXJlZA==", "server": "aHR0cHM6Ly9yZXRpcmVkOjY0NDM="},
+    });
+    let mut store: Vec<serde_json::Value> = items.into_iter().chain([retired]).collect();
+    for (i, secret) in store.iter_mut().enumerate() {
+        secret["metadata"]["uid"] = format!("00000000-0000-4000-8000-{i:012}").into();
+        secret["metadata"]["resourceVersion"] = (200 + i).to_string().into();
+    }
+    let Some(api) = common::apiserver::StandIn::start("readme-pipeline", &store) else {
+        return;
+    };
+    let dir = TempDir::new("readme", "pipeline");
+    let run = |expect: Option<i32>| {
+        for command in &commands {
+            let out = common::with_binary_on_path("sh")
+                .arg("-c")
+                .arg(command)
+                .current_dir(&dir.0)
+                .env("KUBECONFIG", &api.kubeconfig)
+                .output()
+                .expect("sh runs");
+            if let Some(code) = expect {
+                assert_eq!(
+                    out.status.code(),
+                    Some(code),
+                    "{command}: {}",
+                    text(&out.stderr)
+                );
+            }
+        }
+    };
+    let capi_secrets = api.secret_names();
+    run(Some(0));
+    let writes: Vec<(String, String)> = api
+        .writes()
+        .into_iter()
+        .map(|r| (r.method, r.path))
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            (
+                "PATCH".into(),
+                "/api/v1/namespaces/argocd/secrets/cluster-prod-eu-1".into()
+            ),
+            (
+                "DELETE".into(),
+                "/api/v1/namespaces/argocd/secrets/cluster-retired".into()
+            ),
+        ],
+        "exactly the plan's write and prune"
+    );
+    let requests = api.writes();
+    assert_eq!(requests[0].query["fieldManager"], "capi2argo");
+    let options: serde_json::Value =
+        serde_json::from_str(&requests[1].body).expect("DeleteOptions");
+    let retired = store.last().expect("the retired Secret");
+    assert_eq!(
+        options["preconditions"],
+        serde_json::json!({
+            "uid": retired["metadata"]["uid"],
+            "resourceVersion": retired["metadata"]["resourceVersion"],
+        }),
+        "the deletion is conditional on what was read"
+    );
+    let mut expected: Vec<String> = capi_secrets
+        .into_iter()
+        .filter(|n| n != "argocd/cluster-retired")
+        .chain(["argocd/cluster-prod-eu-1".to_string()])
+        .collect();
+    expected.sort();
+    assert_eq!(api.secret_names(), expected);
+    // A second run finds its Secret as the API server stores it: unchanged, nothing written.
+    run(Some(0));
+    assert_eq!(
+        api.writes().len(),
+        2,
+        "a second run wrote something: {:?}",
+        api.writes()
+    );
+    let plan = fs::read_to_string(dir.path("fleet.yaml")).expect("fleet.yaml");
+    let out = common::capi2argo(&["plan"], plan.as_bytes(), None);
+    assert!(
+        text(&out.stdout).contains("unchanged argocd/cluster-prod-eu-1 (prod-eu-1)"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    // The same cluster, but the kubeconfig Secrets' selector matches nothing (a typo, a
+    // half-failed get): the guard holds, nothing is deleted.
+    let Some(api) =
+        common::apiserver::StandIn::start("readme-pipeline-empty", &store[store.len() - 1..])
+    else {
+        return;
+    };
+    let dir = TempDir::new("readme", "pipeline-empty");
+    for command in &commands {
+        let out = common::with_binary_on_path("sh")
+            .arg("-c")
+            .arg(command)
+            .current_dir(&dir.0)
+            .env("KUBECONFIG", &api.kubeconfig)
+            .output()
+            .expect("sh runs");
+        if command.starts_with("capi2argo plan fleet.yaml") {
+            assert_eq!(out.status.code(), Some(1), "the guard's error exits 1");
+            assert!(
+                text(&out.stderr).contains("allowEmpty=false"),
+                "{}",
+                text(&out.stderr)
+            );
+        }
+    }
+    assert!(api.writes().is_empty(), "{:?}", api.writes());
+}
+
 /// `kubectl get secrets … -o yaml` prints a `kind: List`; here it holds the Argo CD Secret
 /// capi2argo made from the kubeadm fixture, then the same Secret with a mistake in `config`.
 #[test]
@@ -409,5 +571,17 @@ fn every_dependency_is_explained() {
     assert!(
         missing.is_empty(),
         "no README Dependencies row for {missing:?}"
+    );
+}
+
+/// The plan the README shows is the golden case `plan-text`'s, line for line.
+#[test]
+fn the_plan_shown_is_the_golden_plan() {
+    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let plan = fs::read_to_string(root().join("tests/golden/plan-text/expected/output.yaml"))
+        .expect("the golden plan");
+    assert!(
+        readme.contains(&format!("```\n{plan}```\n")),
+        "the README's plan differs from tests/golden/plan-text; it should read:\n{plan}"
     );
 }

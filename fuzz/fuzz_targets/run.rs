@@ -1,11 +1,48 @@
 //! Fuzzes the whole function: any bytes in, never a panic, the same output every time, the
-//! output stable under a second run, and items cut while they are read written as whole ones.
+//! output stable under a second run, items cut while they are read written as whole ones, and
+//! nothing lost that the plan did not remove: an owned Argo CD Secret leaves the output only
+//! when the plan prunes or renames it away, and a guard that holds keeps every one.
 #![no_main]
 
+use std::collections::HashSet;
+
+use capi2argo::krm::object::Object;
 use capi2argo::krm::{self, Text};
 use capi2argo::yaml::same_content;
-use capi2argo::{Limits, Options};
+use capi2argo::{Action, Limits, Options, Plan, SecretId};
 use libfuzzer_sys::fuzz_target;
+
+/// Every object's kind, namespace and name in a parsed input or output.
+fn identities(text: &[u8], limits: &Limits) -> Option<Vec<(String, String, String)>> {
+    let parsed = krm::parse(text, limits).ok()?;
+    Some(
+        parsed
+            .items
+            .iter()
+            .filter(|i| !i.source_only)
+            .filter_map(|i| {
+                let o = Object::new(&i.node);
+                Some((
+                    o.kind()?.to_string(),
+                    o.namespace().to_string(),
+                    o.name()?.to_string(),
+                ))
+            })
+            .collect(),
+    )
+}
+
+/// The Secrets the plan removes from the output.
+fn removed(plan: &Plan) -> HashSet<SecretId> {
+    plan.entries
+        .iter()
+        .filter_map(|e| match &e.action {
+            Action::Prune => Some(e.secret.clone()),
+            Action::Rename { from, .. } if *from != e.secret => Some(from.clone()),
+            _ => None,
+        })
+        .collect()
+}
 
 fuzz_target!(|data: &[u8]| {
     let options = Options {
@@ -48,5 +85,50 @@ fuzz_target!(|data: &[u8]| {
             &first.output[..cut(&first.output)],
             &second.output[..cut(&second.output)]
         );
+        // Nothing goes that the plan did not remove; a guard that holds removes nothing it held.
+        if let (Some(plan), Some(before), Some(after)) = (
+            &first.plan,
+            identities(data, limits),
+            identities(first.output.as_bytes(), limits),
+        ) {
+            let gone = removed(plan);
+            let out: HashSet<&(String, String, String)> = after.iter().collect();
+            for identity in &before {
+                let (kind, namespace, name) = identity;
+                let secret = SecretId {
+                    namespace: namespace.clone(),
+                    name: name.clone(),
+                };
+                assert!(
+                    out.contains(identity) || (kind == "Secret" && gone.contains(&secret)),
+                    "{identity:?} is missing from the output, and the plan did not remove it"
+                );
+            }
+            let held = |setting: &str| {
+                first
+                    .results
+                    .iter()
+                    .any(|r| r.message.contains(setting) && r.message.contains("none is pruned"))
+            };
+            if held("maxPrune=") {
+                assert!(
+                    plan.entries.iter().all(|e| e.action != Action::Prune),
+                    "maxPrune held, and the plan still prunes"
+                );
+            }
+            if !first
+                .results
+                .iter()
+                .any(|r| r.message.contains("allowRename=true to rename"))
+            {
+                return;
+            }
+            assert!(
+                plan.entries
+                    .iter()
+                    .all(|e| !matches!(e.action, Action::Rename { .. })),
+                "allowRename held, and the plan still renames"
+            );
+        }
     }
 });

@@ -20,6 +20,11 @@
 # When capi2argo reports an error (exit 1) or cannot run (exit 2), nothing is printed on stdout, its
 # messages (each naming the Secret and field) stay on stderr, and its exit code is the script's,
 # so Argo CD shows the failure instead of applying a partial fleet.
+#
+# Argo CD prunes what the plugin stops generating, and the repository never holds the live Argo CD
+# Secrets the function's guards compare with; so the plugin keeps the allowEmpty guard itself: a
+# generation that yields no Argo CD Secret at all fails (exit 1), unless the Application sets
+# ARGOCD_ENV_ALLOW_EMPTY=true, so that a directory that lost its Secrets never empties Argo CD.
 set -eu
 
 prog=capi2argo-generate
@@ -91,4 +96,10 @@ BEGIN {
   if ($0 ~ owned_re) owned = 1
 }
 END { flush() }
-' "$tmp/output.yaml"
+' "$tmp/output.yaml" >"$tmp/secrets.yaml"
+
+if [ ! -s "$tmp/secrets.yaml" ] && [ "${ARGOCD_ENV_ALLOW_EMPTY:-}" != true ]; then
+  printf '%s: application %s: no Argo CD cluster Secret generated; with pruning on, Argo CD would remove every cluster this application registered, so nothing is generated (allowEmpty: set ARGOCD_ENV_ALLOW_EMPTY=true if the application really has no cluster left)\n' "$prog" "$app" >&2
+  exit 1
+fi
+cat "$tmp/secrets.yaml"

@@ -133,7 +133,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "prune",
         default: "true",
-        doc: "drop owned Argo CD Secrets (label `capi-to-argocd/owned: \"true\"`) in the input whose source Secret is gone or no longer converted; an owned Secret whose source failed this time is kept; unowned Secrets are never touched",
+        doc: "drop owned Argo CD Secrets (label `capi-to-argocd/owned: \"true\"`) in the input whose source Secret is gone or no longer converted, within the guards `allowEmpty` and `maxPrune`; an owned Secret whose source failed this time is kept; unowned Secrets are never touched",
         kind: "bool",
         set: |c, raw, _| {
             c.prune = boolean(raw).map_err(bad)?;

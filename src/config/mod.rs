@@ -401,6 +401,28 @@ mod tests {
     }
 
     #[test]
+    fn max_prune_is_a_count_or_a_percentage() {
+        let read = |v: &str| parse("", &[&format!("maxPrune={v}")]).map(|c| c.max_prune);
+        assert_eq!(read("5"), Ok(MaxPrune::Count(5)));
+        assert_eq!(read("25%"), Ok(MaxPrune::Percent(25)));
+        assert_eq!(read(" 100% "), Ok(MaxPrune::Percent(100)));
+        for bad in ["0", "0%", "101%", "-1", "ten", "5.5", ""] {
+            let err = read(bad).unwrap_err().to_string();
+            assert!(
+                err.contains("prune=false turns pruning off"),
+                "{bad}: {err}"
+            );
+        }
+        let typed = parse(
+            "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nspec:\n  maxPrune: 3\n",
+            &[],
+        )
+        .unwrap();
+        assert_eq!(typed.max_prune, MaxPrune::Count(3));
+        assert_eq!(Config::default().max_prune.to_string(), "10%");
+    }
+
+    #[test]
     fn unknown_keys_and_bad_values_name_the_field() {
         let err = parse(
             "apiVersion: v1\nkind: ConfigMap\ndata:\n  namespaceNames: \"true\"\n",

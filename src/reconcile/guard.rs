@@ -195,3 +195,20 @@ impl MaxPrune {
         limit.max(1)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_prune_always_passes_and_percentages_round_down() {
+        let ten = MaxPrune::Percent(10);
+        assert_eq!(ten.limit(0), 1);
+        assert_eq!(ten.limit(3), 1);
+        assert_eq!(ten.limit(19), 1);
+        assert_eq!(ten.limit(20), 2);
+        assert_eq!(ten.limit(3000), 300);
+        assert_eq!(MaxPrune::Percent(100).limit(7), 7);
+        assert_eq!(MaxPrune::Count(3).limit(1000), 3);
+    }
+}

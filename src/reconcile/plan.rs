@@ -91,9 +91,12 @@ pub struct Entry {
     pub server: String,
     /// The kubeconfig Secret it is (or was) made from.
     pub source: Option<SecretId>,
-    /// The `metadata.uid` of the existing Secret a prune or a rename removes, when the input
-    /// has it: deletion can be made conditional on it.
+    /// The `metadata.uid` and `metadata.resourceVersion` of the existing Secret, when the input
+    /// has them (what `kubectl get` prints): a deletion can be made conditional on both, so it
+    /// removes that Secret as it was read and nothing else.
     pub uid: Option<String>,
+    /// See `uid`.
+    pub resource_version: Option<String>,
 }
 
 /// What happens to every Argo CD cluster Secret the function owns or would write, after the
@@ -540,11 +543,11 @@ fn weakens(ctx: &Ctx, old: &Node, new: &ClusterSecret, degraded: Option<&str>) -
 
 /// The plan as people and tools see it, in the order of the Secrets' names.
 pub(super) fn public(ctx: &Ctx, steps: &Steps) -> Plan {
-    let uid = |at: Option<usize>| {
+    let metadata = |at: Option<usize>, key: &str| {
         at.and_then(|i| {
             ctx.item(i)
                 .node
-                .path(&["metadata", "uid"])
+                .path(&["metadata", key])
                 .and_then(Node::as_str)
                 .map(String::from)
         })
@@ -558,7 +561,8 @@ pub(super) fn public(ctx: &Ctx, steps: &Steps) -> Plan {
             cluster: s.cluster.clone(),
             server: s.server.clone(),
             source: s.source.clone(),
-            uid: uid(s.old),
+            uid: metadata(s.old, "uid"),
+            resource_version: metadata(s.old, "resourceVersion"),
         })
         .collect();
     entries.sort_unstable_by(|a, b| {

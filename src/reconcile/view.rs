@@ -3,7 +3,7 @@
 //! from a Secret's data besides the cluster's name and server.
 
 use crate::config::API_VERSION;
-use crate::yaml::Node;
+use crate::yaml::{Node, Value};
 
 use super::plan::{Action, Entry, Plan, SecretId};
 
@@ -14,11 +14,66 @@ pub enum Format {
     Text,
     /// The plan as one JSON object (`kind: Plan`).
     Json,
-    /// The Secrets to create or update, as a YAML stream (for `kubectl apply`).
+    /// The Secrets to create or update, as a YAML stream for `kubectl apply`, their values under
+    /// `data` as the API server stores them: server-side apply then also removes a key a
+    /// Secret no longer has (it cannot through `stringData`, which is never stored).
     Writes,
-    /// The Secrets to delete, one per line: namespace, name and `metadata.uid` (`-` when the
-    /// input has none).
+    /// The Secrets to delete, one per line: the Secret's API path and the `DeleteOptions` that
+    /// make the deletion conditional on the `uid` and `resourceVersion` the input gave, as
+    /// `kubectl delete --raw PATH -f -` takes them.
     Deletes,
+}
+
+/// A Secret as the API server stores it: `stringData` merged into `data`, base64.
+fn stored(secret: &Node<'static>) -> Node<'static> {
+    let Value::Map(entries) = &secret.value else {
+        return secret.clone();
+    };
+    let mut data: Vec<(Node<'static>, Node<'static>)> = Vec::new();
+    let mut rest = Vec::new();
+    for (key, value) in entries {
+        match (key.as_str(), &value.value) {
+            (Some("data"), Value::Map(values)) => data.extend(values.iter().cloned()),
+            (Some("stringData"), Value::Map(values)) => {
+                for (k, v) in values {
+                    let text = v.as_str().unwrap_or_default();
+                    let encoded = Node::string(crate::krm::b64::encode(text.as_bytes()));
+                    data.retain(|(d, _)| d.as_str() != k.as_str());
+                    data.push((k.clone(), encoded));
+                }
+            }
+            _ => rest.push((key.clone(), value.clone())),
+        }
+    }
+    rest.push((Node::string("data"), Node::from_entries(data)));
+    Node::from_entries(rest)
+}
+
+/// One line of the `deletes` format: the API path of the Secret that goes, and the
+/// `DeleteOptions` that delete it only as it was read.
+fn delete_line(e: &Entry) -> String {
+    let id = match &e.action {
+        Action::Rename { from, .. } => from,
+        _ => &e.secret,
+    };
+    let mut preconditions = Vec::new();
+    if let Some(uid) = &e.uid {
+        preconditions.push(("uid", Node::string(uid.clone())));
+    }
+    if let Some(version) = &e.resource_version {
+        preconditions.push(("resourceVersion", Node::string(version.clone())));
+    }
+    let mut options = vec![
+        ("apiVersion", Node::string("v1")),
+        ("kind", Node::string("DeleteOptions")),
+    ];
+    if !preconditions.is_empty() {
+        options.push(("preconditions", Node::map(preconditions)));
+    }
+    let mut line = format!("/api/v1/namespaces/{}/secrets/{} ", id.namespace, id.name);
+    crate::yaml::emit::write_json(&mut line, &Node::map(options), None);
+    line.push('\n');
+    line
 }
 
 /// The actions in the order the summary counts them.
@@ -39,21 +94,11 @@ impl Plan {
                 let mut text = String::new();
                 for node in &self.writes {
                     text.push_str("---\n");
-                    crate::yaml::emit::write_document(&mut text, node);
+                    crate::yaml::emit::write_document(&mut text, &stored(node));
                 }
                 text
             }
-            Format::Deletes => self
-                .deletes()
-                .map(|e| {
-                    let id = match &e.action {
-                        Action::Rename { from, .. } => from,
-                        _ => &e.secret,
-                    };
-                    let uid = e.uid.as_deref().unwrap_or("-");
-                    format!("{} {} {uid}\n", id.namespace, id.name)
-                })
-                .collect(),
+            Format::Deletes => self.deletes().map(delete_line).collect(),
         }
     }
 
@@ -148,6 +193,9 @@ impl Plan {
                 }
                 if let Some(uid) = &e.uid {
                     fields.push(("uid", Node::string(uid.clone())));
+                }
+                if let Some(version) = &e.resource_version {
+                    fields.push(("resourceVersion", Node::string(version.clone())));
                 }
                 match &e.action {
                     Action::Update { changed } => fields.push(("changed", strings(changed))),

@@ -538,6 +538,11 @@ impl Node<'static> {
         Self::from_value(Value::Seq(items))
     }
 
+    /// A mapping of the given keys and values, in order.
+    pub fn from_entries(entries: Vec<(Node<'static>, Node<'static>)>) -> Self {
+        Self::from_value(Value::Map(entries))
+    }
+
     pub fn map(entries: Vec<(&str, Node<'static>)>) -> Self {
         Self::from_value(Value::Map(
             entries

@@ -1,4 +1,7 @@
-//! Helpers shared by the integration tests: scratch directories, running the binary, loud skips.
+//! Helpers shared by the integration tests: scratch directories, running the binary, loud skips,
+//! and a stand-in for the Kubernetes API that kubectl can talk to.
+
+pub mod apiserver;
 
 use std::fs;
 use std::io::Write;

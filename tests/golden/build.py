@@ -964,7 +964,7 @@ def guard_cases():
     write("plan-json", plan_input, args=["plan", "--output", "json"])
     write("plan-writes", plan_input, args=["plan", "-o", "writes"])
     write("plan-deletes", plan_input, args=["plan", "-o", "deletes"])
-    write("plan-deletes-allowed", plan_input, args=["plan", "-o", "deletes", "--set", "allowRename=true"])
+    write("plan-deletes-renamed", plan_input, args=["plan", "-o", "deletes", "--set", "namespacedNames=true", "--set", "allowRename=true"])
 
 
 def main():

@@ -1,0 +1,129 @@
+//! A stand-in for the Kubernetes API (tests/kube/apiserver.py) that the real kubectl talks to:
+//! a few endpoints, Secrets only, every request recorded. Not an API server; what a test shows
+//! with it is what kubectl sends and what the pipeline around it does.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::TempDir;
+
+/// A running stand-in, stopped when dropped.
+pub struct StandIn {
+    child: Child,
+    dir: TempDir,
+    /// A kubeconfig pointing at it.
+    pub kubeconfig: PathBuf,
+}
+
+/// One request kubectl made.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub query: Value,
+    pub body: String,
+}
+
+impl StandIn {
+    /// Starts the stand-in with `secrets` (Secret objects as JSON) in its store; `None`, with a
+    /// loud skip, when there is no python3 to run it.
+    pub fn start(name: &str, secrets: &[Value]) -> Option<StandIn> {
+        if !super::available("python3", &["--version"], &format!("{name} did NOT run")) {
+            return None;
+        }
+        let dir = TempDir::new("apiserver", name);
+        fs::write(
+            dir.path("store.json"),
+            serde_json::to_vec(secrets).expect("JSON"),
+        )
+        .expect("store written");
+        fs::write(dir.path("log.jsonl"), "").expect("log written");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kube/apiserver.py");
+        let child = Command::new("python3")
+            .arg(script)
+            .args(["store.json", "log.jsonl", "port"].map(|f| dir.path(f)))
+            .spawn()
+            .expect("python3 starts");
+        let started = Instant::now();
+        let port = loop {
+            if let Ok(port) = fs::read_to_string(dir.path("port")) {
+                if !port.is_empty() {
+                    break port;
+                }
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(20),
+                "the stand-in did not start"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let kubeconfig = dir.path("kubeconfig");
+        fs::write(
+            &kubeconfig,
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: stand-in\n  cluster:\n    server: http://127.0.0.1:{port}\nusers:\n- name: nobody\n  user: {{}}\ncontexts:\n- name: stand-in\n  context:\n    cluster: stand-in\n    user: nobody\ncurrent-context: stand-in\n"
+            ),
+        )
+        .expect("kubeconfig written");
+        Some(StandIn {
+            child,
+            dir,
+            kubeconfig,
+        })
+    }
+
+    /// Every request so far, in order.
+    pub fn requests(&self) -> Vec<Request> {
+        fs::read_to_string(self.dir.path("log.jsonl"))
+            .expect("log")
+            .lines()
+            .map(|line| {
+                let v: Value = serde_json::from_str(line).expect("a JSON line");
+                Request {
+                    method: v["method"].as_str().unwrap_or_default().into(),
+                    path: v["path"].as_str().unwrap_or_default().into(),
+                    query: v["query"].clone(),
+                    body: v["body"].as_str().unwrap_or_default().into(),
+                }
+            })
+            .collect()
+    }
+
+    /// The requests that changed something (PATCH, DELETE, POST, PUT).
+    pub fn writes(&self) -> Vec<Request> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.method != "GET")
+            .collect()
+    }
+
+    /// The Secrets it holds now, as `namespace/name`.
+    pub fn secret_names(&self) -> Vec<String> {
+        let store: Vec<Value> =
+            serde_json::from_slice(&fs::read(self.dir.path("store.json")).expect("store"))
+                .expect("JSON");
+        let mut names: Vec<String> = store
+            .iter()
+            .map(|s| {
+                format!(
+                    "{}/{}",
+                    s["metadata"]["namespace"].as_str().unwrap_or_default(),
+                    s["metadata"]["name"].as_str().unwrap_or_default()
+                )
+            })
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
