@@ -332,6 +332,7 @@ cases!(
     validate_policy,
     validate_problems,
     validate_providers,
+    yaml_redefined_anchor,
     yaml_stream,
 );
 

@@ -9,6 +9,7 @@ mod cli;
 mod cmp;
 mod container;
 mod golden;
+mod goyaml;
 mod kpt;
 mod kustomize;
 mod layers;

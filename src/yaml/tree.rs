@@ -6,8 +6,11 @@
 //! `---`, or the end of the document before it) and ends (the line of the next marker).
 //! Nothing downstream scans text to find a boundary again.
 //!
-//! Composition follows PyYAML's composer: an alias to an unknown anchor and a second anchor of
-//! the same name in one document are errors. Limits guard depth, size and alias expansion.
+//! Composition follows what kpt and kustomize read with (go-yaml v3) and YAML 1.2: an anchor
+//! may be defined again, and an alias names the most recent node of that anchor; an alias to an
+//! anchor no earlier node of the document defined is an error, as in libyaml's loader, and so is
+//! an alias inside the node its anchor is still being defined on (a recursive structure, which
+//! go-yaml's decoder refuses too). Limits guard depth, size and alias expansion.
 
 use std::collections::HashMap;
 
@@ -66,15 +69,6 @@ pub enum YamlError {
         line: usize,
         col: usize,
         name: String,
-    },
-    #[error(
-        "invalid YAML at line {line} column {col}: found duplicate anchor {name:?} (first at line {first_line})"
-    )]
-    DuplicateAnchor {
-        line: usize,
-        col: usize,
-        name: String,
-        first_line: usize,
     },
     #[error(
         "YAML aliases expand to more than {limit} nodes, 64 bytes of text counting as one (a billion-laughs document?)"
@@ -240,22 +234,23 @@ pub fn parse_stream_with<'a>(
                 None
             }
             EventKind::Alias(name) => {
+                // The most recent node of that anchor is one still open around the alias: the
+                // structure would contain itself (even when an earlier node had the anchor).
+                if stack
+                    .iter()
+                    .any(|f| f.anchor.is_some_and(|(a, _)| a == name))
+                {
+                    return Err(YamlError::RecursiveAlias {
+                        line: start.line + 1,
+                        col: start.col + 1,
+                        name: name.to_string(),
+                    });
+                }
                 let Some(anchored) = anchors.get(name) else {
-                    let open = stack
-                        .iter()
-                        .any(|f| f.anchor.is_some_and(|(a, _)| a == name));
-                    return Err(if open {
-                        YamlError::RecursiveAlias {
-                            line: start.line + 1,
-                            col: start.col + 1,
-                            name: name.to_string(),
-                        }
-                    } else {
-                        YamlError::UnknownAnchor {
-                            line: start.line + 1,
-                            col: start.col + 1,
-                            name: name.to_string(),
-                        }
+                    return Err(YamlError::UnknownAnchor {
+                        line: start.line + 1,
+                        col: start.col + 1,
+                        name: name.to_string(),
                     });
                 };
                 // Counted before the copy, so an expansion bomb never gets to allocate.
@@ -376,14 +371,7 @@ pub fn parse_stream_with<'a>(
             continue;
         };
         if let Some((name, at)) = anchor {
-            if let Some(first) = anchors.get(name) {
-                return Err(YamlError::DuplicateAnchor {
-                    line: at.line + 1,
-                    col: at.col + 1,
-                    name: name.to_string(),
-                    first_line: first.at.line + 1,
-                });
-            }
+            // Defined again: later aliases name this node (YAML 1.2, go-yaml v3).
             let node = node.clone();
             anchors.insert(name, Anchored { node, cost, at });
         }
@@ -469,4 +457,40 @@ fn written_tag(tag: &str) -> (Option<Tag>, bool) {
         })
         .collect();
     (Some(Box::new(format!("!<{uri}>"))), false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str) -> Result<Vec<Document<'_>>, YamlError> {
+        parse_stream(text, &Limits::default())
+    }
+
+    /// What go-yaml v3 (kpt, kustomize) and libyaml's parser accept, and YAML 1.2 allows: an
+    /// anchor defined again; an alias names the most recent node of that anchor.
+    #[test]
+    fn a_redefined_anchor_names_its_most_recent_node() {
+        let docs = read("a: &x one\nb: *x\nc: &x [two]\nd: *x\ne: &x three\nf: *x\n").unwrap();
+        let root = &docs[0].root;
+        assert_eq!(root.get("b").and_then(Node::as_str), Some("one"));
+        let d = root.get("d").and_then(Node::as_seq).expect("a list");
+        assert_eq!(d[0].as_str(), Some("two"));
+        assert_eq!(root.get("f").and_then(Node::as_str), Some("three"));
+    }
+
+    /// The refusals libyaml's loader and go-yaml make stay: an alias to an anchor of another
+    /// document, and one inside the node its anchor is being defined on, even when an earlier
+    /// node had that anchor (go-yaml's decoder: "anchor value contains itself").
+    #[test]
+    fn aliases_to_other_documents_and_into_themselves_stay_refused() {
+        assert!(matches!(
+            read("--- &x 1\n--- *x\n"),
+            Err(YamlError::UnknownAnchor { .. })
+        ));
+        assert!(matches!(
+            read("a: &x 1\nb: &x [*x]\n"),
+            Err(YamlError::RecursiveAlias { .. })
+        ));
+    }
 }

@@ -967,6 +967,22 @@ def guard_cases():
     write("plan-deletes-renamed", plan_input, args=["plan", "-o", "deletes", "--set", "namespacedNames=true", "--set", "allowRename=true"])
 
 
+def anchor_cases():
+    """Issue "Sources round 2": an anchor defined again, as libyaml's parser and go-yaml v3 read
+    it (the most recent node of the anchor counts); PyYAML's composer alone refuses it."""
+    kc = b64(kubeconfig(name="prod", server="https://prod.team-a.example:6443"))
+    write("yaml-redefined-anchor", (
+        "apiVersion: v1\nkind: List\nitems:\n"
+        "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: notes\n    namespace: &ns team-old\n"
+        "- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: prod-kubeconfig\n    namespace: &ns team-a\n"
+        "    labels:\n      cluster.x-k8s.io/cluster-name: &cluster prod\n  type: cluster.x-k8s.io/secret\n"
+        f"  data:\n    value: {kc}\n"
+        "- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: prod-ca\n    namespace: *ns\n"
+        "    labels:\n      cluster.x-k8s.io/cluster-name: *cluster\n  type: cluster.x-k8s.io/secret\n"
+        "  data:\n    tls.crt: \"\"\n"
+    ))
+
+
 def main():
     provider_cases()
     rule_cases()
@@ -977,6 +993,7 @@ def main():
     validator_cases()
     source_cases()
     guard_cases()
+    anchor_cases()
 
 
 if __name__ == "__main__":

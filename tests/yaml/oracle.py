@@ -80,15 +80,38 @@ def events(text):
         mark = getattr(err, "problem_mark", None)
         where = f"{mark.line}:{mark.column}" if mark else "?"
         return {"events": "".join(l + "\n" for l in lines), "error": where, "message": str(err)}
-    # The composer's own rules (undefined aliases, duplicate anchors) refuse a stream too.
-    try:
-        for _ in yaml.compose_all(text.encode("utf-8"), Loader=yaml.CLoader):
-            pass
-    except RecursionError:
-        pass
-    except yaml.YAMLError as err:
-        return {"events": "".join(l + "\n" for l in lines), "error": "compose", "message": str(err)}
+    # The anchor rules refuse a stream too.
+    refused = anchor_rule(text)
+    if refused:
+        return {"events": "".join(l + "\n" for l in lines), "error": "compose", "message": refused}
     return {"events": "".join(l + "\n" for l in lines), "error": None, "message": None}
+
+
+def anchor_rule(text):
+    """Why composing the stream fails, by the rules of the readers kpt and kustomize use
+    (go-yaml v3) and libyaml's loader where they agree: an alias must name an anchor an earlier
+    node of its document defined, the most recent such node counts (go-yaml and YAML 1.2 allow
+    an anchor defined again, where PyYAML's composer refuses it), and an alias inside the node
+    its anchor is still being defined on is a structure containing itself (go-yaml's decoder
+    refuses it; PyYAML builds it). None when the stream composes."""
+    defined, open_anchors = set(), []
+    for event in yaml.parse(text.encode("utf-8"), Loader=yaml.CLoader):
+        if isinstance(event, yaml.DocumentEndEvent):
+            defined.clear()
+        elif isinstance(event, yaml.AliasEvent):
+            if event.anchor in open_anchors:
+                return f"alias {event.anchor!r} inside the node it names"
+            if event.anchor not in defined:
+                return f"found undefined alias {event.anchor!r}"
+        elif isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            open_anchors.append(event.anchor)
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            anchor = open_anchors.pop()
+            if anchor is not None:
+                defined.add(anchor)
+        elif isinstance(event, yaml.ScalarEvent) and event.anchor is not None:
+            defined.add(event.anchor)
+    return None
 
 
 # Scalars that trip readers and writers: indicators, quotes, comments, breaks of every kind
