@@ -71,10 +71,9 @@ pub enum Command {
     Plan {
         /// Input file; standard input when absent or `-`.
         input: Option<PathBuf>,
-        /// `text` for people; `json` for tools; `writes`: the Secrets to create or update, as a
-        /// YAML stream for `kubectl apply`; `deletes`: the Secrets to delete, one per line, their
-        /// API path and the DeleteOptions for `kubectl delete --raw PATH -f -` (conditional on
-        /// the uid and resourceVersion read).
+        /// `text` for people; `json` for tools; `requests`: the API requests that carry the plan
+        /// out, one per line (`VERB PATH BODY`, for `kubectl VERB --raw PATH -f -`), each
+        /// conditional on what was read.
         #[arg(short, long, value_enum, default_value_t = PlanOutput::Text)]
         output: PlanOutput,
     },
@@ -93,10 +92,8 @@ pub enum PlanOutput {
     Text,
     /// One JSON object.
     Json,
-    /// The Secrets to create or update (YAML stream).
-    Writes,
-    /// The Secrets to delete (`PATH DELETE-OPTIONS` lines).
-    Deletes,
+    /// The API requests that carry the plan out (`VERB PATH BODY` lines).
+    Requests,
 }
 
 impl PlanOutput {
@@ -105,8 +102,7 @@ impl PlanOutput {
         match self {
             PlanOutput::Text => Format::Text,
             PlanOutput::Json => Format::Json,
-            PlanOutput::Writes => Format::Writes,
-            PlanOutput::Deletes => Format::Deletes,
+            PlanOutput::Requests => Format::Requests,
         }
     }
 }

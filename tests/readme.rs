@@ -24,7 +24,7 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::quick_start_converts_the_example",
     ),
     (
-        "{ kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml; echo ---; kubectl get secrets -n argocd -l argocd.argoproj.io/secret-type=cluster -o yaml; } > fleet.yaml",
+        "{ kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml; echo ---; kubectl get secrets -n argocd -o yaml; } > fleet.yaml",
         "readme::kubectl_pipeline_against_a_stand_in (the real kubectl; tests/kube/apiserver.py stands in for the API server)",
     ),
     (
@@ -32,15 +32,7 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::kubectl_pipeline_against_a_stand_in",
     ),
     (
-        "capi2argo plan -o writes fleet.yaml > writes.yaml",
-        "readme::kubectl_pipeline_against_a_stand_in",
-    ),
-    (
-        "if [ -s writes.yaml ]; then kubectl apply --server-side --field-manager=capi2argo --force-conflicts -f writes.yaml; fi",
-        "readme::kubectl_pipeline_against_a_stand_in",
-    ),
-    (
-        "capi2argo plan -o deletes fleet.yaml | while read -r path options; do echo \"$options\" | kubectl delete --raw \"$path\" -f -; done",
+        "capi2argo plan -o requests fleet.yaml | while read -r verb path body; do printf '%s\\n' \"$body\" | kubectl \"$verb\" --raw \"$path\" -f - > /dev/null || exit 1; done",
         "readme::kubectl_pipeline_against_a_stand_in",
     ),
     (
@@ -245,9 +237,10 @@ fn kubectl_pipelines_with_a_lists_worth_of_secrets() {
 
 /// The README's kubectl pipeline, command for command, with the real kubectl talking to a
 /// stand-in for the API server that records every request (no API server can be had here):
-/// exactly what the plan writes is applied, exactly what it prunes is deleted, each deletion
-/// conditional on the uid and resourceVersion read; a second run writes nothing; and an input
-/// that lost its kubeconfig Secrets deletes nothing.
+/// exactly what the plan creates is created and what it prunes is deleted, each conditional on
+/// what was read, and the repository credential beside them is never touched; a second run
+/// makes no request; a Secret someone changed is replaced with the resourceVersion read; and an
+/// input that lost its kubeconfig Secrets changes nothing.
 #[test]
 fn kubectl_pipeline_against_a_stand_in() {
     if !common::available(
@@ -260,9 +253,13 @@ fn kubectl_pipeline_against_a_stand_in() {
     let commands: Vec<&str> = COMMANDS
         .iter()
         .map(|(c, _)| *c)
-        .filter(|c| c.contains("fleet.yaml") || c.contains("writes.yaml"))
+        .filter(|c| c.contains("fleet.yaml"))
         .collect();
-    assert_eq!(commands.len(), 5, "the README's pipeline has five commands");
+    assert_eq!(
+        commands.len(),
+        3,
+        "the README's pipeline has three commands"
+    );
     let fixture = fs::read(root().join("tests/fixtures/providers/kubeadm.yaml")).expect("fixture");
     let items: Vec<serde_json::Value> = serde_json::from_str(
         &capi2argo::items_json(&fixture, &capi2argo::Limits::default()).expect("the fixture reads"),
@@ -276,16 +273,20 @@ fn kubectl_pipeline_against_a_stand_in() {
             "capi-to-argocd/cluster-namespace": "fleet-eu"}},
         "data": {"name": "cmV0aXJlZA==", "server": "aHR0cHM6Ly9yZXRpcmVkOjY0NDM="},
     });
-    let mut store: Vec<serde_json::Value> = items.into_iter().chain([retired]).collect();
+    let repository = serde_json::json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": "repo-fleet", "namespace": "argocd", "labels": {
+            "argocd.argoproj.io/secret-type": "repository"}},
+        "data": {"url": "aHR0cHM6Ly9naXQuZXhhbXBsZS5jb20vZmxlZXQ="},
+    });
+    let mut store: Vec<serde_json::Value> =
+        items.into_iter().chain([retired, repository]).collect();
     for (i, secret) in store.iter_mut().enumerate() {
         secret["metadata"]["uid"] = format!("00000000-0000-4000-8000-{i:012}").into();
         secret["metadata"]["resourceVersion"] = (200 + i).to_string().into();
     }
-    let Some(api) = common::apiserver::StandIn::start("readme-pipeline", &store) else {
-        return;
-    };
-    let dir = TempDir::new("readme", "pipeline");
-    let run = |expect: Option<i32>| {
+    let pipeline = |api: &common::apiserver::StandIn, name: &str, expect: Option<i32>| {
+        let dir = TempDir::new("readme", name);
         for command in &commands {
             let out = common::with_binary_on_path("sh")
                 .arg("-c")
@@ -303,9 +304,13 @@ fn kubectl_pipeline_against_a_stand_in() {
                 );
             }
         }
+        fs::read_to_string(dir.path("fleet.yaml")).expect("fleet.yaml")
     };
-    let capi_secrets = api.secret_names();
-    run(Some(0));
+    let Some(api) = common::apiserver::StandIn::start("readme-pipeline", &store) else {
+        return;
+    };
+    let before = api.secret_names();
+    pipeline(&api, "pipeline", Some(0));
     let writes: Vec<(String, String)> = api
         .writes()
         .into_iter()
@@ -314,58 +319,87 @@ fn kubectl_pipeline_against_a_stand_in() {
     assert_eq!(
         writes,
         [
-            (
-                "PATCH".into(),
-                "/api/v1/namespaces/argocd/secrets/cluster-prod-eu-1".into()
-            ),
+            ("POST".into(), "/api/v1/namespaces/argocd/secrets".into()),
             (
                 "DELETE".into(),
                 "/api/v1/namespaces/argocd/secrets/cluster-retired".into()
             ),
         ],
-        "exactly the plan's write and prune"
+        "exactly the plan's create and prune"
     );
     let requests = api.writes();
-    assert_eq!(requests[0].query["fieldManager"], "capi2argo");
+    let created: serde_json::Value = serde_json::from_str(&requests[0].body).expect("a Secret");
+    assert_eq!(created["metadata"]["name"], "cluster-prod-eu-1");
     let options: serde_json::Value =
         serde_json::from_str(&requests[1].body).expect("DeleteOptions");
-    let retired = store.last().expect("the retired Secret");
+    let gone = &store[store.len() - 2];
     assert_eq!(
         options["preconditions"],
         serde_json::json!({
-            "uid": retired["metadata"]["uid"],
-            "resourceVersion": retired["metadata"]["resourceVersion"],
+            "uid": gone["metadata"]["uid"],
+            "resourceVersion": gone["metadata"]["resourceVersion"],
         }),
         "the deletion is conditional on what was read"
     );
-    let mut expected: Vec<String> = capi_secrets
+    let mut expected: Vec<String> = before
         .into_iter()
         .filter(|n| n != "argocd/cluster-retired")
         .chain(["argocd/cluster-prod-eu-1".to_string()])
         .collect();
     expected.sort();
-    assert_eq!(api.secret_names(), expected);
+    assert_eq!(
+        api.secret_names(),
+        expected,
+        "the repository credential stays"
+    );
     // A second run finds its Secret as the API server stores it: unchanged, nothing written.
-    run(Some(0));
+    let fleet = pipeline(&api, "pipeline-again", Some(0));
     assert_eq!(
         api.writes().len(),
         2,
         "a second run wrote something: {:?}",
         api.writes()
     );
-    let plan = fs::read_to_string(dir.path("fleet.yaml")).expect("fleet.yaml");
-    let out = common::capi2argo(&["plan"], plan.as_bytes(), None);
+    let out = common::capi2argo(&["plan"], fleet.as_bytes(), None);
     assert!(
         text(&out.stdout).contains("unchanged argocd/cluster-prod-eu-1 (prod-eu-1)"),
         "{}",
         text(&out.stdout)
     );
 
+    // Someone edited the Argo CD Secret's server: it is replaced, conditional on the
+    // resourceVersion read.
+    let mut edited = api.secrets();
+    let mut version = String::new();
+    for secret in &mut edited {
+        if secret["metadata"]["name"] == "cluster-prod-eu-1" {
+            secret["data"]["server"] = "aHR0cHM6Ly9lbHNld2hlcmU6NjQ0Mw==".into();
+            version = secret["metadata"]["resourceVersion"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+        }
+    }
+    drop(api);
+    let Some(api) = common::apiserver::StandIn::start("readme-pipeline-edited", &edited) else {
+        return;
+    };
+    pipeline(&api, "pipeline-edited", Some(0));
+    let writes = api.writes();
+    assert_eq!(writes.len(), 1, "{writes:?}");
+    assert_eq!(writes[0].method, "PUT");
+    assert_eq!(
+        writes[0].path,
+        "/api/v1/namespaces/argocd/secrets/cluster-prod-eu-1"
+    );
+    let replaced: serde_json::Value = serde_json::from_str(&writes[0].body).expect("a Secret");
+    assert_eq!(replaced["metadata"]["resourceVersion"], version.as_str());
+    drop(api);
+
     // The same cluster, but the kubeconfig Secrets' selector matches nothing (a typo, a
     // half-failed get): the guard holds, nothing is deleted.
-    let Some(api) =
-        common::apiserver::StandIn::start("readme-pipeline-empty", &store[store.len() - 1..])
-    else {
+    let only_argocd: Vec<serde_json::Value> = store[store.len() - 2..].to_vec();
+    let Some(api) = common::apiserver::StandIn::start("readme-pipeline-empty", &only_argocd) else {
         return;
     };
     let dir = TempDir::new("readme", "pipeline-empty");

@@ -1,35 +1,69 @@
 //! Fuzzes the whole function: any bytes in, never a panic, the same output every time, the
 //! output stable under a second run, items cut while they are read written as whole ones, and
 //! nothing lost that the plan did not remove: an owned Argo CD Secret leaves the output only
-//! when the plan prunes or renames it away, and a guard that holds keeps every one.
+//! when the plan prunes or renames it away, one the plan keeps or leaves unchanged is the same
+//! Secret in the output, and a guard that holds keeps every one.
 #![no_main]
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use capi2argo::krm::object::Object;
 use capi2argo::krm::{self, Text};
-use capi2argo::yaml::same_content;
+use capi2argo::yaml::{Node, same_content};
 use capi2argo::{Action, Limits, Options, Plan, SecretId};
 use libfuzzer_sys::fuzz_target;
 
-/// Every object's kind, namespace and name in a parsed input or output.
-fn identities(text: &[u8], limits: &Limits) -> Option<Vec<(String, String, String)>> {
+/// An object's kind, namespace and name.
+type Identity = (String, String, String);
+
+/// Every object of a parsed input or output, by its kind, namespace and name.
+fn objects(text: &[u8], limits: &Limits) -> Option<Vec<(Identity, Node<'static>)>> {
     let parsed = krm::parse(text, limits).ok()?;
     Some(
         parsed
             .items
-            .iter()
+            .into_iter()
             .filter(|i| !i.source_only)
             .filter_map(|i| {
                 let o = Object::new(&i.node);
-                Some((
+                let identity = (
                     o.kind()?.to_string(),
                     o.namespace().to_string(),
                     o.name()?.to_string(),
-                ))
+                );
+                Some((identity, i.node.into_owned()))
             })
             .collect(),
     )
+}
+
+/// The same content, a null written one way or another (an item written anew writes an empty
+/// value as `null`) being the same null.
+fn same_meaning(a: &Node, b: &Node) -> bool {
+    use capi2argo::yaml::{ScalarKind, Value};
+    match (&a.value, &b.value) {
+        (Value::Scalar(x), Value::Scalar(y))
+            if x.kind() == ScalarKind::Null && y.kind() == ScalarKind::Null =>
+        {
+            a.tag == b.tag
+        }
+        (Value::Seq(x), Value::Seq(y)) => {
+            a.tag == b.tag && x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_meaning(p, q))
+        }
+        (Value::Map(x), Value::Map(y)) => {
+            a.tag == b.tag
+                && x.len() == y.len()
+                && x.iter()
+                    .zip(y)
+                    .all(|((k1, v1), (k2, v2))| same_meaning(k1, k2) && same_meaning(v1, v2))
+        }
+        _ => same_content(a, b),
+    }
+}
+
+/// Whether exactly one object has this identity.
+fn once(objects: &[(Identity, Node<'static>)], identity: &Identity) -> bool {
+    objects.iter().filter(|(i, _)| i == identity).count() == 1
 }
 
 /// The Secrets the plan removes from the output.
@@ -85,50 +119,71 @@ fuzz_target!(|data: &[u8]| {
             &first.output[..cut(&first.output)],
             &second.output[..cut(&second.output)]
         );
-        // Nothing goes that the plan did not remove; a guard that holds removes nothing it held.
+        // Nothing goes that the plan did not remove, nothing it kept changes, and a guard that
+        // holds removes nothing it held.
         if let (Some(plan), Some(before), Some(after)) = (
             &first.plan,
-            identities(data, limits),
-            identities(first.output.as_bytes(), limits),
+            objects(data, limits),
+            objects(first.output.as_bytes(), limits),
         ) {
             let gone = removed(plan);
-            let out: HashSet<&(String, String, String)> = after.iter().collect();
-            for identity in &before {
+            let out: HashMap<&Identity, &Node> = after.iter().map(|(i, n)| (i, n)).collect();
+            let kept: HashSet<&SecretId> = plan
+                .entries
+                .iter()
+                .filter(|e| matches!(e.action, Action::Kept { .. } | Action::Unchanged))
+                .map(|e| &e.secret)
+                .collect();
+            for (identity, node) in &before {
                 let (kind, namespace, name) = identity;
                 let secret = SecretId {
                     namespace: namespace.clone(),
                     name: name.clone(),
                 };
-                assert!(
-                    out.contains(identity) || (kind == "Secret" && gone.contains(&secret)),
-                    "{identity:?} is missing from the output, and the plan did not remove it"
-                );
+                match out.get(identity) {
+                    None => assert!(
+                        kind == "Secret" && gone.contains(&secret),
+                        "{identity:?} is missing from the output, and the plan did not remove it"
+                    ),
+                    // (An identity given twice is two objects: compared only when it is one.)
+                    Some(written)
+                        if kind == "Secret"
+                            && kept.contains(&secret)
+                            && once(&before, identity) =>
+                    {
+                        assert!(
+                            same_meaning(node, written),
+                            "{identity:?} is kept or unchanged in the plan, and the output changed it"
+                        )
+                    }
+                    Some(_) => {}
+                }
             }
-            let held = |setting: &str| {
+            // Guard errors by their fixed openings and endings (the text between them names
+            // clusters, which any input can spell like a guard).
+            let held = |start: &str, end: &str| {
                 first
                     .results
                     .iter()
-                    .any(|r| r.message.contains(setting) && r.message.contains("none is pruned"))
+                    .any(|r| r.message.starts_with(start) && r.message.ends_with(end))
             };
-            if held("maxPrune=") {
+            if held("this run would prune ", "(or a percentage) for this run") {
                 assert!(
                     plan.entries.iter().all(|e| e.action != Action::Prune),
                     "maxPrune held, and the plan still prunes"
                 );
             }
-            if !first
-                .results
-                .iter()
-                .any(|r| r.message.contains("allowRename=true to rename"))
-            {
-                return;
+            if held(
+                "kept as it is: ",
+                "allowRename=false: run with allowRename=true to let it through",
+            ) {
+                assert!(
+                    plan.entries
+                        .iter()
+                        .all(|e| !matches!(e.action, Action::Rename { .. })),
+                    "allowRename held, and the plan still renames"
+                );
             }
-            assert!(
-                plan.entries
-                    .iter()
-                    .all(|e| !matches!(e.action, Action::Rename { .. })),
-                "allowRename held, and the plan still renames"
-            );
         }
     }
 });

@@ -9,7 +9,7 @@ use crate::convert::kubeconfig::{self, Credentials, without_userinfo};
 use crate::convert::login::Login;
 use crate::convert::meta as names;
 use crate::fleet::cluster;
-use crate::fleet::source::{ClusterName, SERVER_ANNOTATION, SOURCE_LABEL, Variant};
+use crate::fleet::source::{SERVER_ANNOTATION, SOURCE_LABEL, Variant};
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::Object;
 
@@ -23,12 +23,17 @@ pub(super) struct Conversion {
     pub from: usize,
     /// Which of the config's sources took that Secret.
     pub kind: usize,
+    /// The cluster, as its source names it (before `namespacedNames`).
+    pub cluster: String,
     /// Every kubeconfig Secret of the cluster, as the owned Secrets' labels name them.
     pub members: Vec<(String, String)>,
     pub secret: ClusterSecret,
     /// Why this conversion is worse than what the cluster's Secrets could give (a preferred
     /// kubeconfig failed, so a weaker one stood in): it may not replace a working Secret.
     pub degraded: Option<String>,
+    /// Argo CD, in its own pod, can reach the server (not a loopback address or a bare Service
+    /// name, unless the server annotation gives another).
+    pub reachable: bool,
 }
 
 /// What reading one kubeconfig Secret gave.
@@ -95,7 +100,7 @@ pub(super) fn convert_all<'x, 'a>(
             }
         }
         match convert_cluster(ctx, namespace, name, members) {
-            Some((mut secret, from, degraded)) => {
+            Some((mut secret, from, degraded, reachable)) => {
                 fleet::apply(ctx, &mut secret, from, capi_cluster, scan, &mut used);
                 let kind = &ctx.config.sources[*source];
                 if !kind.capi {
@@ -107,11 +112,13 @@ pub(super) fn convert_all<'x, 'a>(
                 let conversion = Conversion {
                     from,
                     kind: *source,
+                    cluster: name.clone(),
                     members: keys,
                     secret,
                     degraded,
+                    reachable,
                 };
-                planner.propose(ctx, scan, conversion);
+                planner.propose(conversion);
             }
             None => planner.unsettle(&keys, "its kubeconfig Secret could not be converted"),
         }
@@ -144,25 +151,49 @@ fn lifecycle_skips(ctx: &mut Ctx, at: usize) -> bool {
     skip
 }
 
-/// Converts a cluster's kubeconfig Secrets and picks the one Argo CD should use: its Argo CD
-/// Secret, the input index of the kubeconfig Secret it came from, and why it is a fallback.
+/// What `convert_cluster` gives: the Argo CD Secret, the input index of the kubeconfig Secret
+/// it came from, why it is a fallback, and whether Argo CD can reach its server.
+type Made = (ClusterSecret, usize, Option<String>, bool);
+
+/// Converts a cluster's kubeconfig Secrets and picks the one Argo CD should use: a user
+/// kubeconfig whose login Argo CD renews (push mode), else the plain one whose server Argo CD can
+/// reach (vcluster's exported Secret over its `vc-<name>`, which points at the pod's own
+/// loopback), else any plain one, a user one, and a sibling last.
 fn convert_cluster(
     ctx: &mut Ctx,
     namespace: &str,
     cluster: &str,
     members: &[&Candidate],
-) -> Option<(ClusterSecret, usize, Option<String>)> {
+) -> Option<Made> {
     let converted: Vec<Read> = members.iter().map(|c| read(ctx, c)).collect();
     let ok = |i: &usize| converted[*i].connection.is_some();
+    let reachable: Vec<bool> = members
+        .iter()
+        .zip(&converted)
+        .map(|(m, read)| {
+            ctx.object(m.index).annotation(SERVER_ANNOTATION).is_some()
+                || read
+                    .connection
+                    .as_ref()
+                    .is_some_and(|c| kubeconfig::unreachable_host(&c.server).is_none())
+        })
+        .collect();
     let indices: Vec<usize> = (0..members.len()).collect();
     let by_variant = |v: Variant| {
-        indices
+        let mut found: Vec<usize> = indices
             .iter()
             .copied()
             .filter(|&i| members[i].variant == v && ok(&i))
-            .collect::<Vec<_>>()
+            .collect();
+        // Reachable first, otherwise in the order of their names.
+        found.sort_by_key(|&i| !reachable[i]);
+        found
     };
-    let (plain, user) = (by_variant(Variant::Plain), by_variant(Variant::User));
+    let (plain, user, sibling) = (
+        by_variant(Variant::Plain),
+        by_variant(Variant::User),
+        by_variant(Variant::Sibling),
+    );
     let user_via_argocd = user.iter().copied().find(|&i| {
         converted[i]
             .connection
@@ -170,10 +201,11 @@ fn convert_cluster(
             .is_some_and(|c| c.config.uses_argocd_k8s_auth())
     });
     let chosen = match ctx.config.mode {
-        Mode::Pull => plain.first().or(user.first()).copied(),
+        Mode::Pull => plain.first().or(user.first()).or(sibling.first()).copied(),
         Mode::Push => user_via_argocd
             .or(plain.first().copied())
-            .or(user.first().copied()),
+            .or(user.first().copied())
+            .or(sibling.first().copied()),
     };
     for (i, conv) in converted.iter().enumerate() {
         for d in &conv.diagnostics {
@@ -211,14 +243,14 @@ fn convert_cluster(
         }
         _ => None,
     };
+    let chosen_reachable = reachable[chosen];
     let chosen_one = converted.into_iter().nth(chosen)?;
     // Findings about the kubeconfig name the field it came from.
     let field = chosen_one.field.as_str();
     let connection = chosen_one.connection?;
     let mut config = connection.config;
     let object = ctx.object(source.index);
-    let capi = ctx.config.sources[source.source].capi;
-    let mut server = match server_of(ctx, object, &connection.server, field, capi) {
+    let mut server = match server_of(ctx, object, &connection.server, field) {
         Ok(server) => server,
         Err(finding) => {
             ctx.results.push(object.finding(finding));
@@ -272,7 +304,7 @@ fn convert_cluster(
         }
     }
     let from_kubeconfig = ctx.config.name_from == NameFrom::Kubeconfig
-        || ctx.config.sources[source.source].cluster_name == ClusterName::Kubeconfig;
+        || ctx.config.sources[source.source].names_from_kubeconfig();
     let named = if from_kubeconfig {
         connection.cluster_entry.as_str()
     } else {
@@ -298,19 +330,14 @@ fn convert_cluster(
         },
         source.index,
         degraded,
+        chosen_reachable,
     ))
 }
 
 /// The server Argo CD connects to: the kubeconfig's, or the Secret's server annotation. A
 /// kubeconfig pointing at an address only its own pod can reach gets a warning saying how
 /// to give the right one.
-fn server_of(
-    ctx: &mut Ctx,
-    object: Object,
-    server: &str,
-    field: &str,
-    capi: bool,
-) -> Result<String, Finding> {
+fn server_of(ctx: &mut Ctx, object: Object, server: &str, field: &str) -> Result<String, Finding> {
     if let Some(set) = object.annotation(SERVER_ANNOTATION) {
         let set = set.trim_end_matches('/');
         if !kubeconfig::is_http_url(set) {
@@ -329,11 +356,9 @@ fn server_of(
         );
         return Ok(set.to_string());
     }
-    // A bare host name is common in on-premises Cluster API kubeconfigs (resolved through
-    // DNS search domains); from the other platforms it is their own Service's name.
-    let unreachable = kubeconfig::unreachable_host(server)
-        .filter(|reach| !(capi && *reach == kubeconfig::BARE_SERVICE_NAME));
-    if let Some(reach) = unreachable {
+    // Under every source: a bare host name is a Service of the writer's own namespace
+    // (HyperShift's `kube-apiserver`), or a name only DNS search domains of some hosts resolve.
+    if let Some(reach) = kubeconfig::unreachable_host(server) {
         ctx.results.push(object.finding(
             Finding::warning(format!(
                 "the kubeconfig's server is {reach}: Argo CD cannot reach it there; give the address it can reach in the {SERVER_ANNOTATION} annotation"

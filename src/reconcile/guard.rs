@@ -19,7 +19,7 @@ const APPLICATIONSET_EFFECT: &str = "ApplicationSets delete the Applications the
 /// Runs the guards over the plan, in order, then announces the prunes and renames that pass.
 pub(super) fn check(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
     allow_empty(ctx, scan, steps);
-    max_prune(ctx, scan, steps);
+    max_prune(ctx, steps);
     allow_rename(ctx, steps);
     announce(ctx, steps);
 }
@@ -38,7 +38,7 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
         }
         let held = hold(
             steps,
-            |kind| kind == source.name,
+            |name| name == source.name,
             || {
                 format!(
                     "allowEmpty=false: the input holds no kubeconfig Secret of source {}",
@@ -50,15 +50,15 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
             empty.insert(source.name.clone(), held);
         }
     }
-    let owned = managed(ctx, scan);
-    let limit = ctx.config.max_prune.limit(owned);
+    // Letting them through takes maxPrune too when all the prunes then are more than it allows.
+    let all = prunes(steps) + empty.values().sum::<usize>();
+    let limit = ctx.config.max_prune.limit(managed(steps));
+    let let_through = if all > limit {
+        format!("allowEmpty=true and maxPrune={all}")
+    } else {
+        "allowEmpty=true".into()
+    };
     for (source, count) in empty {
-        // Letting these through takes maxPrune too when they are more than it allows.
-        let let_through = if count > limit {
-            format!("allowEmpty=true and maxPrune={count}")
-        } else {
-            "allowEmpty=true".into()
-        };
         let message = format!(
             "{count} owned Argo CD cluster {} of source {source} would be pruned, and the input holds no kubeconfig Secret of that source at all: none is pruned (allowEmpty=false: an empty or broken input must not empty Argo CD; {APPLICATIONSET_EFFECT}). If every one of these clusters is really gone, run once with {let_through}",
             secrets(count)
@@ -67,23 +67,30 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
     }
 }
 
-/// How many owned Secrets this run manages: those of the sources it reads.
-fn managed(ctx: &Ctx, scan: &Scan) -> usize {
-    scan.owned
+/// How many prunes the plan holds.
+fn prunes(steps: &Steps) -> usize {
+    steps
+        .steps
         .iter()
-        .filter(|o| ctx.config.sources.iter().any(|s| s.name == o.kind))
+        .filter(|s| s.action == Action::Prune)
+        .count()
+}
+
+/// How many owned Secrets this run manages (of a source it reads, in its Argo CD namespace and
+/// `allowedNamespaces`): what `maxPrune`'s percentage is of.
+fn managed(steps: &Steps) -> usize {
+    steps
+        .steps
+        .iter()
+        .filter(|s| s.managed && s.old.is_some())
         .count()
 }
 
 /// `maxPrune`: a run that would prune more of the owned Secrets than the setting allows
 /// prunes none. One cluster always passes: decommissioning a cluster is routine.
-fn max_prune(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
-    let pruned = steps
-        .steps
-        .iter()
-        .filter(|s| s.action == Action::Prune)
-        .count();
-    let owned = managed(ctx, scan);
+fn max_prune(ctx: &mut Ctx, steps: &mut Steps) {
+    let pruned = prunes(steps);
+    let owned = managed(steps);
     let limit = ctx.config.max_prune.limit(owned);
     if pruned <= limit {
         return;
@@ -99,43 +106,66 @@ fn max_prune(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
         },
     );
     let message = format!(
-        "this run would prune {pruned} of the {owned} owned Argo CD cluster Secrets, more than maxPrune={setting} allows ({limit}): none is pruned ({APPLICATIONSET_EFFECT}). If these clusters are really gone, run once with maxPrune={pruned}"
+        "this run would prune {pruned} of the {owned} owned Argo CD cluster Secrets, more than maxPrune={setting} allows ({limit}): none is pruned ({APPLICATIONSET_EFFECT}). If these clusters are really gone, run once with maxPrune={pruned} (or a percentage) for this run"
     );
     ctx.report_config(Severity::Error, None, message);
 }
 
-/// `allowRename`: a cluster whose Argo CD name would change, or whose Secret would be replaced
-/// by one of another name, keeps its Secret as it is.
+/// `allowRename`: a cluster whose Argo CD name would change, whose Secret would be replaced by
+/// one of another name, or that another kubeconfig Secret would take over, keeps its Secret as
+/// it is.
 fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
     if ctx.config.allow_rename {
         return;
     }
     for step in &mut steps.steps {
-        let Action::Rename { from, from_cluster } = &step.action else {
+        let Action::Rename {
+            from,
+            from_cluster,
+            from_source,
+        } = &step.action
+        else {
             continue;
         };
-        let what = if *from == step.secret {
-            format!(
+        let renamed = *from_cluster != step.cluster;
+        let mut what = Vec::new();
+        if *from != step.secret {
+            what.push(format!("it would be replaced by {}", step.secret));
+        }
+        if renamed {
+            what.push(format!(
                 "its Argo CD cluster name would change from {from_cluster} to {}",
                 step.cluster
-            )
-        } else if *from_cluster == step.cluster {
-            format!(
-                "it would be replaced by {} (same cluster name)",
-                step.secret
-            )
+            ));
+        }
+        if let (Some(was), Some(now)) = (from_source, &step.source) {
+            what.push(format!(
+                "it would be made from {now} instead of {was}, so its server becomes {}",
+                step.server
+            ));
+        }
+        let names = if renamed {
+            "; Applications that name the cluster stop resolving"
         } else {
-            format!(
-                "it would be replaced by {} and its Argo CD cluster name change from {from_cluster} to {}",
-                step.secret, step.cluster
-            )
+            ""
         };
         let message = format!(
-            "kept as it is: {what} ({APPLICATIONSET_EFFECT}; Applications that name the cluster stop resolving). allowRename=false: run with allowRename=true to rename"
+            "kept as it is: {} ({APPLICATIONSET_EFFECT}{names}). allowRename=false: run with allowRename=true to let it through",
+            what.join(", and ")
         );
         let reason = format!(
-            "rename to {} ({}) held back: allowRename=false",
-            step.secret, step.cluster
+            "{} held back: allowRename=false",
+            if from_source.is_some() && !renamed && *from == step.secret {
+                format!(
+                    "a switch to {}",
+                    step.source
+                        .as_ref()
+                        .map(ToString::to_string)
+                        .unwrap_or_default()
+                )
+            } else {
+                format!("rename to {} ({})", step.secret, step.cluster)
+            }
         );
         if let Some(old) = step.old {
             ctx.report(old, Severity::Error, None, message);
@@ -143,17 +173,20 @@ fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
         // What the entry shows is the Secret as it stays.
         step.secret = from.clone();
         step.cluster = from_cluster.clone();
+        if let Some(was) = from_source {
+            step.source = Some(was.clone());
+        }
         step.action = Action::Kept { reason };
         step.out = None;
     }
 }
 
-/// Turns every prune whose source kind `kind` matches into a kept Secret, for the reason
+/// Turns every prune whose source's name `kind` matches into a kept Secret, for the reason
 /// `why` gives; how many.
 fn hold(steps: &mut Steps, kind: impl Fn(&str) -> bool, why: impl Fn() -> String) -> usize {
     let mut held = 0;
     for step in &mut steps.steps {
-        if step.action == Action::Prune && kind(&step.kind) {
+        if step.action == Action::Prune && kind(&step.source_name) {
             step.action = Action::Kept { reason: why() };
             held += 1;
         }
@@ -171,10 +204,20 @@ fn announce(ctx: &mut Ctx, steps: &Steps) {
             Action::Prune => format!(
                 "pruned: owned Argo CD cluster Secret whose source Secret {source} is not in the input (or no longer converted)"
             ),
-            Action::Rename { from, from_cluster } => format!(
-                "renamed (allowRename=true): {from} ({from_cluster}) becomes {} ({})",
-                step.secret, step.cluster
-            ),
+            Action::Rename {
+                from,
+                from_cluster,
+                from_source,
+            } => match from_source {
+                Some(was) => format!(
+                    "renamed (allowRename=true): {from} ({from_cluster}), made from {was} until now, becomes {} ({}) made from {source}",
+                    step.secret, step.cluster
+                ),
+                None => format!(
+                    "renamed (allowRename=true): {from} ({from_cluster}) becomes {} ({})",
+                    step.secret, step.cluster
+                ),
+            },
             _ => continue,
         };
         ctx.report(old, Severity::Info, None, message);

@@ -12,6 +12,7 @@
 //! `capi2argo plan` shows ([`view`]).
 
 mod changes;
+mod collide;
 mod convert;
 mod fleet;
 mod guard;
@@ -64,7 +65,7 @@ pub fn reconcile(
         results: Vec::new(),
     };
     let scan = scan::scan(&mut ctx);
-    let mut planner = plan::Planner::new(&ctx, &scan, output);
+    let mut planner = plan::Planner::new(&scan, output);
     convert::convert_all(&mut ctx, &scan, &mut planner);
     let mut steps = planner.finish(&mut ctx, &scan);
     // Per-Secret errors become warnings with strict=false; a guard's refusal does not.
@@ -76,7 +77,7 @@ pub fn reconcile(
         }
     }
     guard::check(&mut ctx, &scan, &mut steps);
-    let plan = plan::public(&ctx, &steps);
+    let plan = plan::public(&ctx, &steps, output);
     if output == Output::Resources {
         render::render(&mut ctx, &scan, steps, sink);
     }
@@ -158,7 +159,7 @@ mod tests {
             .trim_end_matches("-kubeconfig")
             .trim_end_matches("-user");
         format!(
-            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: fleet\n  labels:\n    cluster.x-k8s.io/cluster-name: {cluster}\nstringData:\n  value: |\n    apiVersion: v1\n    kind: Config\n    clusters:\n    - name: c\n      cluster: {{server: 'https://c.example:6443'}}\n    users:\n    - name: u\n      user:\n{user}    contexts:\n    - name: x\n      context: {{cluster: c, user: u}}\n    current-context: x\n---\n"
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: fleet\n  labels:\n    cluster.x-k8s.io/cluster-name: {cluster}\nstringData:\n  value: |\n    apiVersion: v1\n    kind: Config\n    clusters:\n    - name: c\n      cluster: {{server: 'https://{cluster}.fleet.example:6443'}}\n    users:\n    - name: u\n      user:\n{user}    contexts:\n    - name: x\n      context: {{cluster: c, user: u}}\n    current-context: x\n---\n"
         )
     }
 
@@ -180,8 +181,7 @@ mod tests {
     #[test]
     fn new_secrets_come_out_in_conversion_order_written_at_once_or_not() {
         let secret = |ns: &str, cluster: &str| {
-            kubeconfig_secret(&format!("{cluster}-kubeconfig"), TOKEN)
-                .replace("namespace: fleet", &format!("namespace: {ns}"))
+            kubeconfig_secret(&format!("{cluster}-kubeconfig"), TOKEN).replace("fleet", ns)
         };
         let broken = secret("b", "p").replace("current-context: x", "current-context: none");
         let input = secret("a", "z") + &broken + &secret("a", "p") + &secret("a", "k");
@@ -202,8 +202,7 @@ mod tests {
             .iter()
             .flat_map(|c| {
                 ["a", "b"].map(|ns| {
-                    kubeconfig_secret(&format!("{c}-kubeconfig"), TOKEN)
-                        .replace("namespace: fleet", &format!("namespace: {ns}"))
+                    kubeconfig_secret(&format!("{c}-kubeconfig"), TOKEN).replace("fleet", ns)
                 })
             })
             .collect::<String>();
@@ -255,10 +254,8 @@ mod tests {
 
     #[test]
     fn two_clusters_writing_one_secret_are_both_errors() {
-        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
-            .replace("namespace: fleet", "namespace: one")
-            + &kubeconfig_secret("a-kubeconfig", TOKEN)
-                .replace("namespace: fleet", "namespace: two");
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN).replace("fleet", "one")
+            + &kubeconfig_secret("a-kubeconfig", TOKEN).replace("fleet", "two");
         let (out, results) = run(&input, &Config::default());
         assert_eq!(errors(&results).len(), 2, "{results:?}");
         assert!(!out.contains("argocd.argoproj.io/secret-type"), "{out}");

@@ -4,9 +4,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::convert::argocd::{OWNED_LABEL, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL};
+use crate::convert::argocd::{
+    OWNED_LABEL, SECRET_TYPE_LABEL, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
+};
 use crate::fleet::cluster;
-use crate::fleet::source::{SOURCE_LABEL, Variant};
+use crate::fleet::source::{self, PRESETS, SOURCE_LABEL, Taken, Variant};
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::Object;
 use crate::yaml::{Node, same_content};
@@ -25,6 +27,14 @@ pub(super) struct Candidate {
     pub name: String,
     pub cluster: String,
     pub variant: Variant,
+}
+
+/// An Argo CD cluster Secret in the input that is not the function's: never touched, but no
+/// Secret of the function's may give Argo CD a second cluster of its server or name.
+pub(super) struct Foreign {
+    pub index: usize,
+    pub name: String,
+    pub server: String,
 }
 
 /// An owned Argo CD Secret in the input, and the kubeconfig Secret its labels name.
@@ -53,6 +63,17 @@ pub(super) struct Scan {
     pub copies: Vec<(usize, usize)>,
     /// Every Secret of the input by namespace and name (the first of two that share them).
     pub secrets: HashMap<(String, String), usize>,
+    /// Owned Argo CD Secrets the scan could not take (unsound metadata, given twice), and why:
+    /// kept exactly as they are.
+    pub held_owned: Vec<(usize, &'static str)>,
+    /// Argo CD cluster Secrets that are not the function's.
+    pub foreign: Vec<Foreign>,
+    /// Kubeconfig Secrets a source takes in namespaces `allowedNamespaces` leaves out, as the
+    /// owned Secrets' labels name them: their Argo CD Secrets are another pipeline's.
+    pub excluded: HashSet<(String, String)>,
+    /// The kubeconfig Secrets of the input by the key their Argo CD Secrets' labels name them by
+    /// (label values: long names are cut and hashed), with their real namespace and name.
+    pub real_names: HashMap<(String, String), (String, String)>,
 }
 
 impl Scan {
@@ -115,7 +136,10 @@ pub(super) fn scan(ctx: &mut Ctx) -> Scan {
         let relevant = cluster::is_cluster(node)
             || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(ctx, node)));
         if relevant && !metadata_is_sound(ctx, index) {
-            if let Some(name) = object.name().filter(|_| object.is_secret()) {
+            if object.is_secret() && is_owned(node) {
+                scan.held_owned
+                    .push((index, "its metadata cannot be read (see the error on it)"));
+            } else if let Some(name) = object.name().filter(|_| object.is_secret()) {
                 scan.held.push((
                     source_key(object.namespace(), name),
                     "its kubeconfig Secret's metadata cannot be read",
@@ -173,19 +197,49 @@ pub(super) fn scan(ctx: &mut Ctx) -> Scan {
             });
             continue;
         }
-        match candidate(ctx, object) {
-            Ok(Some((source, cluster, variant))) => scan.candidates.push(Candidate {
+        if object.label(SECRET_TYPE_LABEL) == Some("cluster") {
+            let value = |key| {
+                object
+                    .secret_value(key)
+                    .ok()
+                    .flatten()
+                    .map(|(_, v)| v.trim_end_matches('/').to_string())
+                    .unwrap_or_default()
+            };
+            scan.foreign.push(Foreign {
                 index,
-                source,
-                namespace,
-                name: name.to_string(),
-                cluster,
-                variant,
-            }),
+                name: value("name"),
+                server: value("server"),
+            });
+            continue;
+        }
+        match candidate(ctx, object) {
+            Ok(Some((source, taken))) => {
+                scan.real_names.insert(
+                    source_key(&namespace, name),
+                    (namespace.clone(), name.to_string()),
+                );
+                scan.candidates.push(Candidate {
+                    index,
+                    source,
+                    namespace,
+                    name: name.to_string(),
+                    cluster: taken.cluster,
+                    variant: taken.variant,
+                });
+            }
             Ok(None) => {}
             // Looks like a kubeconfig Secret but is not converted: say why, so a missing
             // label or an unknown suffix does not pass in silence.
-            Err(finding) => ctx.results.push(object.finding(finding)),
+            Err(finding) => {
+                if finding.field.as_deref() == Some(NAMESPACE_FIELD) {
+                    let key = source_key(&namespace, name);
+                    scan.real_names
+                        .insert(key.clone(), (namespace.clone(), name.to_string()));
+                    scan.excluded.insert(key);
+                }
+                ctx.results.push(object.finding(finding));
+            }
         }
     }
     if !twice.is_empty() {
@@ -205,6 +259,10 @@ pub(super) fn scan(ctx: &mut Ctx) -> Scan {
             ));
         }
         scan.candidates.retain(|c| taken(c.index));
+        for o in scan.owned.iter().filter(|o| !taken(o.index)) {
+            scan.held_owned
+                .push((o.index, "it is given twice with different content"));
+        }
         scan.owned.retain(|o| taken(o.index));
         scan.clusters.retain(|_, i| taken(*i));
     }
@@ -218,27 +276,63 @@ pub(super) fn is_owned(node: &Node) -> bool {
         .is_some_and(|s| s.text == "true")
 }
 
+/// The field of the result that says a kubeconfig Secret's namespace is outside
+/// `allowedNamespaces` (the scan keeps the Argo CD Secrets of those).
+const NAMESPACE_FIELD: &str = "metadata.namespace";
+
 /// Whether a Secret is a kubeconfig Secret of one of the sources (the first that takes it):
-/// the source, the cluster and the variant; `Err` says why one that looks like it is not
-/// converted.
-fn candidate(ctx: &Ctx, object: Object) -> Result<Option<(usize, String, Variant)>, Finding> {
-    let mut near_miss = None;
+/// the source and what it took; `Err` says why one that looks like it is not converted. A
+/// Secret no enabled source takes, but a preset that is not enabled would, gets a hint naming
+/// that preset, rather than the near miss of a source it is not meant for.
+fn candidate(ctx: &Ctx, object: Object) -> Result<Option<(usize, Taken)>, Finding> {
+    let mut near_miss: Option<Finding> = None;
     for (i, source) in ctx.config.sources.iter().enumerate() {
         match source.take(object) {
-            Ok(Some((cluster, variant))) => {
+            Ok(Some(taken)) => {
                 if !ctx.config.allows(object.namespace()) {
                     return Err(Finding::info(format!(
                         "not converted: namespace {} is not in allowedNamespaces",
                         object.namespace()
                     ))
-                    .at("metadata.namespace"));
+                    .at(NAMESPACE_FIELD));
                 }
-                return Ok(Some((i, cluster, variant)));
+                return Ok(Some((i, taken)));
             }
             Ok(None) => {}
             Err(finding) => {
-                near_miss.get_or_insert(finding);
+                // A warning (labels that name a kubeconfig, without the key) outranks an info.
+                let stronger = near_miss
+                    .as_ref()
+                    .is_none_or(|n| finding.severity < n.severity);
+                if stronger {
+                    near_miss = Some(finding);
+                }
             }
+        }
+    }
+    if near_miss
+        .as_ref()
+        .is_some_and(|n| n.severity == Severity::Warning)
+    {
+        return near_miss.map_or(Ok(None), Err);
+    }
+    let enabled: Vec<&str> = ctx.config.sources.iter().map(|s| s.name.as_str()).collect();
+    for name in PRESETS.iter().filter(|p| !enabled.contains(p)) {
+        let Some(preset) = source::preset(name) else {
+            continue;
+        };
+        if let Ok(Some(taken)) = preset.take(object) {
+            let releases = if taken.releases.is_empty() {
+                String::new()
+            } else {
+                format!(", as {name} writes it in {}", taken.releases)
+            };
+            return Err(Finding::info(format!(
+                "not converted: a {name} kubeconfig Secret (cluster {}{releases}); add {name} to sources to convert it (sources: {},{name})",
+                taken.cluster,
+                enabled.join(",")
+            ))
+            .at("metadata.name"));
         }
     }
     near_miss.map_or(Ok(None), Err)

@@ -1,11 +1,13 @@
-//! The plan shown: one line per Argo CD cluster Secret for people, JSON for tools, and the two
-//! lists a pipeline carries out — the Secrets to write, the Secrets to delete. Never a value
-//! from a Secret's data besides the cluster's name and server.
+//! The plan shown: one line per Argo CD cluster Secret for people, JSON for tools, and the API
+//! requests that carry it out, each conditional on what was read. The text and JSON never hold
+//! a value from a Secret's data besides the cluster's name and server (a server's user and
+//! password left out); the requests, which write the new Secrets, hold their credentials.
 
 use crate::config::API_VERSION;
+use crate::krm::object::{Object, TOOL_ANNOTATION_PREFIXES};
 use crate::yaml::{Node, Value};
 
-use super::plan::{Action, Entry, Plan, SecretId};
+use super::plan::{Action, Entry, Plan, SecretId, Write};
 
 /// How `capi2argo plan` shows the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,66 +16,13 @@ pub enum Format {
     Text,
     /// The plan as one JSON object (`kind: Plan`).
     Json,
-    /// The Secrets to create or update, as a YAML stream for `kubectl apply`, their values under
-    /// `data` as the API server stores them: server-side apply then also removes a key a
-    /// Secret no longer has (it cannot through `stringData`, which is never stored).
-    Writes,
-    /// The Secrets to delete, one per line: the Secret's API path and the `DeleteOptions` that
-    /// make the deletion conditional on the `uid` and `resourceVersion` the input gave, as
-    /// `kubectl delete --raw PATH -f -` takes them.
-    Deletes,
-}
-
-/// A Secret as the API server stores it: `stringData` merged into `data`, base64.
-fn stored(secret: &Node<'static>) -> Node<'static> {
-    let Value::Map(entries) = &secret.value else {
-        return secret.clone();
-    };
-    let mut data: Vec<(Node<'static>, Node<'static>)> = Vec::new();
-    let mut rest = Vec::new();
-    for (key, value) in entries {
-        match (key.as_str(), &value.value) {
-            (Some("data"), Value::Map(values)) => data.extend(values.iter().cloned()),
-            (Some("stringData"), Value::Map(values)) => {
-                for (k, v) in values {
-                    let text = v.as_str().unwrap_or_default();
-                    let encoded = Node::string(crate::krm::b64::encode(text.as_bytes()));
-                    data.retain(|(d, _)| d.as_str() != k.as_str());
-                    data.push((k.clone(), encoded));
-                }
-            }
-            _ => rest.push((key.clone(), value.clone())),
-        }
-    }
-    rest.push((Node::string("data"), Node::from_entries(data)));
-    Node::from_entries(rest)
-}
-
-/// One line of the `deletes` format: the API path of the Secret that goes, and the
-/// `DeleteOptions` that delete it only as it was read.
-fn delete_line(e: &Entry) -> String {
-    let id = match &e.action {
-        Action::Rename { from, .. } => from,
-        _ => &e.secret,
-    };
-    let mut preconditions = Vec::new();
-    if let Some(uid) = &e.uid {
-        preconditions.push(("uid", Node::string(uid.clone())));
-    }
-    if let Some(version) = &e.resource_version {
-        preconditions.push(("resourceVersion", Node::string(version.clone())));
-    }
-    let mut options = vec![
-        ("apiVersion", Node::string("v1")),
-        ("kind", Node::string("DeleteOptions")),
-    ];
-    if !preconditions.is_empty() {
-        options.push(("preconditions", Node::map(preconditions)));
-    }
-    let mut line = format!("/api/v1/namespaces/{}/secrets/{} ", id.namespace, id.name);
-    crate::yaml::emit::write_json(&mut line, &Node::map(options), None);
-    line.push('\n');
-    line
+    /// The API requests that carry the plan out, one per line: `create PATH BODY`,
+    /// `replace PATH BODY` and `delete PATH BODY`, as `kubectl <verb> --raw PATH -f -` takes
+    /// them. A create fails when a Secret of its name exists by then; a replace carries the
+    /// `resourceVersion` read, so the API server refuses it when the Secret changed since; a
+    /// delete carries `DeleteOptions` with the `uid` and `resourceVersion` read. Writes come
+    /// first, so a rename's new Secret exists before the old one goes.
+    Requests,
 }
 
 /// The actions in the order the summary counts them.
@@ -82,24 +31,23 @@ const WORDS: &[&str] = &["create", "update", "rename", "prune", "kept", "unchang
 impl Plan {
     /// The plan in `format`.
     pub fn show(&self, format: Format) -> String {
+        let mut text = String::new();
         match format {
-            Format::Text => self.text(),
+            Format::Text => self.text(&mut text),
             Format::Json => {
-                let mut text = String::new();
                 crate::yaml::emit::write_json(&mut text, &self.json(), Some(0));
                 text.push('\n');
-                text
             }
-            Format::Writes => {
-                let mut text = String::new();
-                for node in &self.writes {
-                    text.push_str("---\n");
-                    crate::yaml::emit::write_document(&mut text, &stored(node));
+            Format::Requests => {
+                for write in &self.writes {
+                    write_line(&mut text, write);
                 }
-                text
+                for entry in self.deletes() {
+                    delete_line(&mut text, entry);
+                }
             }
-            Format::Deletes => self.deletes().map(delete_line).collect(),
         }
+        text
     }
 
     /// The entries whose existing Secret goes: prunes, and renames to a Secret of another name.
@@ -126,36 +74,36 @@ impl Plan {
             .collect()
     }
 
-    fn text(&self) -> String {
-        let mut out = String::new();
+    fn text(&self, out: &mut String) {
         for e in &self.entries {
-            let detail = match &e.action {
+            let word = e.action.word();
+            let line = match &e.action {
                 Action::Create => match &e.source {
-                    Some(source) => format!(" from {source}"),
-                    None => String::new(),
+                    Some(source) => format!("{} ({}) from {source}", e.secret, e.cluster),
+                    None => format!("{} ({})", e.secret, e.cluster),
                 },
-                Action::Update { changed } => format!(": {}", changed.join(", ")),
-                Action::Rename { from, from_cluster } if *from == e.secret => {
-                    format!(": {from_cluster} -> {}", e.cluster)
+                Action::Update { changed } => {
+                    format!("{} ({}): {}", e.secret, e.cluster, changed.join(", "))
                 }
-                Action::Rename { from, from_cluster } => {
-                    out.push_str(&format!(
-                        "{:<9} {from} ({from_cluster}) -> {} ({})\n",
-                        e.action.word(),
-                        e.secret,
-                        e.cluster
-                    ));
-                    continue;
+                Action::Rename {
+                    from,
+                    from_cluster,
+                    from_source,
+                } => {
+                    let mut line = if *from == e.secret {
+                        format!("{} ({from_cluster} -> {})", e.secret, e.cluster)
+                    } else {
+                        format!("{from} ({from_cluster}) -> {} ({})", e.secret, e.cluster)
+                    };
+                    if let (Some(was), Some(now)) = (from_source, &e.source) {
+                        line.push_str(&format!(": made from {now}, was {was}"));
+                    }
+                    line
                 }
-                Action::Kept { reason } => format!(": {reason}"),
-                Action::Prune | Action::Unchanged => String::new(),
+                Action::Kept { reason } => format!("{} ({}): {reason}", e.secret, e.cluster),
+                Action::Prune | Action::Unchanged => format!("{} ({})", e.secret, e.cluster),
             };
-            out.push_str(&format!(
-                "{:<9} {} ({}){detail}\n",
-                e.action.word(),
-                e.secret,
-                e.cluster
-            ));
+            out.push_str(&format!("{word:<9} {line}\n"));
         }
         let counts: Vec<String> = self
             .counts()
@@ -166,17 +114,10 @@ impl Plan {
             })
             .collect();
         out.push_str(&format!("plan: {}\n", counts.join(", ")));
-        out
     }
 
     /// The plan as a JSON object, written by the same emitter as JSON output.
     fn json(&self) -> Node<'static> {
-        let id = |s: &SecretId| {
-            Node::map(vec![
-                ("namespace", Node::string(s.namespace.clone())),
-                ("name", Node::string(s.name.clone())),
-            ])
-        };
         let strings = |v: &[String]| Node::seq(v.iter().cloned().map(Node::string).collect());
         let entries = self
             .entries
@@ -199,9 +140,16 @@ impl Plan {
                 }
                 match &e.action {
                     Action::Update { changed } => fields.push(("changed", strings(changed))),
-                    Action::Rename { from, from_cluster } => {
+                    Action::Rename {
+                        from,
+                        from_cluster,
+                        from_source,
+                    } => {
                         fields.push(("from", id(from)));
                         fields.push(("fromCluster", Node::string(from_cluster.clone())));
+                        if let Some(was) = from_source {
+                            fields.push(("fromSource", id(was)));
+                        }
                     }
                     Action::Kept { reason } => {
                         fields.push(("reason", Node::string(reason.clone())))
@@ -223,4 +171,117 @@ impl Plan {
             ("summary", Node::map(summary)),
         ])
     }
+}
+
+fn id(s: &SecretId) -> Node<'static> {
+    Node::map(vec![
+        ("namespace", Node::string(s.namespace.clone())),
+        ("name", Node::string(s.name.clone())),
+    ])
+}
+
+/// The API path of a namespace's Secrets, or of one of them.
+fn secrets_path(namespace: &str, name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!("/api/v1/namespaces/{namespace}/secrets/{name}"),
+        None => format!("/api/v1/namespaces/{namespace}/secrets"),
+    }
+}
+
+/// A create or a replace: the Secret as the API server stores it (values under `data`),
+/// without the annotations kpt and kustomize keep for themselves, and, for a replace, with the
+/// `resourceVersion` read.
+fn write_line(text: &mut String, write: &Write) {
+    let object = Object::new(&write.node);
+    let (namespace, name) = (object.namespace(), object.name().unwrap_or_default());
+    let (verb, path) = if write.replaces {
+        ("replace", secrets_path(namespace, Some(name)))
+    } else {
+        ("create", secrets_path(namespace, None))
+    };
+    let version = write.resource_version.as_deref().filter(|_| write.replaces);
+    text.push_str(&format!("{verb} {path} "));
+    crate::yaml::emit::write_json(text, &stored(&write.node, version), None);
+    text.push('\n');
+}
+
+/// A Secret as the API server stores it: `stringData` merged into `data` (base64), the tools'
+/// own annotations left out, the `resourceVersion` to replace, when given.
+fn stored(secret: &Node<'static>, version: Option<&str>) -> Node<'static> {
+    let Value::Map(entries) = &secret.value else {
+        return secret.clone();
+    };
+    let mut data: Vec<(Node<'static>, Node<'static>)> = Vec::new();
+    let mut rest = Vec::new();
+    for (key, value) in entries {
+        match (key.as_str(), &value.value) {
+            (Some("data"), Value::Map(values)) => data.extend(values.iter().cloned()),
+            (Some("stringData"), Value::Map(values)) => {
+                for (k, v) in values {
+                    let text = v.as_str().unwrap_or_default();
+                    let encoded = Node::string(crate::krm::b64::encode(text.as_bytes()));
+                    data.retain(|(d, _)| d.as_str() != k.as_str());
+                    data.push((k.clone(), encoded));
+                }
+            }
+            (Some("metadata"), Value::Map(fields)) => {
+                let mut metadata = Vec::new();
+                for (k, v) in fields {
+                    match (k.as_str(), &v.value) {
+                        (Some("annotations"), Value::Map(annotations)) => {
+                            let own: Vec<_> = annotations
+                                .iter()
+                                .filter(|(a, _)| {
+                                    !a.as_str().is_some_and(|a| {
+                                        TOOL_ANNOTATION_PREFIXES.iter().any(|p| a.starts_with(p))
+                                    })
+                                })
+                                .cloned()
+                                .collect();
+                            if !own.is_empty() {
+                                metadata.push((k.clone(), Node::from_entries(own)));
+                            }
+                        }
+                        _ => metadata.push((k.clone(), v.clone())),
+                    }
+                }
+                if let Some(version) = version {
+                    metadata.push((Node::string("resourceVersion"), Node::string(version)));
+                }
+                rest.push((key.clone(), Node::from_entries(metadata)));
+            }
+            _ => rest.push((key.clone(), value.clone())),
+        }
+    }
+    rest.push((Node::string("data"), Node::from_entries(data)));
+    Node::from_entries(rest)
+}
+
+/// A delete: the API path of the Secret that goes, and the `DeleteOptions` that delete it only
+/// as it was read.
+fn delete_line(text: &mut String, e: &Entry) {
+    let id = match &e.action {
+        Action::Rename { from, .. } => from,
+        _ => &e.secret,
+    };
+    let mut preconditions = Vec::new();
+    if let Some(uid) = &e.uid {
+        preconditions.push(("uid", Node::string(uid.clone())));
+    }
+    if let Some(version) = &e.resource_version {
+        preconditions.push(("resourceVersion", Node::string(version.clone())));
+    }
+    let mut options = vec![
+        ("apiVersion", Node::string("v1")),
+        ("kind", Node::string("DeleteOptions")),
+    ];
+    if !preconditions.is_empty() {
+        options.push(("preconditions", Node::map(preconditions)));
+    }
+    text.push_str(&format!(
+        "delete {} ",
+        secrets_path(&id.namespace, Some(&id.name))
+    ));
+    crate::yaml::emit::write_json(text, &Node::map(options), None);
+    text.push('\n');
 }

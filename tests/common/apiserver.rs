@@ -24,7 +24,6 @@ pub struct StandIn {
 pub struct Request {
     pub method: String,
     pub path: String,
-    pub query: Value,
     pub body: String,
 }
 
@@ -86,7 +85,6 @@ impl StandIn {
                 Request {
                     method: v["method"].as_str().unwrap_or_default().into(),
                     path: v["path"].as_str().unwrap_or_default().into(),
-                    query: v["query"].clone(),
                     body: v["body"].as_str().unwrap_or_default().into(),
                 }
             })
@@ -101,12 +99,16 @@ impl StandIn {
             .collect()
     }
 
+    /// The Secrets it holds now.
+    pub fn secrets(&self) -> Vec<Value> {
+        serde_json::from_slice(&fs::read(self.dir.path("store.json")).expect("store"))
+            .expect("JSON")
+    }
+
     /// The Secrets it holds now, as `namespace/name`.
     pub fn secret_names(&self) -> Vec<String> {
-        let store: Vec<Value> =
-            serde_json::from_slice(&fs::read(self.dir.path("store.json")).expect("store"))
-                .expect("JSON");
-        let mut names: Vec<String> = store
+        let mut names: Vec<String> = self
+            .secrets()
             .iter()
             .map(|s| {
                 format!(

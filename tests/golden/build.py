@@ -76,9 +76,10 @@ def config_map(**data):
     return f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: function-input\ndata:\n{lines}"
 
 
-def kubeconfig(server="https://10.0.0.1:6443", user="token: fake-token-value", cluster_extra="", name="c", more=""):
-    """A small kubeconfig; token auth keeps hand-written cases readable."""
-    cluster = f"server: {server}\n" + cluster_extra
+def kubeconfig(server=None, user="token: fake-token-value", cluster_extra="", name="c", more=""):
+    """A small kubeconfig; token auth keeps hand-written cases readable. Each cluster has a
+    server of its own (two of one server are a collision)."""
+    cluster = f"server: {server or f'https://{name}.example:6443'}\n" + cluster_extra
     return (
         "apiVersion: v1\nkind: Config\nclusters:\n"
         f"- name: {name}\n  cluster:\n{textwrap.indent(cluster, '    ')}"
@@ -178,7 +179,7 @@ def rule_cases():
     write("config-bad-value", kpt_package({"capi.yaml": ok("team-a", "prod")}, config_map(mode="fetch")))
 
     two_contexts = (
-        "apiVersion: v1\nkind: Config\nclusters:\n- {name: blue, cluster: {server: 'https://blue:6443'}}\n- {name: green, cluster: {server: 'https://green:6443'}}\n"
+        "apiVersion: v1\nkind: Config\nclusters:\n- {name: blue, cluster: {server: 'https://blue.example:6443'}}\n- {name: green, cluster: {server: 'https://green.example:6443'}}\n"
         "users:\n- {name: admin, user: {token: t0k3n}}\n"
         "contexts:\n- {name: blue, context: {cluster: blue, user: admin}}\n- {name: green, context: {cluster: green, user: admin}}\n"
     )
@@ -465,7 +466,7 @@ def security_cases():
                      extra="  token: '!!!not-base64!!!'\n").replace("data:\n  value:", "data:\n  value:")
     write("never-weaken-rancher-corrupt-token", kpt_package({
         "capi/rancher.yaml": rancher,
-        "argocd/cluster-rancher.yaml": argo_secret("cluster-rancher", "rancher-kubeconfig", "fleet", cluster="rancher", server="https://10.0.0.1:6443", config=token_config),
+        "argocd/cluster-rancher.yaml": argo_secret("cluster-rancher", "rancher-kubeconfig", "fleet", cluster="rancher", server="https://rancher.example:6443", config=token_config),
     }))
     eks_plain = secret("prod-eks-kubeconfig", "fleet", "prod-eks", value=b64(kubeconfig(name="prod-eks", server="https://abc.gr7.eu-west-1.eks.amazonaws.com", user="token: k8s-aws-v1.aHR0cHM6Ly9zdHMuZXUtd2VzdC0xLmFtYXpvbmF3cy5jb20v")))
     broken_user = kubeconfig(name="prod-eks", server="https://abc.gr7.eu-west-1.eks.amazonaws.com", user=(
@@ -573,9 +574,10 @@ def conversion_cases():
         one("always-interactive", "onprem", exec_user("vault-k8s-login", ["--role", "argocd"], more="  interactiveMode: Always\n")),
     ])}))
 
-    eks_server = "https://0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com"
     def eks(name, user):
-        return secret(f"{name}-user-kubeconfig", "aws", f"{name}-user", value=b64(kubeconfig(name=f"aws_{name}-control-plane", server=eks_server, user=user)))
+        # Each EKS cluster has an endpoint of its own (two of one server would collide).
+        server = f"https://{name.upper().replace('-', '')[:12]:0<12}0123456789ABCDEF.gr7.eu-west-1.eks.amazonaws.com"
+        return secret(f"{name}-user-kubeconfig", "aws", f"{name}-user", value=b64(kubeconfig(name=f"aws_{name}-control-plane", server=server, user=user)))
     write("aws-logins", kpt_package({"capi/aws.yaml": "---\n".join([
         eks("region-env", exec_user("aws-iam-authenticator", ["token", "-i", "aws_region-env-control-plane"],
                                     env=[("AWS_REGION", "eu-west-1"), ("AWS_STS_REGIONAL_ENDPOINTS", "regional")])),
@@ -744,7 +746,7 @@ def validator_cases():
             secret("vault-kubeconfig", "onprem", "vault", value=b64(kubeconfig(name="vault", user=vault_user))),
             secret("plain-kubeconfig", "onprem", "plain", value=b64(kubeconfig(name="plain"))),
         ]),
-        "argocd/cluster-vault.yaml": argo_secret("cluster-vault", "vault-kubeconfig", "onprem", cluster="vault", server="https://10.0.0.1:6443",
+        "argocd/cluster-vault.yaml": argo_secret("cluster-vault", "vault-kubeconfig", "onprem", cluster="vault", server="https://vault.example:6443",
                                                  config={"bearerToken": "old-token", "tlsClientConfig": {"insecure": False}}),
     }, function_config=config_map(allowedExecCommands="argocd-k8s-auth")))
 
@@ -962,9 +964,8 @@ def guard_cases():
     plan_input = clusters + "---\n" + argocd
     write("plan-text", plan_input, args=["plan"])
     write("plan-json", plan_input, args=["plan", "--output", "json"])
-    write("plan-writes", plan_input, args=["plan", "-o", "writes"])
-    write("plan-deletes", plan_input, args=["plan", "-o", "deletes"])
-    write("plan-deletes-renamed", plan_input, args=["plan", "-o", "deletes", "--set", "namespacedNames=true", "--set", "allowRename=true"])
+    write("plan-requests", plan_input, args=["plan", "-o", "requests"])
+    write("plan-requests-renamed", plan_input, args=["plan", "-o", "requests", "--set", "namespacedNames=true", "--set", "allowRename=true"])
 
 
 def anchor_cases():

@@ -6,8 +6,13 @@ records every request so a test can say exactly what was read, written and delet
 
   GET    /api, /apis, /api/v1, /version             discovery, enough for kubectl's REST mapping
   GET    /api/v1/secrets, /api/v1/namespaces/NS/secrets   lists, with ?labelSelector=k,k=v,k!=v
-  PATCH  /api/v1/namespaces/NS/secrets/NAME          server-side apply (application/apply-patch+yaml)
+  POST   /api/v1/namespaces/NS/secrets               create: 409 AlreadyExists when the name is taken
+  PUT    /api/v1/namespaces/NS/secrets/NAME          replace: 404 when missing, 409 Conflict when
+                                                     metadata.resourceVersion is not the stored one
   DELETE /api/v1/namespaces/NS/secrets/NAME          with DeleteOptions preconditions (uid, resourceVersion)
+
+What a real API server does beyond this (admission, defaulting, field managers, watches) is not
+here: a test shows the requests kubectl makes and what they would change, nothing more.
 
 Usage: apiserver.py STORE.json LOG.jsonl PORTFILE
   STORE.json  a JSON list of Secrets to start from (written back after every change)
@@ -28,8 +33,7 @@ lock = threading.Lock()
 secrets = json.load(open(STORE))
 version = [max([int(s["metadata"].get("resourceVersion", "0")) for s in secrets] + [100])]
 
-# Enough OpenAPI v3 for kubectl to learn that PATCH of a Secret takes ?fieldValidation (it then
-# leaves validation to the server instead of downloading every schema).
+# Enough OpenAPI v3 for kubectl's validation, should a command ask for it.
 OPENAPI_ROOT = {"paths": {"api/v1": {"serverRelativeURL": "/openapi/v3/api/v1?hash=stand-in"}}}
 OPENAPI_V1 = {
     "openapi": "3.0.0",
@@ -106,13 +110,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def handle_request(self, method):
         url = urllib.parse.urlsplit(self.path)
         query = dict(urllib.parse.parse_qsl(url.query))
-        body = self.body() if method in ("PATCH", "DELETE", "POST", "PUT") else b""
+        body = self.body() if method in ("DELETE", "POST", "PUT") else b""
         with lock:
             with open(LOG, "a") as log:
                 log.write(json.dumps({"method": method, "path": url.path, "query": query,
                                       "body": body.decode(errors="replace")}) + "\n")
-            code, obj = self.route(method, url.path.rstrip("/").split("/"), query, body)
-            if method in ("PATCH", "DELETE") and code < 300:
+            try:
+                code, obj = self.route(method, url.path.rstrip("/").split("/"), query, body)
+            except ValueError as err:
+                code, obj = status(400, "BadRequest", f"the body is not JSON: {err}")
+            if method in ("POST", "PUT", "DELETE") and code < 300:
                 json.dump(secrets, open(STORE, "w"), indent=1)
         self.answer(code, obj)
 
@@ -138,6 +145,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             ns = parts[4]
             if len(parts) == 6 and method == "GET":
                 return 200, self.listed(ns, query)
+            if len(parts) == 6 and method == "POST":
+                name = (json.loads(body).get("metadata") or {}).get("name", "")
+                return self.one(method, ns, name, query, body)
             if len(parts) == 7:
                 return self.one(method, ns, parts[6], query, body)
         return status(404, "NotFound", f"the stand-in serves no {method} {path}")
@@ -165,39 +175,40 @@ class Handler(http.server.BaseHTTPRequestHandler):
             secrets.remove(found[0])
             return 200, {"kind": "Status", "apiVersion": "v1", "status": "Success",
                          "details": {"name": name, "kind": "secrets", "uid": meta.get("uid")}}
-        if method == "PATCH":
-            if self.headers.get("Content-Type") != "application/apply-patch+yaml":
-                return status(415, "UnsupportedMediaType", "the stand-in takes server-side apply only")
-            # kubectl sends the applied object as JSON; YAML from another client needs PyYAML.
-            try:
-                applied = json.loads(body)
-            except ValueError:
-                import yaml
-                applied = yaml.safe_load(body)
-            data = dict(applied.get("data") or {})
-            for k, v in (applied.get("stringData") or {}).items():
+        if method in ("POST", "PUT"):
+            obj = json.loads(body)
+            meta = dict(obj.get("metadata") or {})
+            if method == "POST" and found:
+                return status(409, "AlreadyExists", f'secrets "{name}" already exists')
+            if method == "PUT":
+                if not found:
+                    return status(404, "NotFound", f'secrets "{name}" not found')
+                if meta.get("resourceVersion") not in (None, found[0]["metadata"]["resourceVersion"]):
+                    return status(409, "Conflict", f'Operation cannot be fulfilled on secrets "{name}": the object has been modified')
+            data = dict(obj.get("data") or {})
+            for k, v in (obj.get("stringData") or {}).items():
                 data[k] = base64.b64encode(v.encode()).decode()
             version[0] += 1
-            meta = dict(applied.get("metadata") or {})
             meta["namespace"] = ns
-            if found:
-                meta["uid"] = found[0]["metadata"]["uid"]
-                secrets.remove(found[0])
-            else:
-                meta["uid"] = str(uuid.uuid4())
+            meta["name"] = name
+            meta["uid"] = found[0]["metadata"]["uid"] if found else str(uuid.uuid4())
             meta["resourceVersion"] = str(version[0])
-            meta["managedFields"] = [{"manager": query.get("fieldManager", ""), "operation": "Apply"}]
-            obj = {"apiVersion": "v1", "kind": "Secret", "metadata": meta,
-                   "type": applied.get("type", "Opaque"), "data": data}
-            secrets.append(obj)
-            return 200, obj
+            if found:
+                secrets.remove(found[0])
+            stored = {"apiVersion": "v1", "kind": "Secret", "metadata": meta,
+                      "type": obj.get("type", "Opaque"), "data": data}
+            secrets.append(stored)
+            return (201 if method == "POST" else 200), stored
         return status(405, "MethodNotAllowed", method)
 
     def do_GET(self):
         self.handle_request("GET")
 
-    def do_PATCH(self):
-        self.handle_request("PATCH")
+    def do_POST(self):
+        self.handle_request("POST")
+
+    def do_PUT(self):
+        self.handle_request("PUT")
 
     def do_DELETE(self):
         self.handle_request("DELETE")
