@@ -99,11 +99,7 @@ impl<'n, 'a> Object<'n, 'a> {
     pub fn tool_annotations(&self) -> Vec<(String, String)> {
         self.string_entries("annotations")
             .into_iter()
-            .filter(|(k, _)| {
-                TOOL_ANNOTATION_PREFIXES[..3]
-                    .iter()
-                    .any(|p| k.starts_with(p))
-            })
+            .filter(|(k, _)| TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p)))
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
     }

@@ -29,24 +29,16 @@ pub(super) fn changes(old: &Node, new: &Node) -> Vec<String> {
         }
     }
     for key in &keys {
-        let value = |o: Object| {
-            o.secret_value(key)
-                .ok()
-                .flatten()
-                .map(|(_, v)| v.into_owned())
-        };
-        let (before, after) = (value(old), value(new));
+        let (before, after) = (bytes(old, key), bytes(new, key));
         if before == after {
             continue;
         }
-        match (key.as_str(), &before, &after) {
-            ("config", Some(b), Some(a)) => match (
-                serde_json::from_str::<Value>(b),
-                serde_json::from_str::<Value>(a),
-            ) {
-                (Ok(b), Ok(a)) => json_changes("config", &b, &a, &mut changed),
-                _ => changed.push(key.clone()),
-            },
+        let json = |v: &Stored| match v {
+            Some(Ok(b)) => serde_json::from_slice::<Value>(b).ok(),
+            _ => None,
+        };
+        match (key.as_str(), json(&before), json(&after)) {
+            ("config", Some(b), Some(a)) => json_changes("config", &b, &a, &mut changed),
             _ => changed.push(key.clone()),
         }
     }
@@ -72,11 +64,43 @@ pub(super) fn changes(old: &Node, new: &Node) -> Vec<String> {
                 .map(|k| format!("metadata.{field}.{k}")),
         );
     }
-    let kind = |o: Object| o.node.get("type").and_then(Node::as_str).map(String::from);
+    // A Secret written without a type is stored as Opaque.
+    let kind = |o: Object| {
+        o.node
+            .get("type")
+            .and_then(Node::as_str)
+            .filter(|t| !t.is_empty())
+            .unwrap_or("Opaque")
+            .to_string()
+    };
     if kind(old) != kind(new) {
         changed.push("type".into());
     }
     changed
+}
+
+/// A data key's value as stored: its bytes (`stringData` as written, `data` decoded), an
+/// error for `data` that is not base64, `None` when the Secret has no such key.
+type Stored = Option<Result<Vec<u8>, ()>>;
+
+fn bytes(object: Object, key: &str) -> Stored {
+    for section in ["stringData", "data"] {
+        let Some(value) = object.node.get(section).and_then(|s| s.get(key)) else {
+            continue;
+        };
+        let Some(text) = value.as_str() else {
+            return Some(Err(()));
+        };
+        if section == "stringData" {
+            return Some(Ok(text.as_bytes().to_vec()));
+        }
+        return Some(
+            crate::krm::b64::decode(text)
+                .map(|(b, _)| b)
+                .map_err(|_| ()),
+        );
+    }
+    None
 }
 
 /// The keys under `data` and `stringData`, in order.
@@ -149,6 +173,28 @@ mod tests {
             ]
         );
         assert!(!changed.join(" ").contains("secret-"));
+    }
+
+    /// Regression (review): data that is not UTF-8 read as absent on both sides, so a changed
+    /// binary value went unnoticed; a Secret without a type is stored as Opaque.
+    #[test]
+    fn binary_values_and_the_default_type_compare_as_stored() {
+        let with = |extra: &str, kind: &str| {
+            let text = format!(
+                "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\n{kind}data:\n  name: YQ==\n{extra}"
+            );
+            parse_stream(&text, &Limits::default()).unwrap()[0]
+                .root
+                .clone()
+                .into_owned()
+        };
+        let plain = with("", "type: Opaque\n");
+        assert_eq!(changes(&plain, &with("", "")), Vec::<String>::new());
+        assert_eq!(
+            changes(&with("  extra: //79\n", ""), &with("  extra: //78\n", "")),
+            ["extra"]
+        );
+        assert_eq!(changes(&with("  extra: //79\n", ""), &plain), ["extra"]);
     }
 
     /// What `kubectl get` gives back: `data` for `stringData`, the server's fields, keys in
