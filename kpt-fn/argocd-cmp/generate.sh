@@ -65,6 +65,9 @@ for pair in $pairs; do
   eval "value=\${${pair%%=*}}"
   set -- "$@" --set "${pair#*=}=$value"
 done
+# Always strict: with strict=false a cluster whose conversion fails would drop out of the
+# manifests, and Argo CD would prune its Secret.
+set -- "$@" --set strict=true
 
 status=0
 capi2argo "$@" "$tmp/input.yaml" >"$tmp/output.yaml" || status=$?

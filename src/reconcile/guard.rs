@@ -144,13 +144,15 @@ fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
                 step.server
             ));
         }
-        let names = if renamed {
-            "; Applications that name the cluster stop resolving"
+        let effect = if from_source.is_some() && !renamed && *from == step.secret {
+            "every Application that deploys to the cluster by this name would deploy to the other server from then on".to_string()
+        } else if renamed {
+            format!("{APPLICATIONSET_EFFECT}; Applications that name the cluster stop resolving")
         } else {
-            ""
+            APPLICATIONSET_EFFECT.to_string()
         };
         let message = format!(
-            "kept as it is: {} ({APPLICATIONSET_EFFECT}{names}). allowRename=false: run with allowRename=true to let it through",
+            "kept as it is: {} ({effect}). allowRename=false: run with allowRename=true to let it through",
             what.join(", and ")
         );
         let reason = format!(

@@ -459,7 +459,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             } else if let Some(reason) = weaker {
                 // Renamed or not, a working Secret is not weakened: it stays, and the weaker
                 // conversion is not written in its place.
-                let message = format!("{} is kept as it is: {reason}", old.resource_ref());
+                let message = format!("kept as it is, not renamed: {reason}");
                 ctx.report(o.index, Severity::Error, None, message);
                 if step.action == Action::Create {
                     dropped.insert(i);

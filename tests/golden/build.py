@@ -476,6 +476,9 @@ def security_cases():
     files = {"capi/eks.yaml": eks_plain + "---\n" + eks_user, "argocd/cluster-prod-eks.yaml": owned_eks}
     write("never-weaken-eks-fallback", kpt_package(files))
     write("never-weaken-eks-fallback-lenient", kpt_package(files, function_config=config_map(strict="false")))
+    # Regression (review): the same fallback under a new name replaced the working Secret and
+    # deleted it, allowRename given: a rename may not weaken a login either.
+    write("never-weaken-on-rename", kpt_package(files, function_config=config_map(namespacedNames="true", allowRename="true")))
     write("server-empty", kpt_package({"capi/c.yaml": "---\n".join([
         secret("empty-kubeconfig", "fleet", "empty", value=b64(kubeconfig(name="empty", server='""'))),
         secret("slash-kubeconfig", "fleet", "slash", value=b64(kubeconfig(name="slash", server="/"))),
@@ -929,6 +932,22 @@ def guard_cases():
         {"clusters.yaml": labelled("prod"), "argocd.yaml": owned("team-a", "prod")},
         config_map(sources="- preset: capi\n  clusterName: label:fleet.example.com/name\n"),
     ))
+    # A kubeconfig Secret of another namespace would take over a cluster's Argo CD Secret (its
+    # own kubeconfig Secret missing): the server changes under the same name, held back.
+    write("guard-takeover", kpt_package({
+        "clusters.yaml": ok("team-b", "prod") + "---\n" + ok("team-a", "dev"),
+        "argocd.yaml": owned("team-a", "prod") + "---\n" + owned("team-a", "dev"),
+    }))
+    # Owned Secrets that are another run's: of a namespace allowedNamespaces leaves out, and
+    # standing outside this run's argoNamespace; neither is pruned, whatever the input holds.
+    write("guard-other-runs", kpt_package({
+        "clusters.yaml": ok("team-a", "one"),
+        "argocd.yaml": "---\n".join([
+            owned("team-a", "one"),
+            owned("team-b", "two"),
+            owned("team-a", "three").replace("namespace: argocd", "namespace: argocd-staging"),
+        ]),
+    }, config_map(allowedNamespaces="team-a")))
     # First sight: clusters the function has never written are created, never renamed, whatever
     # the naming settings; the cluster it did write is unchanged.
     write("guard-first-sight", kpt_package(
