@@ -209,10 +209,10 @@ cases!(
     guard_empty_input,
     guard_empty_one_source,
     guard_first_sight,
-    guard_other_runs,
     guard_mass_prune,
     guard_mass_prune_allowed,
     guard_one_of_three,
+    guard_other_runs,
     guard_rename_allowed,
     guard_rename_argo_namespace,
     guard_rename_cluster_name_rule,
@@ -317,14 +317,25 @@ cases!(
     secret_list,
     server_empty,
     source_crossplane,
+    source_crossplane_claim,
     source_custom,
     source_gardener,
+    source_hints,
     source_hypershift,
+    source_hypershift_capi_infraid,
+    source_hypershift_custom,
+    source_hypershift_name_from_kubeconfig,
     source_k0smotron,
+    source_k0smotron_releases,
     source_kamaji,
+    source_kamaji_capi,
     source_kamaji_svc,
     source_labelled,
+    source_near_miss_key,
+    source_server_collision,
     source_vcluster,
+    source_vcluster_additional_secrets,
+    source_vcluster_unlabelled,
     strict_false,
     typed_config,
     unowned_conflict,
@@ -372,4 +383,66 @@ fn untouched_items_are_copied_byte_for_byte() {
         outcome.output.len() > input.len(),
         "a cluster Secret was generated"
     );
+}
+
+/// Issue "Sources round 2": no case gives Argo CD two clusters for one server or one name. Every
+/// Argo CD cluster Secret a case's output writes (new, or changed from its input) has a server
+/// and a name no other Argo CD cluster Secret of that output has.
+#[test]
+fn no_case_gives_argo_cd_two_clusters_of_one_server_or_name() {
+    use capi2argo::krm::object::Object;
+    use capi2argo::yaml::same_content;
+    let limits = capi2argo::Limits::default();
+    let mut problems = Vec::new();
+    for name in case_directories() {
+        let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden")
+            .join(&name);
+        let (Ok(input), Ok(output)) = (
+            fs::read(case.join("input.yaml")),
+            fs::read(case.join("expected/output.yaml")),
+        ) else {
+            continue;
+        };
+        let (Ok(before), Ok(after)) = (
+            capi2argo::krm::parse(&input, &limits),
+            capi2argo::krm::parse(&output, &limits),
+        ) else {
+            continue;
+        };
+        let clusters: Vec<&capi2argo::yaml::Node> = after
+            .items
+            .iter()
+            .map(|i| &i.node)
+            .filter(|n| Object::new(n).label("argocd.argoproj.io/secret-type") == Some("cluster"))
+            .collect();
+        let value = |n: &capi2argo::yaml::Node, key: &str| {
+            Object::new(n)
+                .secret_value(key)
+                .ok()
+                .flatten()
+                .map(|(_, v)| v.trim_end_matches('/').to_string())
+                .filter(|v| !v.is_empty())
+        };
+        for written in clusters
+            .iter()
+            .filter(|n| !before.items.iter().any(|i| same_content(&i.node, n)))
+        {
+            for key in ["server", "name"] {
+                let Some(mine) = value(written, key) else {
+                    continue;
+                };
+                let others = clusters
+                    .iter()
+                    .filter(|n| value(n, key).as_deref() == Some(mine.as_str()))
+                    .count();
+                if others > 1 {
+                    problems.push(format!(
+                        "{name}: {others} Argo CD clusters with {key} {mine}"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }

@@ -265,7 +265,7 @@ fn same_name(ctx: &mut Ctx, alive: &mut [Option<Conversion>], out: &mut Outcome)
             "namespacedNames=true puts each namespace in the name"
         };
         let message = format!(
-            "clusters {} would both be Argo CD cluster {cluster}: Argo CD refuses two clusters of one name, and every Application naming it fails (argo-cd 7287); neither is converted; {hint}",
+            "clusters {} would both be Argo CD cluster {cluster:?}: Argo CD refuses two clusters of one name, and every Application naming it fails (argo-cd 7287); neither is converted; {hint}",
             names.join(" and ")
         );
         let reason = format!("clusters {} share one Argo CD name", names.join(" and "));

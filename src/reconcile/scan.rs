@@ -325,7 +325,7 @@ fn candidate(ctx: &Ctx, object: Object) -> Result<Option<(usize, Taken)>, Findin
             let releases = if taken.releases.is_empty() {
                 String::new()
             } else {
-                format!(", as {name} writes it in {}", taken.releases)
+                format!("; the shape {name} writes in {}", taken.releases)
             };
             return Err(Finding::info(format!(
                 "not converted: a {name} kubeconfig Secret (cluster {}{releases}); add {name} to sources to convert it (sources: {},{name})",

@@ -19,6 +19,7 @@ import base64
 import json
 import re
 import textwrap
+import zlib
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -857,6 +858,135 @@ def source_cases():
         "argocd/cluster-dev.yaml": owned_elsewhere,
         "argocd/cluster-retired.yaml": owned_gone,
     }, function_config=custom))
+
+    # Sources round 2: every shape each platform writes, release by release; one Argo CD cluster
+    # per cluster. Each case's README.md names the upstream file and commit.
+    owner = lambda api, kind, name, controller=True: (
+        f"  ownerReferences:\n  - apiVersion: {api}\n    kind: {kind}\n    name: {name}\n"
+        f"    uid: 0c0ffee0-0000-4000-8000-{zlib.crc32(name.encode()):012d}\n    controller: {str(controller).lower()}\n")
+    vc_keys = lambda server: {"config": vc("x", server), "certificate-authority": ca, "client-certificate": cert, "client-key": key, "token": ""}
+
+    # vcluster up to v0.23, and later releases upgraded from them: vc-<name> without labels.
+    write("source-vcluster-unlabelled", kpt_package({"vclusters.yaml": "---\n".join([
+        opaque("vc-dev", "team-a", vc_keys("https://dev.vcluster.example.com"),
+               extra=owner("v1", "Service", "dev", controller=False)),
+        # vcluster's own configuration and certificates: not kubeconfig Secrets.
+        opaque("vc-config-dev", "team-a", {"config.yaml": "controlPlane: {}\n"},
+               labels="app: vcluster\nchart: vcluster-0.23.0\nrelease: dev\nheritage: Helm\n"),
+        opaque("dev-certs", "team-a", {"ca.crt": "", "ca.key": ""}, labels="app: vcluster\nvcluster-name: dev\n"),
+    ])}, function_config=config_map(sources="capi,vcluster")))
+
+    # vcluster v0.24+: exportKubeConfig.additionalSecrets beside vc-<name>, the one Secret with a
+    # reachable server; in the same namespace, and in another one.
+    labelled_vc = lambda name: f"app: vcluster\nvcluster-name: {name}\n"
+    write("source-vcluster-additional-secrets", kpt_package({"vclusters.yaml": "---\n".join([
+        opaque("vc-dev", "team-a", vc_keys("https://localhost:8443"), labels=labelled_vc("dev")),
+        opaque("dev-external", "team-a", vc_keys("https://dev.vcluster.example.com"), labels=labelled_vc("dev")),
+        opaque("vc-prod", "team-a", vc_keys("https://localhost:8443"), labels=labelled_vc("prod")),
+        opaque("prod-for-argocd", "exports", vc_keys("https://prod.vcluster.example.com"), labels=labelled_vc("prod")),
+    ])}, function_config=config_map(sources="vcluster")))
+
+    # k0smotron standalone before v1.10.3 (no app.kubernetes.io/component label): v1.9 names its
+    # entries <name>-k0s/<name>-admin, v1.6 k0s/admin. K0sControlPlane's tunneling siblings.
+    def kmc_secret(name, kubeconfig_text):
+        return (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}-kubeconfig\n  namespace: k0smotron\n  labels:\n"
+                f"    app: k0smotron\n    cluster: {name}\n    component: cluster\n"
+                + owner("k0smotron.io/v1beta1", "Cluster", name)
+                + "type: cluster.x-k8s.io/secret\nstringData:\n  value: |\n" + textwrap.indent(kubeconfig_text, "    "))
+    k0s_capi = lambda name, server, extra="": secret(name, "edge", "edge", string_value=full_kubeconfig("edge", "edge-admin", "edge-admin@edge", server, namespace=None) + extra)
+    write("source-k0smotron-releases", kpt_package({
+        "k0smotron.yaml": "---\n".join([
+            kmc_secret("v19", full_kubeconfig("v19-k0s", "v19-admin", "v19-admin@v19-k0s", "https://v19.k0s.example.com:30443")),
+            kmc_secret("v16", full_kubeconfig("k0s", "admin", "k0s", "https://v16.k0s.example.com:30443")),
+        ]),
+        "k0s-controlplane.yaml": "---\n".join([
+            k0s_capi("edge-kubeconfig", "https://edge.example.com:6443"),
+            k0s_capi("edge-proxied-kubeconfig", "https://edge.example.com:6443", "    proxy-url: http://tunnel.example.com:31443\n"),
+            k0s_capi("edge-tunneled-kubeconfig", "https://tunnel.example.com:31443"),
+        ]),
+    }, function_config=config_map(sources="capi,k0smotron")))
+
+    # HyperShift: <hc>-custom-admin-kubeconfig beside <hc>-admin-kubeconfig (a sibling), and a
+    # HostedCluster that is itself named <x>-custom.
+    hc_secret = lambda secret_name, owner_name, server: opaque(secret_name, "clusters", {"kubeconfig": full_kubeconfig("cluster", "admin", "admin", server, namespace="default")},
+        extra=owner("hypershift.openshift.io/v1beta1", "HostedCluster", owner_name))
+    write("source-hypershift-custom", kpt_package({"hostedclusters.yaml": "---\n".join([
+        hc_secret("prod-admin-kubeconfig", "prod", "https://api.prod.hypershift.example.com:6443"),
+        hc_secret("prod-custom-admin-kubeconfig", "prod", "https://api.prod.custom.example.com:6443"),
+        hc_secret("lab-custom-admin-kubeconfig", "lab-custom", "https://api.lab-custom.hypershift.example.com:6443"),
+    ])}, function_config=config_map(sources="hypershift")))
+    # With nameFrom=kubeconfig every HyperShift kubeconfig names its cluster `cluster`.
+    write("source-hypershift-name-from-kubeconfig", kpt_package({"hostedclusters.yaml": "---\n".join([
+        hc_secret("prod-admin-kubeconfig", "prod", "https://api.prod.hypershift.example.com:6443"),
+        hc_secret("lab-admin-kubeconfig", "lab", "https://api.lab.hypershift.example.com:6443"),
+    ])}, function_config=config_map(sources="hypershift", nameFrom="kubeconfig")))
+
+    # HyperShift's control-plane namespace under the default `capi` source: the <infraID>-kubeconfig
+    # its Cluster API controllers use (server https://kube-apiserver:6443), and the HostedCluster's
+    # own Secret, which only the hypershift preset takes.
+    infra = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: prod-8x2kq-kubeconfig\n  namespace: clusters-prod\n  labels:\n"
+             "    cluster.x-k8s.io/cluster-name: prod-8x2kq\n    hypershift.openshift.io/kubeconfig: capi\n"
+             + owner("hypershift.openshift.io/v1beta1", "HostedControlPlane", "prod")
+             + "type: Opaque\nstringData:\n  value: |\n" + textwrap.indent(full_kubeconfig("cluster", "admin", "admin", "https://kube-apiserver:6443", namespace="default"), "    "))
+    write("source-hypershift-capi-infraid", kpt_package({"clusters.yaml": "---\n".join([
+        infra,
+        hc_secret("prod-admin-kubeconfig", "prod", "https://api.prod.hypershift.example.com:6443"),
+    ])}))
+
+    # Crossplane: one connection's details in the managed resource's, the composite's (named after
+    # its UID) and the claim's Secrets; the claim's wins.
+    conn = lambda name, ns, api, kind: opaque(name, ns, {"kubeconfig": full_kubeconfig("prod-eks", "prod-eks", "prod-eks", "https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com"), "endpoint": "https://ABCDEF.gr7.eu-west-1.eks.amazonaws.com"},
+        type_line="type: connection.crossplane.io/v1alpha1\n", extra=owner(api, kind, name))
+    write("source-crossplane-claim", kpt_package({"connections.yaml": "---\n".join([
+        conn("4f6a3a52-9a1c-4b8e-9d6f-2c1e5b7a8d90-auth", "crossplane-system", "eks.aws.upbound.io/v1beta1", "ClusterAuth"),
+        conn("4f6a3a52-9a1c-4b8e-9d6f-2c1e5b7a8d90", "crossplane-system", "platform.example.org/v1alpha1", "XKubernetesCluster"),
+        conn("prod-eks", "team-a", "platform.example.org/v1alpha1", "KubernetesCluster"),
+    ])}, function_config=config_map(sources="crossplane")))
+
+    # Kamaji under Cluster API: the TenantControlPlane's <tcp>-admin-kubeconfig, and the copy the
+    # KamajiControlPlane writes as <cluster>-kubeconfig (here from admin.svc, as v0.19+ does with
+    # an advertise address): one cluster, whatever the servers.
+    tcp_labels = ("kamaji.clastix.io/component: admin-kubeconfig\nkamaji.clastix.io/name: edge-cp\nkamaji.clastix.io/project: kamaji\n")
+    tcp = opaque("edge-cp-admin-kubeconfig", "fleet", {
+        "admin.conf": full_kubeconfig("edge-cp", "kubernetes-admin", "kubernetes-admin@edge-cp", "https://172.18.255.201:6443"),
+        "admin.svc": full_kubeconfig("edge-cp", "kubernetes-admin", "kubernetes-admin@edge-cp", "https://edge-cp.fleet.svc:6443"),
+    }, labels=tcp_labels, type_line="", extra=owner("kamaji.clastix.io/v1alpha1", "TenantControlPlane", "edge-cp"))
+    copy = secret("edge-kubeconfig", "fleet", "edge",
+                  extra_labels="    kamaji.clastix.io/cluster: edge\n    kamaji.clastix.io/component: capi\n    kamaji.clastix.io/secret: kubeconfig\n    kamaji.clastix.io/tcp: edge-cp\n",
+                  value=b64(full_kubeconfig("edge-cp", "kubernetes-admin", "kubernetes-admin@edge-cp", "https://edge-cp.fleet.svc:6443")))
+    write("source-kamaji-capi", kpt_package({"fleet.yaml": tcp + "---\n" + copy}, function_config=config_map(sources="capi,kamaji")))
+
+    # Hints under the default sources: each platform's Secret names its preset; a labelled Secret
+    # whose kubeconfig is under another key is a warning.
+    write("source-hints", kpt_package({"secrets.yaml": "---\n".join([
+        kamaji("tenant-00", "tenants"),
+        kmc_secret("edge", full_kubeconfig("edge-k0s", "edge-admin", "edge-admin@edge-k0s", "https://edge.k0s.example.com:30443")),
+        hc_secret("prod-admin-kubeconfig", "prod", "https://api.prod.hypershift.example.com:6443"),
+        opaque("vc-dev", "team-a", vc_keys("https://localhost:8443"), labels=labelled_vc("dev")),
+        opaque("alpha.kubeconfig", "garden-dev", {"kubeconfig": shoot, "ca.crt": ""}, labels="gardener.cloud/role: kubeconfig\n"),
+        conn("prod-eks", "team-a", "platform.example.org/v1alpha1", "KubernetesCluster"),
+    ])}))
+    write("source-near-miss-key", kpt_package({"clusters.yaml": "---\n".join([
+        opaque("legacy-datacenter", "platform", {"value": full_kubeconfig("dc1", "dc1-admin", "dc1-admin@dc1", "https://k8s.dc1.example.net:6443")},
+               labels="capi2argo.dev/kubeconfig: \"true\"\n"),
+        opaque("edge-admin-kubeconfig", "tenants", {"admin.yaml": ""}, labels="kamaji.clastix.io/component: admin-kubeconfig\nkamaji.clastix.io/name: edge\n"),
+    ])}, function_config=config_map(sources="labelled,kamaji")))
+
+    # One Argo CD cluster per server: two Clusters pointing at one endpoint, and a cluster Secret
+    # someone wrote by hand for the server of a third.
+    same = lambda c, server: secret(f"{c}-kubeconfig", "fleet", c, value=b64(kubeconfig(name=c, server=server)))
+    hand_made = ("apiVersion: v1\nkind: Secret\nmetadata:\n  name: legacy-prod\n  namespace: argocd\n  labels:\n"
+                 "    argocd.argoproj.io/secret-type: cluster\ntype: Opaque\nstringData:\n  name: legacy-prod\n"
+                 "  server: https://prod.fleet.example.net:6443\n  config: '{\"tlsClientConfig\":{\"insecure\":false}}'\n")
+    write("source-server-collision", kpt_package({
+        "clusters.yaml": "---\n".join([
+            same("blue", "https://shared.fleet.example.net:6443"),
+            same("green", "https://shared.fleet.example.net:6443"),
+            same("prod", "https://prod.fleet.example.net:6443"),
+            same("stage", "https://stage.fleet.example.net:6443"),
+        ]),
+        "argocd/legacy-prod.yaml": hand_made,
+    }))
 
 
 def owned_secret(ns, c, server=None, cluster=None, config=None, annotations="", secret_name=None):
