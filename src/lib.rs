@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 mod config;
+mod credentials;
 mod fleet;
 pub mod host;
 mod limits;
@@ -42,6 +43,7 @@ pub mod yaml;
 mod yaml;
 
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
+pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, utf16_ranges};
 pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
