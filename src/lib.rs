@@ -22,7 +22,9 @@ pub mod host;
 mod limits;
 mod reconcile;
 mod run;
+mod show;
 mod validate;
+mod wrap;
 
 // The inner modules that this crate's own benchmarks, fuzz targets and tests reach into
 // (feature `internals`): open to them, not a stable interface, private in every other build.
@@ -48,3 +50,5 @@ pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
 pub use run::{Files, NoFiles, Options, Outcome, RunError, items_json, run, run_streaming};
+pub use show::{ClusterSecretText, cluster_secrets};
+pub use wrap::{WRAP_NAMESPACE, WrappedKubeconfig, wrap_kubeconfig};

@@ -30,7 +30,7 @@ mod parity;
 pub use chars::first_disallowed;
 pub use chars::skip_words;
 pub use node::{Indicator, Node, Scalar, ScalarKind, Style, Value, resolve_plain, same_content};
-pub use offsets::{ContentMap, content_map, value_range};
+pub use offsets::{content_map, value_range};
 pub use tree::{Document, EntryHook, YamlError, parse_stream, parse_stream_with};
 
 /// The characters YAML counts as white space between tokens (`str::trim` would also take
