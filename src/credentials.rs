@@ -26,7 +26,7 @@ use crate::convert::exec::credential_args;
 use crate::convert::kubeconfig::{CREDENTIAL_USER_FIELDS, userinfo};
 use crate::krm::b64;
 use crate::limits::Limits;
-use crate::yaml::{Node, Value, YamlError, content_map, parse_stream, value_range};
+use crate::yaml::{Document, Node, Value, YamlError, content_map, parse_stream, value_range};
 
 /// Secret keys whose values are public: what Argo CD reads from a cluster Secret besides
 /// `config` (`SECRET_DATA_KEYS`), and the CA certificate, namespace, certificate and user name
@@ -61,6 +61,12 @@ pub fn credential_ranges(text: &str, limits: &Limits) -> Result<Vec<Range<usize>
     Ok(merged)
 }
 
+/// Where the `user:password` of a URL stands (a server's or a proxy's, which the function carries
+/// into an Argo CD Secret as they are): the rule for a URL shown on its own.
+pub fn url_credentials(url: &str) -> Option<Range<usize>> {
+    userinfo(url)
+}
+
 /// The same ranges counted in UTF-16 code units, as JavaScript strings count (`ranges` sorted,
 /// on character boundaries of `text`).
 pub fn utf16_ranges(text: &str, ranges: &[Range<usize>]) -> Vec<Range<usize>> {
@@ -81,32 +87,47 @@ struct Rule<'l> {
 }
 
 impl Rule<'_> {
-    /// An object of any kind: lists are walked, kubeconfigs and Secrets read.
+    /// Any node: kubeconfigs and Secrets are read by their rules; anything else is walked (a
+    /// list's items, a ResourceList's functionConfig, the inline `resources` of the function's
+    /// config), and a ConfigMap's `resources` text (the function's config as kpt gives it) is
+    /// read as the stream of objects it holds.
     fn resource(&self, text: &str, node: &Node, out: &mut Vec<Range<usize>>) {
-        if node.as_map().is_none() {
-            return;
-        }
-        let kind = node.get("kind").and_then(Node::as_str);
-        if let Some(items) = node.get("items").and_then(Node::as_seq) {
-            if kind.is_some_and(|k| k.ends_with("List")) {
+        let entries = match &node.value {
+            Value::Seq(items) => {
                 for item in items {
                     self.resource(text, item, out);
                 }
+                return;
             }
-        }
-        if kind == Some("ResourceList") {
-            if let Some(config) = node.get("functionConfig") {
-                self.resource(text, config, out);
-            }
-        }
+            Value::Map(entries) => entries,
+            Value::Scalar(_) => return,
+        };
+        let kind = node.get("kind").and_then(Node::as_str);
         if is_kubeconfig(node) {
             kubeconfig(text, node, out);
         } else if kind == Some("Secret") {
             self.secret(text, node, out);
+        } else {
+            for (_, value) in entries {
+                self.resource(text, value, out);
+            }
+            if let Some(resources) = node
+                .path(&["data", "resources"])
+                .filter(|_| kind == Some("ConfigMap"))
+            {
+                self.inside(text, resources, out, |rule, inner, docs, found| {
+                    for doc in docs {
+                        rule.resource(inner, &doc.root, found);
+                    }
+                    true
+                });
+            }
         }
         if let Some(copy) = node.path(&["metadata", "annotations", LAST_APPLIED]) {
-            self.inside(text, copy, out, |rule, inner, root, found| {
-                rule.resource(inner, root, found);
+            self.inside(text, copy, out, |rule, inner, docs, found| {
+                for doc in docs {
+                    rule.resource(inner, &doc.root, found);
+                }
                 true
             });
         }
@@ -118,10 +139,11 @@ impl Rule<'_> {
                 continue;
             };
             for (key, value) in entries {
-                let Some(key) = key.as_str() else { continue };
-                if value.scalar().is_none() || value.is_null() {
+                if value.is_null() {
                     continue;
                 }
+                // A key that is not text is no key the function knows: its value is hidden.
+                let key = key.as_str().unwrap_or_default();
                 if section == "data" {
                     let public = is_public_key(key)
                         && value
@@ -133,48 +155,46 @@ impl Rule<'_> {
                     if !public {
                         out.push(value_range(text, value));
                     }
-                } else if is_public_key(key) {
+                } else if is_public_key(key) && value.scalar().is_some() {
                     url_userinfo(text, value, out);
                 } else {
-                    self.inside(text, value, out, |_, inner, root, found| {
-                        if is_kubeconfig(root) {
-                            kubeconfig(inner, root, found);
+                    self.inside(text, value, out, |_, inner, docs, found| match docs {
+                        [doc] if is_kubeconfig(&doc.root) => {
+                            kubeconfig(inner, &doc.root, found);
                             true
-                        } else if is_cluster_config(root) {
-                            cluster_config(inner, root, found);
-                            true
-                        } else {
-                            false
                         }
+                        [doc] if is_cluster_config(&doc.root) => {
+                            cluster_config(inner, &doc.root, found);
+                            true
+                        }
+                        _ => false,
                     });
                 }
             }
         }
     }
 
-    /// Reads the text of the string `value` as one YAML document and lets `read` find the
-    /// credentials in it; they are mapped back onto `text`. When `read` does not know what the
-    /// text is, or the ranges cannot be mapped back, the whole value is a credential.
+    /// Reads the text of the string `value` as YAML and lets `read` find the credentials in
+    /// its documents; they are mapped back onto `text`. When the value is no string, is not
+    /// YAML, `read` does not know what it holds, or the ranges cannot be mapped back, the whole
+    /// value is a credential.
     fn inside(
         &self,
         text: &str,
         value: &Node,
         out: &mut Vec<Range<usize>>,
-        read: impl FnOnce(&Self, &str, &Node, &mut Vec<Range<usize>>) -> bool,
+        read: impl FnOnce(&Self, &str, &[Document], &mut Vec<Range<usize>>) -> bool,
     ) {
         let Some(content) = value.as_str() else {
             out.push(value_range(text, value));
             return;
         };
-        let docs = match parse_stream(content, self.limits) {
-            Ok(docs) if docs.len() == 1 => docs,
-            _ => {
-                out.push(value_range(text, value));
-                return;
-            }
+        let Ok(docs) = parse_stream(content, self.limits) else {
+            out.push(value_range(text, value));
+            return;
         };
         let mut inner = Vec::new();
-        if !read(self, content, &docs[0].root, &mut inner) {
+        if !read(self, content, &docs, &mut inner) {
             out.push(value_range(text, value));
             return;
         }
@@ -253,14 +273,15 @@ fn kubeconfig(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
         let Some(user) = entry.get("user").filter(|u| u.as_map().is_some()) else {
             continue;
         };
+        // Whatever a credential field holds is hidden, a value of the wrong type too.
         for field in CREDENTIAL_USER_FIELDS {
-            if let Some(value) = user.get(field).filter(|v| v.scalar().is_some()) {
+            if let Some(value) = user.get(field).filter(|v| !v.is_null()) {
                 out.push(value_range(text, value));
             }
         }
         if let Some(exec) = user.get("exec") {
             for env in exec.get("env").and_then(Node::as_seq).unwrap_or_default() {
-                if let Some(value) = env.get("value").filter(|v| v.scalar().is_some()) {
+                if let Some(value) = env.get("value").filter(|v| !v.is_null()) {
                     out.push(value_range(text, value));
                 }
             }
@@ -284,7 +305,7 @@ fn cluster_config(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
                 }
             }
             _ => {
-                if let Some(value) = root.path(path).filter(|v| v.scalar().is_some()) {
+                if let Some(value) = root.path(path).filter(|v| !v.is_null()) {
                     out.push(value_range(text, value));
                 }
             }
@@ -298,11 +319,11 @@ fn cluster_config(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
     }
 }
 
-/// Every scalar value of a mapping.
+/// Every value of a mapping.
 fn every_value(text: &str, map: &Node, out: &mut Vec<Range<usize>>) {
     if let Value::Map(entries) = &map.value {
         for (_, value) in entries {
-            if value.scalar().is_some() && !value.is_null() {
+            if !value.is_null() {
                 out.push(value_range(text, value));
             }
         }
@@ -407,6 +428,23 @@ mod tests {
     fn unknown_secret_values_and_last_applied_copies_are_hidden() {
         let text = "apiVersion: v1\nkind: List\nitems:\n- kind: Secret\n  metadata:\n    annotations:\n      kubectl.kubernetes.io/last-applied-configuration: '{\"kind\":\"Secret\",\"stringData\":{\"token\":\"abc\"}}'\n  stringData:\n    token: abc\n    namespace: default\n- kind: ConfigMap\n  data:\n    token: visible\n";
         assert_eq!(hidden(text), vec!["abc", "abc"]);
+    }
+
+    #[test]
+    fn inline_resources_of_the_config_and_values_of_the_wrong_type_are_hidden() {
+        let secret = "kind: Secret\nstringData:\n  token: inline-token\n";
+        let capi2argo = format!(
+            "kind: ResourceList\nitems: []\nfunctionConfig:\n  kind: Capi2Argo\n  spec:\n    resources:\n    - {}\n",
+            secret.trim_end().replace('\n', "\n      ")
+        );
+        assert_eq!(hidden(&capi2argo), vec!["inline-token"]);
+        let config_map = format!(
+            "kind: ResourceList\nitems: []\nfunctionConfig:\n  kind: ConfigMap\n  data:\n    resources: |\n      {}\n      ---\n      kind: Secret\n      data: {{token: dG9r}}\n",
+            secret.trim_end().replace('\n', "\n      ")
+        );
+        assert_eq!(hidden(&config_map), vec!["inline-token", "dG9r"]);
+        let wrong = kubeconfig("    token: [a, b]\n    password: {p: q}");
+        assert_eq!(hidden(&wrong), vec!["admin:hunter2", "[a, b]", "{p: q}"]);
     }
 
     #[test]

@@ -45,7 +45,7 @@ pub mod yaml;
 mod yaml;
 
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
-pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, utf16_ranges};
+pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, url_credentials, utf16_ranges};
 pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
