@@ -34,6 +34,27 @@ export interface Outcome {
   failed: boolean;
 }
 
+/** A bare kubeconfig put into the Secret Cluster API writes for it. */
+export interface WrappedKubeconfig {
+  /** The Secret, as YAML. */
+  text: string;
+  secretName: string;
+  namespace: string;
+  /** The cluster's name, as the `cluster.x-k8s.io/cluster-name` label carries it. */
+  cluster: string;
+  /** The kubeconfig's cluster entry the name was made from. */
+  clusterEntry: string;
+}
+
+/** An Argo CD cluster Secret of a text, as a YAML document of its own. */
+export interface ClusterSecret {
+  name: string;
+  namespace?: string | null;
+  /** Whether capi2argo owns it (`capi-to-argocd/owned: "true"`). */
+  owned: boolean;
+  text: string;
+}
+
 /**
  * A functionConfig: YAML/JSON text, a ConfigMap or Capi2Argo object, or a plain settings
  * object such as `{ namespacedNames: true }` (read as a Capi2Argo `spec`).
@@ -184,7 +205,7 @@ pub fn url_credentials(url: &str) -> Vec<u32> {
 /// A bare kubeconfig (YAML or JSON) put into the Secret Cluster API writes for it:
 /// `{ text, secretName, namespace, cluster, clusterEntry }`, or `undefined` when `text` is not
 /// one kubeconfig.
-#[wasm_bindgen(js_name = wrapKubeconfig)]
+#[wasm_bindgen(js_name = wrapKubeconfig, unchecked_return_type = "WrappedKubeconfig | undefined")]
 pub fn wrap_kubeconfig(text: &str) -> Result<JsValue, JsError> {
     let Some(w) = capi2argo::wrap_kubeconfig(text, &capi2argo::Limits::default()) else {
         return Ok(JsValue::UNDEFINED);
@@ -201,7 +222,7 @@ pub fn wrap_kubeconfig(text: &str) -> Result<JsValue, JsError> {
 
 /// The Argo CD cluster Secrets of a text (what the validator checks), each as a YAML document
 /// of its own: `[{ name, namespace, owned, text }]`. Throws when the text is unusable.
-#[wasm_bindgen(js_name = clusterSecrets)]
+#[wasm_bindgen(js_name = clusterSecrets, unchecked_return_type = "ClusterSecret[]")]
 pub fn cluster_secrets(text: &str) -> Result<JsValue, JsError> {
     let secrets = capi2argo::cluster_secrets(text, &capi2argo::Limits::default())
         .map_err(|e| JsError::new(&e.to_string()))?;
