@@ -15,7 +15,9 @@
 //!   visible; and any other value of a Secret is hidden, as a Secret holds secrets unless the
 //!   function knows better;
 //! - the copy of an object kubectl keeps in `kubectl.kubernetes.io/last-applied-configuration`,
-//!   by the same rules.
+//!   the function config's inline `resources`, the items of a typed list (`SecretList`), and a
+//!   kubeconfig kept as text in any other object, by the same rules;
+//! - every copy of a key given twice (YAML readers disagree on which one counts).
 //!
 //! Certificates, CA data, servers and names stay visible: they are public.
 
@@ -47,7 +49,7 @@ pub fn credential_ranges(text: &str, limits: &Limits) -> Result<Vec<Range<usize>
     let mut found = Vec::new();
     let rule = Rule { limits };
     for doc in parse_stream(text, limits)? {
-        rule.resource(text, &doc.root, &mut found);
+        rule.resource(text, &doc.root, None, &mut found);
     }
     found.retain(|r| !r.is_empty());
     found.sort_by_key(|r| (r.start, r.end));
@@ -89,76 +91,133 @@ struct Rule<'l> {
 impl Rule<'_> {
     /// Any node: kubeconfigs and Secrets are read by their rules; anything else is walked (a
     /// list's items, a ResourceList's functionConfig, the inline `resources` of the function's
-    /// config), and a ConfigMap's `resources` text (the function's config as kpt gives it) is
-    /// read as the stream of objects it holds.
-    fn resource(&self, text: &str, node: &Node, out: &mut Vec<Range<usize>>) {
+    /// config), its text values read when they hold a kubeconfig, and a ConfigMap's `resources`
+    /// text (the function's config as kpt gives it) as the stream of objects it holds. `implied`
+    /// is the kind a typed list (`SecretList`) leaves to its items.
+    fn resource(
+        &self,
+        text: &str,
+        node: &Node,
+        implied: Option<&str>,
+        out: &mut Vec<Range<usize>>,
+    ) {
         let entries = match &node.value {
             Value::Seq(items) => {
                 for item in items {
-                    self.resource(text, item, out);
+                    self.resource(text, item, implied, out);
                 }
                 return;
             }
             Value::Map(entries) => entries,
             Value::Scalar(_) => return,
         };
-        let kind = node.get("kind").and_then(Node::as_str);
+        let kind = node.get("kind").and_then(Node::as_str).or(implied);
         if is_kubeconfig(node) {
             kubeconfig(text, node, out);
         } else if kind == Some("Secret") {
             self.secret(text, node, out);
         } else {
-            for (_, value) in entries {
-                self.resource(text, value, out);
+            let item_kind = kind
+                .and_then(|k| k.strip_suffix("List"))
+                .filter(|k| !k.is_empty() && *k != "Resource");
+            for (key, value) in entries {
+                let items = key.as_str() == Some("items");
+                self.resource(text, value, item_kind.filter(|_| items), out);
+                // A kubeconfig kept as text in any object is one, wherever it is.
+                if value
+                    .as_str()
+                    .is_some_and(|v| v.contains("users") || v.contains("clusters"))
+                {
+                    self.inside(
+                        text,
+                        value,
+                        Unknown::Shown,
+                        out,
+                        |_, inner, docs, found| match docs {
+                            [doc] if is_kubeconfig(&doc.root) => {
+                                kubeconfig(inner, &doc.root, found);
+                                true
+                            }
+                            _ => false,
+                        },
+                    );
+                }
             }
-            if let Some(resources) = node
-                .path(&["data", "resources"])
-                .filter(|_| kind == Some("ConfigMap"))
-            {
-                self.inside(text, resources, out, |rule, inner, docs, found| {
-                    for doc in docs {
-                        rule.resource(inner, &doc.root, found);
-                    }
-                    true
-                });
+            if kind == Some("ConfigMap") {
+                for resources in paths(node, &["data", "resources"]) {
+                    self.inside(
+                        text,
+                        resources,
+                        Unknown::Hidden,
+                        out,
+                        |rule, inner, docs, found| {
+                            for doc in docs {
+                                rule.resource(inner, &doc.root, None, found);
+                            }
+                            true
+                        },
+                    );
+                }
             }
         }
-        if let Some(copy) = node.path(&["metadata", "annotations", LAST_APPLIED]) {
-            self.inside(text, copy, out, |rule, inner, docs, found| {
-                for doc in docs {
-                    rule.resource(inner, &doc.root, found);
-                }
-                true
-            });
+        for copy in paths(node, &["metadata", "annotations", LAST_APPLIED]) {
+            self.inside(
+                text,
+                copy,
+                Unknown::Hidden,
+                out,
+                |rule, inner, docs, found| {
+                    for doc in docs {
+                        rule.resource(inner, &doc.root, None, found);
+                    }
+                    true
+                },
+            );
         }
     }
 
     fn secret(&self, text: &str, node: &Node, out: &mut Vec<Range<usize>>) {
+        // Every `data` and `stringData`, a key given twice too: readers disagree on which counts.
         for section in ["stringData", "data"] {
-            let Some(entries) = node.get(section).and_then(Node::as_map) else {
+            for entries in values(node, section).filter_map(Node::as_map) {
+                self.section(text, section, entries, out);
+            }
+        }
+    }
+
+    fn section(
+        &self,
+        text: &str,
+        section: &str,
+        entries: &[(Node, Node)],
+        out: &mut Vec<Range<usize>>,
+    ) {
+        for (key, value) in entries {
+            if value.is_null() {
                 continue;
-            };
-            for (key, value) in entries {
-                if value.is_null() {
-                    continue;
+            }
+            // A key that is not text is no key the function knows: its value is hidden.
+            let key = key.as_str().unwrap_or_default();
+            if section == "data" {
+                let public = is_public_key(key)
+                    && value
+                        .as_str()
+                        .and_then(|v| b64::decode(v).ok())
+                        .is_some_and(|(bytes, _)| {
+                            String::from_utf8(bytes).is_ok_and(|s| userinfo(&s).is_none())
+                        });
+                if !public {
+                    out.push(value_range(text, value));
                 }
-                // A key that is not text is no key the function knows: its value is hidden.
-                let key = key.as_str().unwrap_or_default();
-                if section == "data" {
-                    let public = is_public_key(key)
-                        && value
-                            .as_str()
-                            .and_then(|v| b64::decode(v).ok())
-                            .is_some_and(|(bytes, _)| {
-                                String::from_utf8(bytes).is_ok_and(|s| userinfo(&s).is_none())
-                            });
-                    if !public {
-                        out.push(value_range(text, value));
-                    }
-                } else if is_public_key(key) && value.scalar().is_some() {
-                    url_userinfo(text, value, out);
-                } else {
-                    self.inside(text, value, out, |_, inner, docs, found| match docs {
+            } else if is_public_key(key) && value.scalar().is_some() {
+                url_userinfo(text, value, out);
+            } else {
+                self.inside(
+                    text,
+                    value,
+                    Unknown::Hidden,
+                    out,
+                    |_, inner, docs, found| match docs {
                         [doc] if is_kubeconfig(&doc.root) => {
                             kubeconfig(inner, &doc.root, found);
                             true
@@ -168,35 +227,38 @@ impl Rule<'_> {
                             true
                         }
                         _ => false,
-                    });
-                }
+                    },
+                );
             }
         }
     }
 
     /// Reads the text of the string `value` as YAML and lets `read` find the credentials in
     /// its documents; they are mapped back onto `text`. When the value is no string, is not
-    /// YAML, `read` does not know what it holds, or the ranges cannot be mapped back, the whole
-    /// value is a credential.
+    /// YAML or `read` does not know what it holds, `unknown` says whether the whole value is
+    /// hidden; when the ranges cannot be mapped back, it is.
     fn inside(
         &self,
         text: &str,
         value: &Node,
+        unknown: Unknown,
         out: &mut Vec<Range<usize>>,
         read: impl FnOnce(&Self, &str, &[Document], &mut Vec<Range<usize>>) -> bool,
     ) {
+        let hide = |out: &mut Vec<Range<usize>>| {
+            if unknown == Unknown::Hidden {
+                out.push(value_range(text, value));
+            }
+        };
         let Some(content) = value.as_str() else {
-            out.push(value_range(text, value));
-            return;
+            return hide(out);
         };
         let Ok(docs) = parse_stream(content, self.limits) else {
-            out.push(value_range(text, value));
-            return;
+            return hide(out);
         };
         let mut inner = Vec::new();
         if !read(self, content, &docs, &mut inner) {
-            out.push(value_range(text, value));
-            return;
+            return hide(out);
         }
         inner.retain(|r| !r.is_empty());
         if inner.is_empty() {
@@ -206,6 +268,32 @@ impl Rule<'_> {
             Some(map) => out.extend(inner.into_iter().map(|r| map.range(r))),
             None => out.push(value_range(text, value)),
         }
+    }
+}
+
+/// What becomes of a text value whose content the rule does not recognize.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Unknown {
+    /// Hidden whole: a Secret's value, a copy of an object.
+    Hidden,
+    /// Left as it is: any other object's text.
+    Shown,
+}
+
+/// Every value of a mapping under `key`: a key given twice counts twice.
+fn values<'n, 'a>(node: &'n Node<'a>, key: &'n str) -> impl Iterator<Item = &'n Node<'a>> + 'n {
+    node.as_map()
+        .unwrap_or_default()
+        .iter()
+        .filter(move |(k, _)| k.scalar().is_some_and(|s| s.text == key))
+        .map(|(_, v)| v)
+}
+
+/// Every node at the end of a path of keys, through every key given twice.
+fn paths<'n, 'a>(node: &'n Node<'a>, keys: &[&'n str]) -> Vec<&'n Node<'a>> {
+    match keys.split_first() {
+        None => vec![node],
+        Some((key, rest)) => values(node, key).flat_map(|v| paths(v, rest)).collect(),
     }
 }
 
@@ -254,44 +342,46 @@ fn flag_values(text: &str, args: &Node, out: &mut Vec<Range<usize>>) {
     }
 }
 
+// The walkers below read every copy of a key given twice: readers disagree on which counts.
+
 fn kubeconfig(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
-    for entry in root
-        .get("clusters")
-        .and_then(Node::as_seq)
-        .unwrap_or_default()
-    {
-        let Some(cluster) = entry.get("cluster") else {
-            continue;
-        };
-        for key in ["server", "proxy-url"] {
-            if let Some(url) = cluster.get(key) {
-                url_userinfo(text, url, out);
+    let entries = |list: &'static str| {
+        values(root, list)
+            .filter_map(Node::as_seq)
+            .flatten()
+            .collect::<Vec<_>>()
+    };
+    for entry in entries("clusters") {
+        for cluster in values(entry, "cluster") {
+            for key in ["server", "proxy-url"] {
+                for url in values(cluster, key) {
+                    url_userinfo(text, url, out);
+                }
             }
         }
     }
-    for entry in root.get("users").and_then(Node::as_seq).unwrap_or_default() {
-        let Some(user) = entry.get("user").filter(|u| u.as_map().is_some()) else {
-            continue;
-        };
-        // Whatever a credential field holds is hidden, a value of the wrong type too.
-        for field in CREDENTIAL_USER_FIELDS {
-            if let Some(value) = user.get(field).filter(|v| !v.is_null()) {
-                out.push(value_range(text, value));
-            }
-        }
-        if let Some(exec) = user.get("exec") {
-            for env in exec.get("env").and_then(Node::as_seq).unwrap_or_default() {
-                if let Some(value) = env.get("value").filter(|v| !v.is_null()) {
+    for entry in entries("users") {
+        for user in values(entry, "user") {
+            // Whatever a credential field holds is hidden, a value of the wrong type too.
+            for field in CREDENTIAL_USER_FIELDS {
+                for value in values(user, field).filter(|v| !v.is_null()) {
                     out.push(value_range(text, value));
                 }
             }
-            if let Some(args) = exec.get("args") {
-                flag_values(text, args, out);
+            for exec in values(user, "exec") {
+                for env in values(exec, "env").filter_map(Node::as_seq).flatten() {
+                    for value in values(env, "value").filter(|v| !v.is_null()) {
+                        out.push(value_range(text, value));
+                    }
+                }
+                for args in values(exec, "args") {
+                    flag_values(text, args, out);
+                }
             }
-        }
-        // A removed login the function refuses, but whose settings are tokens and secrets.
-        if let Some(config) = user.path(&["auth-provider", "config"]) {
-            every_value(text, config, out);
+            // A removed login the function refuses, but whose settings are tokens and secrets.
+            for config in paths(user, &["auth-provider", "config"]) {
+                every_value(text, config, out);
+            }
         }
     }
 }
@@ -300,21 +390,21 @@ fn cluster_config(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
     for path in CREDENTIAL_CONFIG_FIELDS {
         match path.split_last() {
             Some((&"*", parent)) => {
-                if let Some(map) = root.path(parent) {
+                for map in paths(root, parent) {
                     every_value(text, map, out);
                 }
             }
             _ => {
-                if let Some(value) = root.path(path).filter(|v| !v.is_null()) {
+                for value in paths(root, path).into_iter().filter(|v| !v.is_null()) {
                     out.push(value_range(text, value));
                 }
             }
         }
     }
-    if let Some(args) = root.path(&["execProviderConfig", "args"]) {
+    for args in paths(root, &["execProviderConfig", "args"]) {
         flag_values(text, args, out);
     }
-    if let Some(url) = root.get("proxyUrl") {
+    for url in values(root, "proxyUrl") {
         url_userinfo(text, url, out);
     }
 }
@@ -445,6 +535,21 @@ mod tests {
         assert_eq!(hidden(&config_map), vec!["inline-token", "dG9r"]);
         let wrong = kubeconfig("    token: [a, b]\n    password: {p: q}");
         assert_eq!(hidden(&wrong), vec!["admin:hunter2", "[a, b]", "{p: q}"]);
+    }
+
+    #[test]
+    fn keys_given_twice_typed_lists_and_kubeconfigs_in_any_object_are_read() {
+        let twice = "kind: Secret\nstringData:\n  token: first\nstringData:\n  token: second\n";
+        assert_eq!(hidden(twice), vec!["first", "second"]);
+        let user = kubeconfig("    token: one\n    token: two");
+        assert_eq!(hidden(&user), vec!["admin:hunter2", "one", "two"]);
+        let typed = "apiVersion: v1\nkind: SecretList\nitems:\n- metadata: {name: x}\n  data: {value: a3ViZWNvbmZpZw==}\n";
+        assert_eq!(hidden(typed), vec!["a3ViZWNvbmZpZw=="]);
+        let inner = kubeconfig("    token: in-a-configmap");
+        let block: String = inner.lines().map(|l| format!("    {l}\n")).collect();
+        let config_map =
+            format!("kind: ConfigMap\ndata:\n  kubeconfig: |\n{block}  other: users of clusters\n");
+        assert_eq!(hidden(&config_map), vec!["admin:hunter2", "in-a-configmap"]);
     }
 
     #[test]

@@ -20,7 +20,10 @@
   const views = {
     generated: new TextView($('panel-generated'), PLACEHOLDER),
     output: new TextView($('panel-output'), PLACEHOLDER),
+    input: new TextView($('input-view'), PLACEHOLDER),
   };
+  // The text each job carried, by job: the worker's answer does not send the input back.
+  const sentInputs = new Map();
   let last = null;
   let tab = 'generated';
 
@@ -57,7 +60,7 @@
       }
       settle(msg.id);
     } else if (msg.type === 'rows' && last && msg.id === last.id) {
-      last.width = msg.width;
+      last.widths = msg.widths;
       for (const [name, rows] of Object.entries(msg.rows)) {
         last.views[name].rows = rows;
         views[name].rewrap(rows);
@@ -128,7 +131,13 @@
     busy = true;
     working(true);
     jobs += 1;
-    worker.postMessage({ type: 'run', id: jobs, input: input.value, config: config(), mode: mode.value, width: views.output.width() });
+    const text = input.value;
+    sentInputs.set(jobs, text);
+    worker.postMessage({ type: 'run', id: jobs, input: text, config: config(), mode: mode.value, widths: widths() });
+  }
+
+  function widths() {
+    return Object.fromEntries(Object.entries(views).map(([name, v]) => [name, v.width()]));
   }
 
   function working(on) {
@@ -153,15 +162,17 @@
   }
 
   function render(answer) {
-    // The output travels once, as its view's text.
+    // The output travels once, as its view's text; the input not at all.
     answer.output = answer.views.output.text;
+    answer.views.input.text = sentInputs.get(answer.id);
+    for (const id of sentInputs.keys()) if (id <= answer.id) sentInputs.delete(id);
     last = answer;
     const validate = mode.value === 'validate';
     const w = answer.wrapped;
     notice.textContent = w
       ? `This is a bare kubeconfig: it was put into a Secret named ${w.secretName} (namespace ${w.namespace}), labelled cluster.x-k8s.io/cluster-name: ${w.cluster}, as Cluster API writes one for cluster entry ${w.clusterEntry}.`
       : '';
-    for (const name of ['generated', 'output']) answer.views[name].rows = answer.rows[name];
+    for (const name of ['generated', 'output', 'input']) answer.views[name].rows = answer.rows[name];
     views.generated.show(answer.views.generated, validate
       ? 'No Argo CD cluster Secret (label argocd.argoproj.io/secret-type: cluster) in the input: nothing to validate. See Results.'
       : answer.failed ? 'No Argo CD Secret: see Results.' : 'No Argo CD Secret in the output.');
@@ -170,6 +181,7 @@
     $('result-count').textContent = answer.results.length ? `(${answer.results.length})` : '';
     drawn.results = drawn.mapping = false;
     drawPanel();
+    inputView();
     fileName();
     const n = answer.secretCount;
     const secrets = validate ? `${n} cluster Secret${n === 1 ? '' : 's'} validated` : `${n} Argo CD Secret${n === 1 ? '' : 's'}`;
@@ -177,6 +189,36 @@
     status.textContent = `${secrets}, ${answer.results.length} result${answer.results.length === 1 ? '' : 's'} (${ms} ms in the worker).`;
     document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
   }
+
+  // While nobody edits it, the input shows masked as the outputs do: a screen share of the page
+  // shows no credential of the paste either. Text not yet checked by the worker is hidden
+  // whole until it is.
+  const NOT_CHECKED = { text: '', masks: new Uint32Array(0), rows: { masked: new Uint32Array(0), revealed: new Uint32Array(0) } };
+  function inputView() {
+    const box = $('input-view');
+    const show = document.activeElement !== input && !$('reveal').checked && input.value !== '';
+    box.hidden = !show;
+    if (!show) return;
+    const current = last && last.views.input.text === input.value;
+    if (views.input.doc !== (current ? last.views.input : NOT_CHECKED)) {
+      views.input.show(current ? last.views.input : NOT_CHECKED, `${PLACEHOLDER}: the input shows once checked for credentials (or while you edit it).`);
+    }
+    followInput();
+  }
+
+  // The masked view stands where the text box is scrolled to.
+  function followInput() {
+    const el = $('input-view');
+    const range = input.scrollHeight - input.clientHeight;
+    el.scrollTop = range > 0 ? (input.scrollTop / range) * (el.scrollHeight - el.clientHeight) : 0;
+    views.input.render();
+  }
+
+  input.addEventListener('focus', inputView);
+  input.addEventListener('blur', inputView);
+  input.addEventListener('scroll', () => {
+    if (!$('input-view').hidden) followInput();
+  });
 
   // The results and the From → to table are drawn when their tab is shown, in slices, so a
   // fleet's thousands of rows never hold the page.
@@ -327,6 +369,7 @@
     for (const v of Object.values(views)) v.reveal($('reveal').checked);
     drawn.mapping = false;
     drawPanel();
+    inputView();
   });
 
   $('copy').addEventListener('click', async () => {
@@ -353,20 +396,19 @@
   });
 
   // A change of width wraps the texts again, in the worker.
-  let width = 0;
   new ResizeObserver(() => {
-    const now = views.output.width();
-    if (!last || now === width) return;
-    width = now;
-    if (last.width !== now) worker.postMessage({ type: 'rows', id: last.id, width: now });
+    if (!last) return;
+    const now = widths();
+    if (Object.keys(now).some((k) => now[k] !== last.widths[k])) worker.postMessage({ type: 'rows', id: last.id, widths: now });
     for (const v of Object.values(views)) v.schedule();
-  }).observe($('panel-generated').parentElement);
+  }).observe(document.querySelector('main'));
 
   for (const e of EXAMPLES) examples.append(new Option(e.name, e.name));
   examples.addEventListener('change', () => {
     const e = EXAMPLES.find((x) => x.name === examples.value);
     if (e) {
       input.value = e.text;
+      inputView();
       send();
     }
   });

@@ -26,8 +26,8 @@ self.onmessage = (event) => {
       run(job);
     } else if (job.type === 'rows') {
       const rows = {};
-      for (const [name, view] of Object.entries(views)) rows[name] = wrapBoth(view, job.width);
-      self.postMessage({ type: 'rows', id: viewsId, width: job.width, rows }, transferables(rows));
+      for (const [name, view] of Object.entries(views)) rows[name] = wrapBoth(view, job.widths[name]);
+      self.postMessage({ type: 'rows', id: viewsId, widths: job.widths, rows }, transferables(rows));
     }
   } catch (e) {
     self.postMessage({ type: 'error', id: job.id, message: String((e && e.message) || e) });
@@ -61,10 +61,12 @@ function run(job) {
   views = {
     generated: view(generated),
     output: view(outcome.output),
+    // The input as pasted, for the page to show masked while nobody edits it.
+    input: view(job.input),
   };
   viewsId = job.id;
   const rows = {};
-  for (const [name, v] of Object.entries(views)) rows[name] = wrapBoth(v, job.width);
+  for (const [name, v] of Object.entries(views)) rows[name] = wrapBoth(v, job.widths[name]);
   const answer = {
     type: 'result',
     id: job.id,
@@ -74,9 +76,10 @@ function run(job) {
     unusable: Boolean(outcome.unusable),
     json: /^\s*\{/.test(outcome.output),
     secretCount: shown.length,
-    views: Object.fromEntries(Object.entries(views).map(([k, v]) => [k, { text: v.text, masks: v.masks, error: v.error }])),
+    // The page has the input's text already: it travels one way only.
+    views: Object.fromEntries(Object.entries(views).map(([k, v]) => [k, { text: k === 'input' ? undefined : v.text, masks: v.masks, error: v.error }])),
     rows,
-    width: job.width,
+    widths: job.widths,
     ...mapping(validate ? '' : generated),
     timings: { convert: converted - started, total: performance.now() - started },
   };
