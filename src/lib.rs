@@ -16,12 +16,15 @@
 #![warn(missing_docs)]
 
 mod config;
+mod credentials;
 mod fleet;
 pub mod host;
 mod limits;
 mod reconcile;
 mod run;
+mod show;
 mod validate;
+mod wrap;
 
 // The inner modules that this crate's own benchmarks, fuzz targets and tests reach into
 // (feature `internals`): open to them, not a stable interface, private in every other build.
@@ -42,6 +45,7 @@ pub mod yaml;
 mod yaml;
 
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
+pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, url_credentials, utf16_ranges};
 pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
@@ -50,3 +54,5 @@ pub use reconcile::{Action, Entry, Plan, SecretId};
 pub use run::{
     Files, Finished, NoFiles, Options, Outcome, RunError, items_json, plan, run, run_streaming,
 };
+pub use show::{ClusterSecretText, cluster_secrets};
+pub use wrap::{WRAP_NAMESPACE, WrappedKubeconfig, wrap_kubeconfig};

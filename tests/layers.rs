@@ -12,8 +12,11 @@ const LAYERS: &[&str] = &[
     "fleet",
     "validate",
     "config",
+    "credentials",
+    "wrap",
     "reconcile",
     "run",
+    "show",
     "host",
 ];
 

@@ -189,6 +189,16 @@ pub const CLUSTER_CONFIG_FIELDS: &[(&str, GoType)] = &[
     ("proxyUrl", GoType::String),
 ];
 
+/// The `config` fields that hold credentials, as paths (`*`: every key of a map): exactly the
+/// fields `ClusterConfig` keeps as [`Sensitive`] (a test checks), so a host that hides them
+/// (the playground) hides what the function itself never prints.
+pub const CREDENTIAL_CONFIG_FIELDS: &[&[&str]] = &[
+    &["password"],
+    &["bearerToken"],
+    &["tlsClientConfig", "keyData"],
+    &["execProviderConfig", "env", "*"],
+];
+
 /// The data keys Argo CD reads from a cluster Secret (util/db/cluster.go, `SecretToCluster`).
 pub const SECRET_DATA_KEYS: &[&str] = &[
     "name",
@@ -472,6 +482,73 @@ mod tests {
     }
 
     use super::*;
+
+    /// The credential table names exactly the fields written from a `Sensitive`.
+    #[test]
+    fn credential_fields_are_the_sensitive_ones() {
+        let secret = || Sensitive("SECRET".into());
+        let open = || "open".to_string();
+        let full = ClusterConfig {
+            username: Some(open()),
+            password: Some(secret()),
+            bearer_token: Some(secret()),
+            tls_client_config: TlsClientConfig {
+                insecure: true,
+                server_name: Some(open()),
+                cert_data: Some(open()),
+                key_data: Some(secret()),
+                ca_data: Some(open()),
+            },
+            aws_auth_config: Some(AwsAuthConfig {
+                cluster_name: open(),
+                role_arn: Some(open()),
+                profile: Some(open()),
+            }),
+            exec_provider_config: Some(ExecProviderConfig {
+                command: open(),
+                args: vec![open()],
+                env: [("A".to_string(), secret()), ("B".to_string(), secret())].into(),
+                api_version: Some(open()),
+                install_hint: Some(open()),
+                provide_cluster_info: true,
+            }),
+            disable_compression: true,
+            proxy_url: Some(open()),
+        };
+        fn walk(v: &serde_json::Value, path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+            match v {
+                serde_json::Value::Object(map) => {
+                    for (k, v) in map {
+                        path.push(k.clone());
+                        walk(v, path, out);
+                        path.pop();
+                    }
+                }
+                serde_json::Value::String(s) if s == "SECRET" => out.push(path.clone()),
+                _ => {}
+            }
+        }
+        let json: serde_json::Value = serde_json::from_str(&full.to_json()).unwrap();
+        let mut found = Vec::new();
+        walk(&json, &mut Vec::new(), &mut found);
+        let mut found: Vec<Vec<String>> = found
+            .into_iter()
+            .map(|p| match p.as_slice() {
+                [e, env, _] if e == "execProviderConfig" && env == "env" => {
+                    vec![e.clone(), env.clone(), "*".into()]
+                }
+                _ => p,
+            })
+            .collect();
+        found.dedup();
+        found.sort();
+        let mut table: Vec<Vec<String>> = CREDENTIAL_CONFIG_FIELDS
+            .iter()
+            .map(|p| p.iter().map(|s| s.to_string()).collect())
+            .collect();
+        table.sort();
+        assert_eq!(found, table);
+    }
 
     /// Values written verbatim come out exactly as serde_json's escaper writes them, and
     /// anything that needs escaping still gets it.

@@ -6,6 +6,11 @@ use crate::krm::finding::{Finding, Severity};
 use crate::limits::Limits;
 use crate::yaml::{Node, parse_stream};
 
+/// The fields of a kubeconfig user entry read as credentials ([`Sensitive`], never printed);
+/// every `exec.env` value is one too, and so are the values of an exec plugin's credential
+/// flags ([`crate::convert::exec::CREDENTIAL_FLAGS`]). A test checks the reader agrees.
+pub const CREDENTIAL_USER_FIELDS: &[&str] = &["token", "password", "client-key-data"];
+
 /// Whether `url` is what client-go dials: `https://` or `http://` and a host.
 pub fn is_http_url(url: &str) -> bool {
     let rest = url
@@ -44,14 +49,21 @@ pub fn unreachable_host(url: &str) -> Option<&'static str> {
 
 /// The URL without the `user:password@` it may carry, and whether it carried one.
 pub fn without_userinfo(url: &str) -> (String, bool) {
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return (url.to_string(), false);
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..end].rfind('@') {
-        Some(at) => (format!("{scheme}://{}", &rest[at + 1..]), true),
+    match userinfo(url) {
+        Some(info) => (
+            format!("{}{}", &url[..info.start], &url[info.end + 1..]),
+            true,
+        ),
         None => (url.to_string(), false),
     }
+}
+
+/// Where the `user:password` of a URL's `user:password@host` stands (without the `@`).
+pub fn userinfo(url: &str) -> Option<std::ops::Range<usize>> {
+    let start = url.find("://")? + 3;
+    let rest = &url[start..];
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    rest[..end].rfind('@').map(|at| start..start + at)
 }
 
 /// The cluster a kubeconfig connects to, as Argo CD needs it.
@@ -461,7 +473,7 @@ fn file_reference(r: &mut Reader, node: &Node, path: &str, key: &str, has_data: 
 
 fn read_user(r: &mut Reader, user: &Node, path: &str, config: &mut ClusterConfig) {
     let cert = r.base64_field(user, "client-certificate-data", path);
-    let key = r.base64_field(user, "client-key-data", path);
+    let key = r.base64_field(user, CREDENTIAL_USER_FIELDS[2], path);
     file_reference(r, user, path, "client-certificate", cert.is_some());
     file_reference(r, user, path, "client-key", key.is_some());
     match (&cert, &key) {
@@ -479,7 +491,7 @@ fn read_user(r: &mut Reader, user: &Node, path: &str, config: &mut ClusterConfig
     config.tls_client_config.key_data = key.map(Sensitive);
 
     config.bearer_token = r
-        .string(user, "token", path)
+        .string(user, CREDENTIAL_USER_FIELDS[0], path)
         .filter(|t| !t.is_empty())
         .map(Sensitive);
     if user.get("tokenFile").is_some_and(|t| !t.is_null()) {
@@ -495,7 +507,7 @@ fn read_user(r: &mut Reader, user: &Node, path: &str, config: &mut ClusterConfig
     }
     config.username = r.string(user, "username", path).filter(|u| !u.is_empty());
     config.password = r
-        .string(user, "password", path)
+        .string(user, CREDENTIAL_USER_FIELDS[1], path)
         .filter(|p| !p.is_empty())
         .map(Sensitive);
 
@@ -607,6 +619,45 @@ fn read_exec(r: &mut Reader, exec: &Node, path: &str) -> Option<ExecPlugin> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The credential table names exactly the user fields that come out as `Sensitive`: their
+    /// values never show in the connection's debug output, every other field's value does.
+    #[test]
+    fn credential_user_fields_are_read_as_sensitive() {
+        let pem = |what: &str| {
+            crate::krm::b64::encode(
+                format!("-----BEGIN {what}-----\nMARK{what}\n-----END {what}-----\n").as_bytes(),
+            )
+        };
+        let (cert, key) = (pem("CERTIFICATE"), pem("PRIVATE KEY"));
+        let values = [
+            ("token", "MARKtoken".to_string()),
+            ("password", "MARKpassword".to_string()),
+            ("client-key-data", key),
+            ("username", "MARKusername".to_string()),
+            ("client-certificate-data", cert),
+        ];
+        let user: String = values
+            .iter()
+            .map(|(k, v)| format!("    {k}: {v}\n"))
+            .collect();
+        let env = "    exec:\n      command: vault-login\n      apiVersion: client.authentication.k8s.io/v1\n      env:\n      - {name: V, value: MARKenv}\n";
+        let (c, _) = read_ok(&kubeconfig(
+            "    server: https://api",
+            &format!("{user}{env}"),
+        ));
+        let debug = format!("{c:?}");
+        let json = c.config.to_json();
+        for (field, value) in &values {
+            assert!(json.contains(value.as_str()), "{field} is carried");
+            assert_eq!(
+                !debug.contains(value.as_str()),
+                CREDENTIAL_USER_FIELDS.contains(field),
+                "{field}"
+            );
+        }
+        assert!(json.contains("MARKenv") && !debug.contains("MARKenv"));
+    }
 
     #[test]
     fn hosts_another_pod_cannot_reach() {

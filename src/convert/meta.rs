@@ -50,6 +50,24 @@ pub fn dns1123_subdomain(name: &str) -> String {
     shorten(trimmed, name, MAX_NAME)
 }
 
+/// Makes a valid DNS-1123 label, which is what a Cluster API cluster's name must be and what a
+/// label value can always hold: lowercase, `[a-z0-9-]`, alphanumeric at both ends, at most
+/// `max` characters (63 at most; a longer name is cut and ends in its hash). `None` when nothing
+/// of `name` is left.
+pub fn dns1123_label(name: &str, max: usize) -> Option<String> {
+    let mut cleaned = String::with_capacity(name.len());
+    for c in name.chars() {
+        match c.to_ascii_lowercase() {
+            c @ ('a'..='z' | '0'..='9') => cleaned.push(c),
+            // Anything else (`.`, `:`, `/` of an ARN) becomes one `-`, never a run of them.
+            _ if !cleaned.is_empty() && !cleaned.ends_with('-') => cleaned.push('-'),
+            _ => {}
+        }
+    }
+    let trimmed = cleaned.trim_matches('-');
+    (!trimmed.is_empty()).then(|| shorten(trimmed, name, max.clamp(9, MAX_LABEL_VALUE)))
+}
+
 /// Makes a valid label value: `[A-Za-z0-9._-]`, alphanumeric at both ends, at most 63 characters.
 pub fn label_value(value: &str) -> String {
     let cleaned: String = value
@@ -159,6 +177,23 @@ mod tests {
         assert_eq!(short, dns1123_subdomain(&long));
         assert_ne!(short, dns1123_subdomain(&format!("{long}y")));
         assert!(short.ends_with(&format!("-{:08x}", fnv32a(&long))));
+    }
+
+    #[test]
+    fn dns1123_labels_hold_any_context_name() {
+        let arn = "arn:aws:eks:eu-west-1:123456789012:cluster/payments-platform-production-eu-west-1-blue";
+        let label = |name: &str| dns1123_label(name, MAX_LABEL_VALUE);
+        let long = label(arn).unwrap();
+        assert!(is_dns1123_label(&long), "{long}");
+        assert!(check_label_value(&long).is_ok());
+        assert_eq!(long.len(), MAX_LABEL_VALUE);
+        assert!(long.starts_with("arn-aws-eks-eu-west-1-123456789012-cluster-payments"));
+        assert_ne!(label(arn), label(&format!("{arn}-green")));
+        assert!(dns1123_label(arn, 52).unwrap().len() <= 52);
+        assert_eq!(label("kind-Kind.local").as_deref(), Some("kind-kind-local"));
+        assert_eq!(label("--x__y--").as_deref(), Some("x-y"));
+        assert_eq!(label("ünï").as_deref(), Some("n"));
+        assert_eq!(label("日本"), None);
     }
 
     #[test]

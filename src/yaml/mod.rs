@@ -6,7 +6,8 @@
 //! - `parser`: tokens to events (documents, directives, collections);
 //! - `tree`: events to nodes and documents with their ranges; anchors, aliases and limits;
 //! - `node`: the node types, typed accessors, and how plain scalars resolve;
-//! - `emit`: writing nodes back as YAML or JSON that every reader reads the same.
+//! - `emit`: writing nodes back as YAML or JSON that every reader reads the same;
+//! - `offsets`: where a scalar's content stands in the text it was read from.
 //!
 //! The scanner and parser follow libyaml 0.2.5 (the C parser inside PyYAML, and the ancestor
 //! of go-yaml, which kpt, kustomize and kubectl write with) rule for rule: what it reads, this
@@ -17,6 +18,7 @@ pub mod emit;
 #[cfg(any(test, feature = "internals"))]
 pub mod events;
 mod node;
+mod offsets;
 mod parser;
 mod scanner;
 mod tree;
@@ -28,6 +30,7 @@ mod parity;
 pub use chars::first_disallowed;
 pub use chars::skip_words;
 pub use node::{Indicator, Node, Scalar, ScalarKind, Style, Value, resolve_plain, same_content};
+pub use offsets::{content_map, value_range};
 pub use tree::{Document, EntryHook, YamlError, parse_stream, parse_stream_with};
 
 /// The characters YAML counts as white space between tokens (`str::trim` would also take

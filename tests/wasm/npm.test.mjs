@@ -55,3 +55,27 @@ test('npm: a settings object and a Capi2Argo object are both accepted', () => {
   assert.match(viaSettings, /name: cluster-team-a-prod\n/);
   assert.throws(() => node.transform(input, { namespaceNames: true }), /did you mean namespacedNames/);
 });
+
+test('npm: the helpers for pages that show the function\'s text', () => {
+  // A token after an emoji and accents: offsets count UTF-16 code units, as JavaScript does.
+  const kubeconfig = 'apiVersion: v1\nkind: Config\n# 🚀 clüster\nclusters:\n- name: Lab.Cluster\n  cluster: {server: "https://ops:pw@lab.example:6443"}\nusers:\n- name: u\n  user: {token: "tøken-1234"}\ncontexts:\n- name: c\n  context: {cluster: Lab.Cluster, user: u}\ncurrent-context: c\n';
+  const ranges = [...node.credentialRanges(kubeconfig)];
+  const hidden = [];
+  for (let i = 0; i < ranges.length; i += 2) hidden.push(kubeconfig.slice(ranges[i], ranges[i + 1]));
+  assert.deepEqual(hidden, ['ops:pw', 'tøken-1234']);
+  assert.deepEqual([...node.urlCredentials('https://ops:pw@lab.example:6443')], [8, 14]);
+  assert.deepEqual([...node.urlCredentials('https://lab.example:6443')], []);
+  assert.throws(() => node.credentialRanges('a: ['), /invalid YAML/);
+
+  const wrapped = node.wrapKubeconfig(kubeconfig);
+  assert.equal(wrapped.secretName, 'lab-cluster-kubeconfig');
+  assert.equal(wrapped.cluster, 'lab-cluster');
+  assert.equal(wrapped.clusterEntry, 'Lab.Cluster');
+  assert.equal(node.wrapKubeconfig('kind: Secret\n'), undefined);
+
+  const output = node.transform(wrapped.text);
+  const secrets = node.clusterSecrets(output);
+  assert.deepEqual(secrets.map((s) => [s.name, s.namespace, s.owned]), [['cluster-lab-cluster', 'argocd', true]]);
+  assert.ok(secrets[0].text.startsWith('---\napiVersion: v1\nkind: Secret\n'));
+  assert.equal(web.clusterSecrets(output)[0].text, secrets[0].text);
+});

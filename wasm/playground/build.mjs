@@ -1,8 +1,8 @@
 // Builds the playground into a directory any static host (or a browser opening the file) serves:
 // node wasm/playground/build.mjs GLUE_DIR OUT_DIR, where GLUE_DIR holds wasm-bindgen's
-// `--target no-modules` output (capi2argo.js, capi2argo_bg.wasm). The module's bytes and the
-// examples become plain scripts, so the page needs no fetch and no ES module import (browsers
-// refuse both from file://).
+// `--target no-modules` output (capi2argo.js, capi2argo_bg.wasm). The module's bytes, the
+// worker's script and the examples become plain scripts, so the page needs no fetch and no ES
+// module import (browsers refuse both from file://).
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,8 +16,11 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-for (const file of ['index.html', 'style.css', 'playground.js']) copyFileSync(join(here, file), join(out, file));
-copyFileSync(join(glue, 'capi2argo.js'), join(out, 'capi2argo.js'));
+for (const file of ['index.html', 'style.css', 'playground.js', 'textview.js']) copyFileSync(join(here, file), join(out, file));
+// The worker's script: wasm-bindgen's glue and worker.js, as a string the page turns into a
+// blob: URL (the only way a page opened from disk starts a worker).
+const worker = `${readFileSync(join(glue, 'capi2argo.js'), 'utf8')}\n${readFileSync(join(here, 'worker.js'), 'utf8')}`;
+writeFileSync(join(out, 'worker-source.js'), `// The playground's worker: wasm-bindgen's glue and worker.js.\nconst CAPI2ARGO_WORKER = ${JSON.stringify(worker)};\n`);
 const wasm = readFileSync(join(glue, 'capi2argo_bg.wasm'));
 writeFileSync(join(out, 'capi2argo-wasm.js'), `// capi2argo's WebAssembly module, base64.\nconst CAPI2ARGO_WASM = "${wasm.toString('base64')}";\n`);
 

@@ -1,224 +1,443 @@
 // The playground: the capi2argo core (WebAssembly, bytes carried by the page) on what the user
-// pastes, with settings generated from the function's own key table. Nothing is sent anywhere.
+// pastes, with settings generated from the function's own key table. The core runs in a Web
+// Worker, never on this thread: typing stays responsive whatever the paste's size, and the
+// views draw only what is on screen. Nothing is sent anywhere.
 'use strict';
 
+/* global CAPI2ARGO_WASM, CAPI2ARGO_WORKER, EXAMPLES, TextView */
 (function () {
   const $ = (id) => document.getElementById(id);
   const input = $('input');
-  const outputView = $('output');
-  const generatedView = $('generated');
-  const resultsView = $('results');
-  const mappingView = $('mapping');
+  const form = $('settings');
+  const examples = $('example');
+  const mode = $('mode');
+  const status = $('status');
   const notice = $('notice');
-  let last = { output: '', results: [], failed: false };
+  const outputPane = $('output-pane');
+  const PLACEHOLDER = '•••• hidden';
+  const LARGE_PASTE = 256 * 1024;
+  const TABS = ['generated', 'output', 'results', 'mapping'];
+  const views = {
+    generated: new TextView($('panel-generated'), PLACEHOLDER),
+    output: new TextView($('panel-output'), PLACEHOLDER),
+    input: new TextView($('input-view'), PLACEHOLDER),
+  };
+  // The text each job carried, by job: the worker's answer does not send the input back.
+  const sentInputs = new Map();
+  let last = null;
+  let tab = 'generated';
 
-  // The module's bytes travel in capi2argo-wasm.js: compiling them needs no fetch, so the page
-  // works from disk and under a CSP that forbids every connection.
-  const bytes = Uint8Array.from(atob(CAPI2ARGO_WASM), (c) => c.charCodeAt(0));
-  wasm_bindgen.initSync({ module: bytes });
-  const core = wasm_bindgen;
+  // The worker: wasm-bindgen's glue and the worker's own code, as one script the page carries
+  // (a page opened from disk may not start a worker from a file, but may from a blob: URL of
+  // its own making). It gets the module's bytes once, then jobs.
+  const worker = new Worker(URL.createObjectURL(new Blob([CAPI2ARGO_WORKER], { type: 'text/javascript' })));
+  worker.postMessage({ type: 'init', wasm: CAPI2ARGO_WASM });
+
+  let jobs = 0; // jobs sent
+  let busy = false;
+  let again = false; // the input changed while the worker was busy
+  const waiting = []; // run() promises, each resolved by the first answer at or past its job
+  let ready = false;
+
+  worker.onmessage = (event) => {
+    const msg = event.data;
+    if (msg.type === 'ready') {
+      ready = true;
+      buildSettings(msg.settings);
+      send();
+    } else if (msg.type === 'result' || msg.type === 'error') {
+      busy = false;
+      if (again) {
+        // A newer input is waiting: this answer is already stale, the next one is not.
+        send();
+        return;
+      }
+      working(false);
+      if (msg.type === 'error') {
+        status.textContent = `Internal error: ${msg.message}`;
+      } else {
+        render(msg);
+      }
+      settle(msg.id);
+    } else if (msg.type === 'rows' && last && msg.id === last.id) {
+      last.widths = msg.widths;
+      for (const [name, rows] of Object.entries(msg.rows)) {
+        last.views[name].rows = rows;
+        views[name].rewrap(rows);
+      }
+    }
+  };
+
+  function settle(id) {
+    for (let i = waiting.length - 1; i >= 0; i--) {
+      if (waiting[i].id <= id) {
+        waiting[i].resolve(last);
+        waiting.splice(i, 1);
+      }
+    }
+  }
 
   // Settings the page offers: every key but the mode (its own control) and files (a page has none).
   const SKIPPED = new Set(['action', 'resourceFiles']);
-  const settings = core.settings().filter((s) => !SKIPPED.has(s.name));
-  const form = $('settings');
-  for (const s of settings) {
-    const id = `setting-${s.name}`;
-    const label = document.createElement('label');
-    label.htmlFor = id;
-    label.textContent = s.name;
-    let field;
-    if (s.kind === 'bool' || s.kind.startsWith('choice:')) {
-      field = document.createElement('select');
-      const options = s.kind === 'bool' ? ['true', 'false'] : s.kind.slice(7).split('|');
-      field.append(new Option(`(default: ${s.default})`, ''));
-      for (const o of options) field.append(new Option(o, o));
-    } else if (s.kind === 'yaml' || s.kind === 'map' || s.kind === 'list') {
-      field = document.createElement('textarea');
-      field.placeholder = s.kind === 'yaml' ? 'YAML' : s.kind === 'map' ? 'k=v,k2=v2' : 'a,b';
-    } else {
-      field = document.createElement('input');
-      field.type = 'text';
-      field.placeholder = s.default === 'none' ? '' : s.default;
+  function buildSettings(keys) {
+    for (const s of keys.filter((k) => !SKIPPED.has(k.name))) {
+      const id = `setting-${s.name}`;
+      const label = document.createElement('label');
+      label.htmlFor = id;
+      label.textContent = s.name;
+      let field;
+      if (s.kind === 'bool' || s.kind.startsWith('choice:')) {
+        field = document.createElement('select');
+        const options = s.kind === 'bool' ? ['true', 'false'] : s.kind.slice(7).split('|');
+        field.append(new Option(`(default: ${s.default})`, ''));
+        for (const o of options) field.append(new Option(o, o));
+      } else if (s.kind === 'yaml' || s.kind === 'map' || s.kind === 'list') {
+        field = document.createElement('textarea');
+        field.placeholder = s.kind === 'yaml' ? 'YAML' : s.kind === 'map' ? 'k=v,k2=v2' : 'a,b';
+      } else {
+        field = document.createElement('input');
+        field.type = 'text';
+        field.placeholder = s.default === 'none' ? '' : s.default;
+      }
+      field.id = id;
+      field.name = s.name;
+      field.setAttribute('aria-describedby', `${id}-doc`);
+      field.addEventListener('input', schedule);
+      const doc = document.createElement('small');
+      doc.id = `${id}-doc`;
+      doc.textContent = s.doc.replace(/`/g, '');
+      form.append(label, field, doc);
     }
-    field.id = id;
-    field.name = s.name;
-    field.addEventListener('input', schedule);
-    const doc = document.createElement('small');
-    doc.textContent = s.doc.replace(/`/g, '');
-    form.append(label, field, doc);
   }
 
   // The function's config: a ConfigMap, every value a string, as kpt sends settings.
   function config() {
     const data = {};
-    if ($('mode').value === 'validate') data.action = 'validate';
+    if (mode.value === 'validate') data.action = 'validate';
     for (const field of form.elements) {
       if (field.name && field.value.trim() !== '') data[field.name] = field.value;
     }
     return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'playground' }, data };
   }
 
-  // A bare kubeconfig is put into the Secret Cluster API would write for it.
-  function wrapped(text) {
-    if (!/^kind:\s*["']?Config["']?\s*$/m.test(text) || /^kind:\s*["']?(Secret|List|ResourceList)/m.test(text)) {
-      return { text, note: '' };
+  // Sends the current input to the worker, or notes that it must be sent once it is free.
+  function send() {
+    if (!ready) return;
+    if (busy) {
+      again = true;
+      return;
     }
-    const context = (text.match(/^current-context:\s*["']?([^"'\s]+)/m) || [])[1] || 'my-cluster';
-    const name = context.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '') || 'my-cluster';
-    const body = text.replace(/\s+$/, '').split('\n').map((l) => `    ${l}`).join('\n');
-    return {
-      text: `apiVersion: v1\nkind: Secret\nmetadata:\n  name: ${name}-kubeconfig\n  namespace: default\n  labels:\n    cluster.x-k8s.io/cluster-name: ${name}\ntype: cluster.x-k8s.io/secret\nstringData:\n  value: |\n${body}\n`,
-      note: `This is a bare kubeconfig: it was put into a Secret named ${name}-kubeconfig (namespace default), as Cluster API writes one.`,
-    };
+    again = false;
+    busy = true;
+    working(true);
+    jobs += 1;
+    const text = input.value;
+    sentInputs.set(jobs, text);
+    worker.postMessage({ type: 'run', id: jobs, input: text, config: config(), mode: mode.value, widths: widths() });
   }
 
-  // Credentials are hidden in the view unless asked for; copy and download give the real output.
-  const SECRET_JSON = /("(?:bearerToken|keyData|password|certData|caData)"\s*:\s*")([^"]*)(")/g;
-  function masked(text) {
-    let inEnv = false;
-    return text.split('\n').map((line) => {
-      if (/"env"\s*:\s*\{/.test(line)) { inEnv = true; return line; }
-      if (inEnv && /^\s*\}/.test(line)) { inEnv = false; return line; }
-      if (inEnv) return line.replace(/(:\s*")([^"]*)(")/, (_, a, v, b) => `${a}${hide(v)}${b}`);
-      line = line.replace(SECRET_JSON, (_, a, v, b) => `${a}${hide(v)}${b}`);
-      // Long base64 values (kubeconfigs, keys, tokens, a base64 config) in YAML.
-      return line.replace(/^(\s*[\w.-]+:\s+)([A-Za-z0-9+/=]{40,})\s*$/, (_, a, v) => `${a}${hide(v)}`);
-    }).join('\n');
-  }
-  const hide = (v) => (v === '' ? v : `•••• hidden (${v.length} characters)`);
-
-  // The generated Argo CD Secrets alone, as the documents of a YAML stream (what `kubectl apply`
-  // takes); for a ResourceList, whose items are not documents, the whole output.
-  function generated() {
-    if (/^kind: ResourceList$/m.test(last.output) || /^\s*\{/.test(last.output)) return last.output;
-    return last.output.split(/^---[ \t]*$/m)
-      .filter((doc) => /^\s+capi-to-argocd\/owned: "true"$/m.test(doc) && /^kind: Secret$/m.test(doc))
-      .map((doc) => `---${doc.replace(/\n*$/, '\n')}`).join('');
+  function widths() {
+    return Object.fromEntries(Object.entries(views).map(([name, v]) => [name, v.width()]));
   }
 
-  // What Copy and Download take: the tab on show, unmasked.
-  function shown() {
-    return outputView.hidden ? generated() : last.output;
-  }
-
-  function render() {
-    const view = (text) => ($('reveal').checked ? text : masked(text));
-    outputView.textContent = view(last.output);
-    generatedView.textContent = view(generated()) || (last.failed ? 'No Argo CD Secret: see Results.' : 'No Argo CD Secret in the output.');
-    outputView.classList.toggle('failed', last.failed);
-    $('result-count').textContent = last.results.length ? `(${last.results.length})` : '';
-    resultsView.replaceChildren(...last.results.map((r) => {
-      const div = document.createElement('div');
-      div.className = `result ${r.severity}`;
-      const where = [r.resourceRef && `${r.resourceRef.kind} ${r.resourceRef.namespace ? r.resourceRef.namespace + '/' : ''}${r.resourceRef.name}`,
-        r.field && r.field.path].filter(Boolean).join(' · ');
-      div.innerHTML = '<b></b> <span class="where"></span><div></div>';
-      div.children[0].textContent = r.severity;
-      div.children[1].textContent = where;
-      div.children[2].textContent = r.message;
-      return div;
-    }));
-    if (!last.results.length) resultsView.textContent = 'No results: nothing to report.';
-    mappingView.replaceChildren(mapping());
-  }
-
-  // What was converted from where: each Argo CD Secret, the kubeconfig Secret it came from, and
-  // how it logs in.
-  function mapping() {
-    let items = [];
-    try { items = core.itemsJson(last.output); } catch (_) { /* unusable input: nothing to map */ }
-    const argo = items.filter((i) => i && i.kind === 'Secret' && i.metadata && i.metadata.labels
-      && i.metadata.labels['capi-to-argocd/owned'] === 'true');
-    const table = document.createElement('table');
-    table.innerHTML = '<thead><tr><th>from</th><th>Argo CD Secret</th><th>name · server</th><th>login</th></tr></thead><tbody></tbody>';
-    for (const s of argo) {
-      const l = s.metadata.labels;
-      const data = s.stringData || Object.fromEntries(Object.entries(s.data || {}).map(([k, v]) => [k, atob(v)]));
-      let login = 'none';
-      try {
-        const c = JSON.parse(data.config || '{}');
-        const t = c.tlsClientConfig || {};
-        login = c.awsAuthConfig ? `awsAuthConfig (${c.awsAuthConfig.clusterName})`
-          : c.execProviderConfig ? `exec ${c.execProviderConfig.command} ${(c.execProviderConfig.args || []).join(' ')}`
-            : c.bearerToken ? 'bearer token' : t.certData ? 'client certificate' : c.username ? 'basic auth' : 'none';
-        if (t.insecure) login += ', insecure';
-      } catch (_) { login = 'config is not JSON'; }
-      const row = document.createElement('tr');
-      for (const cell of [`${l['capi-to-argocd/cluster-namespace'] || ''}/${l['capi-to-argocd/cluster-secret-name'] || ''}`,
-        `${s.metadata.namespace}/${s.metadata.name}`, `${data.name || ''} · ${data.server || ''}`, login]) {
-        const td = document.createElement('td');
-        const code = document.createElement('code');
-        code.textContent = cell;
-        td.append(code);
-        row.append(td);
-      }
-      table.tBodies[0].append(row);
-    }
-    if (!argo.length) {
-      const p = document.createElement('p');
-      p.textContent = $('mode').value === 'validate' ? 'Validation changes nothing: see Results.' : 'No Argo CD cluster Secret in the output.';
-      return p;
-    }
-    return table;
-  }
-
-  function run() {
-    const { text, note } = wrapped(input.value);
-    notice.textContent = note;
-    try {
-      last = core.transformWithResults(text, config());
-    } catch (e) {
-      last = { output: '', results: [{ severity: 'error', message: String(e.message || e) }], failed: true };
-    }
-    render();
-    document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
-    return last;
+  function working(on) {
+    outputPane.setAttribute('aria-busy', String(on));
+    document.body.classList.toggle('working', on);
+    if (on) status.textContent = 'Working…';
   }
 
   let timer;
   function schedule() {
     clearTimeout(timer);
-    timer = setTimeout(run, 200);
+    timer = setTimeout(send, 200);
   }
 
-  const examples = $('example');
-  for (const e of EXAMPLES) examples.append(new Option(e.name, e.name));
-  examples.addEventListener('change', () => {
-    const e = EXAMPLES.find((x) => x.name === examples.value);
-    if (e) { input.value = e.text; run(); }
+  /** Runs now; resolves with the answer to this input once it is shown. */
+  function run() {
+    clearTimeout(timer);
+    // This input goes out as the next job, now or once the worker is free.
+    const promise = new Promise((resolve) => waiting.push({ id: jobs + 1, resolve }));
+    send();
+    return promise;
+  }
+
+  function render(answer) {
+    // The output travels once, as its view's text; the input not at all.
+    answer.output = answer.views.output.text;
+    answer.views.input.text = sentInputs.get(answer.id);
+    for (const id of sentInputs.keys()) if (id <= answer.id) sentInputs.delete(id);
+    last = answer;
+    const validate = mode.value === 'validate';
+    const w = answer.wrapped;
+    notice.textContent = w
+      ? `This is a bare kubeconfig: it was put into a Secret named ${w.secretName} (namespace ${w.namespace}), labelled cluster.x-k8s.io/cluster-name: ${w.cluster}, as Cluster API writes one for cluster entry ${w.clusterEntry}.`
+      : '';
+    for (const name of ['generated', 'output', 'input']) answer.views[name].rows = answer.rows[name];
+    views.generated.show(answer.views.generated, validate
+      ? 'No Argo CD cluster Secret (label argocd.argoproj.io/secret-type: cluster) in the input: nothing to validate. See Results.'
+      : answer.failed ? 'No Argo CD Secret: see Results.' : 'No Argo CD Secret in the output.');
+    views.output.show(answer.views.output, 'No output: see Results.');
+    $('panel-output').classList.toggle('failed', answer.failed);
+    $('result-count').textContent = answer.results.length ? `(${answer.results.length})` : '';
+    drawn.results = drawn.mapping = false;
+    drawPanel();
+    inputView();
+    fileName();
+    const n = answer.secretCount;
+    const secrets = validate ? `${n} cluster Secret${n === 1 ? '' : 's'} validated` : `${n} Argo CD Secret${n === 1 ? '' : 's'}`;
+    const ms = answer.timings.total < 1 ? 'under 1' : Math.round(answer.timings.total);
+    status.textContent = `${secrets}, ${answer.results.length} result${answer.results.length === 1 ? '' : 's'} (${ms} ms in the worker).`;
+    document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
+  }
+
+  // While nobody edits it, the input shows masked as the outputs do: a screen share of the page
+  // shows no credential of the paste either. Text not yet checked by the worker is hidden
+  // whole until it is.
+  const NOT_CHECKED = { text: '', masks: new Uint32Array(0), rows: { masked: new Uint32Array(0), revealed: new Uint32Array(0) } };
+  function inputView() {
+    const box = $('input-view');
+    const show = document.activeElement !== input && !$('reveal').checked && input.value !== '';
+    box.hidden = !show;
+    if (!show) return;
+    const current = last && last.views.input.text === input.value;
+    if (views.input.doc !== (current ? last.views.input : NOT_CHECKED)) {
+      views.input.show(current ? last.views.input : NOT_CHECKED, `${PLACEHOLDER}: the input shows once checked for credentials (or while you edit it).`);
+    }
+    followInput();
+  }
+
+  // The masked view stands where the text box is scrolled to.
+  function followInput() {
+    const el = $('input-view');
+    const range = input.scrollHeight - input.clientHeight;
+    el.scrollTop = range > 0 ? (input.scrollTop / range) * (el.scrollHeight - el.clientHeight) : 0;
+    views.input.render();
+  }
+
+  input.addEventListener('focus', inputView);
+  input.addEventListener('blur', inputView);
+  input.addEventListener('scroll', () => {
+    if (!$('input-view').hidden) followInput();
   });
-  input.addEventListener('input', () => { examples.value = ''; schedule(); });
-  $('mode').addEventListener('change', run);
-  $('reveal').addEventListener('change', render);
-  for (const tab of document.querySelectorAll('[role=tab]')) {
-    tab.addEventListener('click', () => {
-      for (const t of document.querySelectorAll('[role=tab]')) t.setAttribute('aria-selected', String(t === tab));
-      for (const p of document.querySelectorAll('.tab')) p.hidden = p.dataset.tab !== tab.dataset.tab;
+
+  // The results and the From → to table are drawn when their tab is shown, in slices, so a
+  // fleet's thousands of rows never hold the page.
+  const drawn = { results: false, mapping: false };
+  let slicing = 0;
+  function drawPanel() {
+    if (!last || !(tab in drawn) || drawn[tab]) return;
+    drawn[tab] = true;
+    const panel = $(`panel-${tab}`);
+    const generation = ++slicing;
+    if (tab === 'results') {
+      if (!last.results.length) {
+        panel.replaceChildren(paragraph('No results: nothing to report.'));
+        return;
+      }
+      const list = document.createElement('ol');
+      list.className = 'results';
+      panel.replaceChildren(list);
+      sliced(last.results, (r) => resultItem(r), list, generation);
+    } else {
+      if (!last.mapping.length) {
+        panel.replaceChildren(paragraph(mode.value === 'validate' ? 'Validation changes nothing: see the Argo CD Secrets and Results tabs.' : 'No Argo CD cluster Secret in the output.'));
+        return;
+      }
+      const table = document.createElement('table');
+      const head = table.createTHead().insertRow();
+      for (const h of MAPPING_HEAD) {
+        const th = document.createElement('th');
+        th.scope = 'col';
+        th.textContent = h;
+        head.append(th);
+      }
+      const body = table.createTBody();
+      panel.replaceChildren(table);
+      sliced($('reveal').checked ? last.mappingRevealed : last.mapping, (cells) => {
+        const tr = document.createElement('tr');
+        for (const cell of cells) {
+          const td = document.createElement('td');
+          const code = document.createElement('code');
+          code.textContent = cell;
+          td.append(code);
+          tr.append(td);
+        }
+        return tr;
+      }, body, generation);
+    }
+  }
+
+  function sliced(items, make, into, generation, from = 0) {
+    if (generation !== slicing) return;
+    const panel = into.closest('[role=tabpanel]');
+    const frag = document.createDocumentFragment();
+    const to = Math.min(items.length, from + 200);
+    for (let i = from; i < to; i++) frag.append(make(items[i]));
+    into.append(frag);
+    if (to < items.length) {
+      panel.dataset.pending = 'true';
+      setTimeout(() => sliced(items, make, into, generation, to), 0);
+    } else {
+      delete panel.dataset.pending;
+    }
+  }
+
+  const paragraph = (text) => {
+    const p = document.createElement('p');
+    p.className = 'empty';
+    p.textContent = text;
+    return p;
+  };
+
+  const MAPPING_HEAD = ['from', 'Argo CD Secret', 'name · server', 'login'];
+
+  // One result as one line of text: the list item reads exactly as the downloaded line.
+  function resultParts(r) {
+    const ref = r.resourceRef;
+    const where = [ref && `${ref.kind} ${ref.namespace ? `${ref.namespace}/` : ''}${ref.name}`, r.field && r.field.path].filter(Boolean).join(' · ');
+    return [r.severity, where ? ` · ${where}` : '', `: ${r.message}`];
+  }
+
+  function resultItem(r) {
+    const li = document.createElement('li');
+    li.className = `result ${r.severity}`;
+    const [severity, where, message] = resultParts(r);
+    const b = document.createElement('b');
+    b.textContent = severity;
+    const w = document.createElement('span');
+    w.className = 'where';
+    w.textContent = where;
+    const m = document.createElement('span');
+    m.className = 'message';
+    m.textContent = message;
+    li.append(b, w, m);
+    return li;
+  }
+
+  // What Copy and Download take: the text of the tab on show, with the real values (the mask
+  // is for the screen), and a file name that says what it is.
+  function shown() {
+    if (!last) return { text: '', name: '' };
+    const validate = mode.value === 'validate';
+    switch (tab) {
+      case 'generated':
+        return { text: last.views.generated.text, name: validate ? 'validated-argocd-cluster-secrets.yaml' : 'argocd-cluster-secrets.yaml' };
+      case 'output':
+        return { text: last.output, name: `capi2argo-${validate ? 'validate' : 'convert'}-output.${last.json ? 'json' : 'yaml'}` };
+      case 'results':
+        return { text: last.results.map((r) => `${resultParts(r).join('')}\n`).join(''), name: 'capi2argo-results.txt' };
+      default:
+        return { text: last.mapping.length ? [MAPPING_HEAD, ...last.mappingRevealed].map((row) => `${row.join('\t')}\n`).join('') : '', name: 'capi2argo-from-to.tsv' };
+    }
+  }
+
+  function fileName() {
+    const { text, name } = shown();
+    $('file-name').textContent = name;
+    $('copy').disabled = !text;
+    $('download').disabled = !text;
+  }
+
+  // Tabs, as the WAI-ARIA tabs pattern has them: arrow keys, Home and End move between tabs
+  // and show each, and only the selected tab is in the Tab order.
+  const tabButtons = TABS.map((t) => $(`tab-${t}`));
+  function select(name, focus) {
+    tab = name;
+    for (const b of tabButtons) {
+      const on = b.id === `tab-${name}`;
+      b.setAttribute('aria-selected', String(on));
+      b.tabIndex = on ? 0 : -1;
+      if (on && focus) b.focus();
+    }
+    for (const t of TABS) $(`panel-${t}`).hidden = t !== name;
+    if (views[name]) views[name].render();
+    drawPanel();
+    fileName();
+  }
+  for (const b of tabButtons) {
+    b.addEventListener('click', () => select(b.id.slice(4), false));
+    b.addEventListener('keydown', (e) => {
+      const i = tabButtons.indexOf(b);
+      const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: TABS.length - 1 }[e.key];
+      if (to === undefined) return;
+      e.preventDefault();
+      select(TABS[(to + TABS.length) % TABS.length], true);
     });
   }
+
+  $('reveal').addEventListener('change', () => {
+    for (const v of Object.values(views)) v.reveal($('reveal').checked);
+    drawn.mapping = false;
+    drawPanel();
+    inputView();
+  });
+
   $('copy').addEventListener('click', async () => {
+    const { text } = shown();
     try {
-      await navigator.clipboard.writeText(shown());
+      await navigator.clipboard.writeText(text);
     } catch (_) {
       const area = document.createElement('textarea');
-      area.value = shown();
+      area.value = text;
       document.body.append(area);
       area.select();
       document.execCommand('copy');
       area.remove();
     }
+    status.textContent = `Copied ${shown().name.replace(/\.[a-z]+$/, '')} to the clipboard.`;
   });
   $('download').addEventListener('click', () => {
+    const { text, name } = shown();
     const a = document.createElement('a');
-    a.href = URL.createObjectURL(new Blob([shown()], { type: 'application/yaml' }));
-    a.download = $('mode').value === 'validate' ? 'validated.yaml' : 'argocd-cluster-secrets.yaml';
+    a.href = URL.createObjectURL(new Blob([text], { type: name.endsWith('.json') ? 'application/json' : name.endsWith('.yaml') ? 'application/yaml' : 'text/plain' }));
+    a.download = name;
     a.click();
     setTimeout(() => URL.revokeObjectURL(a.href), 1000);
   });
 
+  // A change of width wraps the texts again, in the worker.
+  new ResizeObserver(() => {
+    if (!last) return;
+    const now = widths();
+    if (Object.keys(now).some((k) => now[k] !== last.widths[k])) worker.postMessage({ type: 'rows', id: last.id, widths: now });
+    for (const v of Object.values(views)) v.schedule();
+  }).observe(document.querySelector('main'));
+
+  for (const e of EXAMPLES) examples.append(new Option(e.name, e.name));
+  examples.addEventListener('change', () => {
+    const e = EXAMPLES.find((x) => x.name === examples.value);
+    if (e) {
+      input.value = e.text;
+      inputView();
+      send();
+    }
+  });
+  input.addEventListener('input', () => {
+    examples.value = '';
+    schedule();
+  });
+  // A large paste goes straight into the text, not through the editor's paste path: Chromium
+  // takes seconds to paste megabytes into a textarea that way (8.4 s for 5 MB, measured), and
+  // the page freezes meanwhile. The price is that such a paste cannot be undone with Ctrl+Z.
+  input.addEventListener('paste', (e) => {
+    const text = e.clipboardData && e.clipboardData.getData('text/plain');
+    if (!text || text.length < LARGE_PASTE) return;
+    e.preventDefault();
+    input.setRangeText(text, input.selectionStart, input.selectionEnd, 'end');
+    input.dispatchEvent(new InputEvent('input', { inputType: 'insertFromPaste' }));
+  });
+  mode.addEventListener('change', () => {
+    select(tab, false);
+    send();
+  });
+
   examples.value = EXAMPLES[0].name;
   input.value = EXAMPLES[0].text;
-  run();
-  window.playground = { run, config, generated, ready: true };
+  window.playground = {
+    run,
+    config,
+    shown,
+    get last() { return last; },
+    get ready() { return ready && last !== null; },
+  };
 })();

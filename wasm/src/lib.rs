@@ -34,6 +34,27 @@ export interface Outcome {
   failed: boolean;
 }
 
+/** A bare kubeconfig put into the Secret Cluster API writes for it. */
+export interface WrappedKubeconfig {
+  /** The Secret, as YAML. */
+  text: string;
+  secretName: string;
+  namespace: string;
+  /** The cluster's name, as the `cluster.x-k8s.io/cluster-name` label carries it. */
+  cluster: string;
+  /** The kubeconfig's cluster entry the name was made from. */
+  clusterEntry: string;
+}
+
+/** An Argo CD cluster Secret of a text, as a YAML document of its own. */
+export interface ClusterSecret {
+  name: string;
+  namespace?: string | null;
+  /** Whether capi2argo owns it (`capi-to-argocd/owned: "true"`). */
+  owned: boolean;
+  text: string;
+}
+
 /**
  * A functionConfig: YAML/JSON text, a ConfigMap or Capi2Argo object, or a plain settings
  * object such as `{ namespacedNames: true }` (read as a Capi2Argo `spec`).
@@ -150,4 +171,71 @@ pub fn items_json(input: &str) -> Result<JsValue, JsError> {
     let json = capi2argo::items_json(input.as_bytes(), &capi2argo::Limits::default())
         .map_err(|e| JsError::new(&e.to_string()))?;
     json_parse(&json)
+}
+
+/// Where the credentials of `text` stand (any text the function reads or writes): a flat array
+/// of start and end offsets, pair by pair, counted in UTF-16 code units as JavaScript strings
+/// are. The same rule the function keeps secrets by (`credential_ranges` of the core): a page
+/// that hides these ranges hides every credential the function knows. Throws when `text` is
+/// not YAML.
+#[wasm_bindgen(js_name = credentialRanges)]
+pub fn credential_ranges(text: &str) -> Result<Vec<u32>, JsError> {
+    let ranges = capi2argo::credential_ranges(text, &capi2argo::Limits::default())
+        .map_err(|e| JsError::new(&e.to_string()))?;
+    Ok(capi2argo::utf16_ranges(text, &ranges)
+        .into_iter()
+        .flat_map(|r| [r.start, r.end])
+        .map(|at| u32::try_from(at).unwrap_or(u32::MAX))
+        .collect())
+}
+
+/// Where the `user:password` of a URL stands, as `[start, end]` in UTF-16 code units (empty
+/// when it carries none): the same rule, for a server shown on its own.
+#[wasm_bindgen(js_name = urlCredentials)]
+pub fn url_credentials(url: &str) -> Vec<u32> {
+    capi2argo::url_credentials(url)
+        .map(|r| capi2argo::utf16_ranges(url, &[r]))
+        .unwrap_or_default()
+        .into_iter()
+        .flat_map(|r| [r.start, r.end])
+        .map(|at| u32::try_from(at).unwrap_or(u32::MAX))
+        .collect()
+}
+
+/// A bare kubeconfig (YAML or JSON) put into the Secret Cluster API writes for it:
+/// `{ text, secretName, namespace, cluster, clusterEntry }`, or `undefined` when `text` is not
+/// one kubeconfig.
+#[wasm_bindgen(js_name = wrapKubeconfig, unchecked_return_type = "WrappedKubeconfig | undefined")]
+pub fn wrap_kubeconfig(text: &str) -> Result<JsValue, JsError> {
+    let Some(w) = capi2argo::wrap_kubeconfig(text, &capi2argo::Limits::default()) else {
+        return Ok(JsValue::UNDEFINED);
+    };
+    let json = serde_json::json!({
+        "text": w.text,
+        "secretName": w.secret_name,
+        "namespace": capi2argo::WRAP_NAMESPACE,
+        "cluster": w.cluster,
+        "clusterEntry": w.cluster_entry,
+    });
+    json_parse(&json.to_string())
+}
+
+/// The Argo CD cluster Secrets of a text (what the validator checks), each as a YAML document
+/// of its own: `[{ name, namespace, owned, text }]`. Throws when the text is unusable.
+#[wasm_bindgen(js_name = clusterSecrets, unchecked_return_type = "ClusterSecret[]")]
+pub fn cluster_secrets(text: &str) -> Result<JsValue, JsError> {
+    let secrets = capi2argo::cluster_secrets(text, &capi2argo::Limits::default())
+        .map_err(|e| JsError::new(&e.to_string()))?;
+    let list: Vec<serde_json::Value> = secrets
+        .into_iter()
+        .map(|s| {
+            serde_json::json!({
+                "name": s.name,
+                "namespace": s.namespace,
+                "owned": s.owned,
+                "text": s.text,
+            })
+        })
+        .collect();
+    json_parse(&serde_json::Value::from(list).to_string())
 }

@@ -137,6 +137,36 @@ impl<'p> Args<'p> {
     }
 }
 
+/// Where the values of `flags` stand in `args`, read as [`Args::parse`] reads a flag that takes
+/// a value (`--flag=value`, or `--flag value` when written without `=`): each as the index of
+/// the argument holding it and the byte range of the value within that argument.
+pub fn flag_values(args: &[&str], flags: &[&str]) -> Vec<(usize, std::ops::Range<usize>)> {
+    let mut found = Vec::new();
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i];
+        if arg == "--" {
+            break;
+        }
+        if arg.starts_with('-') && arg.len() > 1 {
+            match arg.split_once('=') {
+                Some((name, _)) if flags.contains(&name) => {
+                    found.push((i, name.len() + 1..arg.len()))
+                }
+                None if flags.contains(&arg) => {
+                    if let Some(next) = args.get(i + 1) {
+                        found.push((i + 1, 0..next.len()));
+                    }
+                    i += 1;
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -177,6 +207,33 @@ mod tests {
         let args = Args::parse(&raw, &["--region"]);
         assert!(args.has_words(&["eks", "get-token"]));
         assert!(!args.has_words(&["get-token", "eks"]));
+    }
+
+    #[test]
+    fn flag_values_are_where_args_reads_them() {
+        let raw = [
+            "get-token",
+            "--client-secret",
+            "s1",
+            "--password=p2",
+            "-l",
+            "spn",
+            "--",
+            "--password",
+            "x",
+        ];
+        let found = flag_values(&raw, &["--client-secret", "--password"]);
+        assert_eq!(found, vec![(2, 0..2), (3, 11..13)]);
+        let owned = strings(&raw);
+        let mut args = Args::parse(&owned, &["--client-secret", "--password", "-l"]);
+        assert_eq!(
+            args.value(&["--client-secret"]),
+            Some(&raw[2][found[0].1.clone()])
+        );
+        assert_eq!(
+            args.value(&["--password"]),
+            Some(&raw[3][found[1].1.clone()])
+        );
     }
 
     #[test]

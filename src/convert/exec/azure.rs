@@ -30,7 +30,7 @@ pub fn is_unattended(login_method: Option<&str>) -> bool {
     UNATTENDED_LOGINS.contains(&login_method.unwrap_or(ARGOCD_DEFAULT_LOGIN))
 }
 
-const VALUE_FLAGS: &[&str] = &[
+pub(super) const VALUE_FLAGS: &[&str] = &[
     "-l",
     "--login",
     "--client-id",

@@ -12,6 +12,23 @@ use crate::krm::finding::{Finding, Severity};
 
 pub use azure::is_unattended as azure_login_is_unattended;
 
+/// Flags of the plugins capi2argo reads whose value is a credential: Azure kubelogin's client
+/// secret, certificate password and password, int128/kubelogin's client secret and password.
+/// Argo CD's `execProviderConfig.args` carries them as they are, so hosts that show a config
+/// hide these values (a test checks every plugin's secret-bearing flag is here).
+pub const CREDENTIAL_FLAGS: &[&str] = &[
+    "--client-secret",
+    "--client-certificate-password",
+    "--password",
+    "--oidc-client-secret",
+];
+
+/// Where the values of [`CREDENTIAL_FLAGS`] stand in an exec plugin's arguments: the index of
+/// each argument holding one and the byte range of the value within it.
+pub fn credential_args(args: &[&str]) -> Vec<(usize, std::ops::Range<usize>)> {
+    args::flag_values(args, CREDENTIAL_FLAGS)
+}
+
 /// A kubeconfig `exec` block, already type-checked.
 #[derive(Debug, Clone, Default)]
 pub struct ExecPlugin {
@@ -233,6 +250,21 @@ fn unknown(notes: &mut Vec<Note>, tool: &str, args: &args::Args) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credential_flags_are_every_plugin_flag_that_carries_a_secret() {
+        let value_flags: Vec<&str> = [azure::VALUE_FLAGS, oidc::VALUE_FLAGS].concat();
+        for flag in CREDENTIAL_FLAGS {
+            assert!(
+                value_flags.contains(flag),
+                "{flag} is a flag a plugin reads"
+            );
+        }
+        for flag in value_flags {
+            let secret = flag.contains("secret") || flag.contains("password");
+            assert_eq!(secret, CREDENTIAL_FLAGS.contains(&flag), "{flag}");
+        }
+    }
 
     fn plugin(command: &str, args: &[&str], env: &[(&str, &str)]) -> ExecPlugin {
         ExecPlugin {

@@ -10,7 +10,7 @@
 use super::args::Args;
 use super::{ExecAuth, ExecPlugin, Note, Refusal, copied};
 
-const VALUE_FLAGS: &[&str] = &[
+pub(super) const VALUE_FLAGS: &[&str] = &[
     "--oidc-issuer-url",
     "--oidc-client-id",
     "--oidc-client-secret",
