@@ -162,7 +162,25 @@ impl Args {
             overrides,
             limits: self.limits(),
             exits_after: false,
+            now: None,
         }
+    }
+}
+
+/// The environment variable that pins the time certificates are checked against (RFC 3339 in
+/// UTC, or a date), for reproducible runs and tests; without it, the host's clock.
+pub const NOW_VARIABLE: &str = "CAPI2ARGO_NOW";
+
+/// The time a host gives the core (Unix seconds): `pinned`, the value of [`NOW_VARIABLE`] when
+/// the host's environment sets it, else its `clock`. The host reads both; this only decides.
+pub fn now(pinned: Option<&str>, clock: std::time::SystemTime) -> Result<i64, String> {
+    match pinned {
+        Some(text) => crate::validate::expiry::parse_instant(text).ok_or_else(|| {
+            format!("{NOW_VARIABLE}={text:?} is not a time: expected RFC 3339 in UTC (2026-11-24T00:00:00Z) or a date")
+        }),
+        None => Ok(clock
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))),
     }
 }
 

@@ -55,4 +55,5 @@ pub use run::{
     Files, Finished, NoFiles, Options, Outcome, RunError, items_json, plan, run, run_streaming,
 };
 pub use show::{ClusterSecretText, cluster_secrets};
+pub use validate::expiry::parse_instant;
 pub use wrap::{WRAP_NAMESPACE, WrappedKubeconfig, wrap_kubeconfig};

@@ -47,9 +47,11 @@ fn run(args: &Args) -> Result<Exit, String> {
         ),
         None => None,
     };
+    let pinned = std::env::var(host::NOW_VARIABLE).ok();
     let options = Options {
         // The process ends with this run.
         exits_after: true,
+        now: Some(host::now(pinned.as_deref(), std::time::SystemTime::now())?),
         ..args.options(function_config)
     };
     // Rust's standard output swallows writes to a closed descriptor: ask first, so lost

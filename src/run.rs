@@ -24,6 +24,9 @@ pub struct Options {
     /// being freed a node at a time (about 5 % of a large fleet's run). Hosts that run again
     /// in the same process (browsers, policy engines) leave it `false`.
     pub exits_after: bool,
+    /// The host's time, in Unix seconds: certificates are checked against it (none checked
+    /// without it). The core reads no clock; the host gives it, and tests pin it.
+    pub now: Option<i64>,
 }
 
 /// Where the files a configuration names (`resourceFiles`) come from: the host reads them,
@@ -158,7 +161,8 @@ fn execute(
     };
     let fc_ref = fc.map(|n| Object::new(n).resource_ref());
     if config.action == Action::Validate {
-        let policy = config.validation_policy();
+        let mut policy = config.validation_policy();
+        policy.now = options.now;
         let results = validate::validate_input(&parsed, &policy, fc_ref, sink);
         return Ok(Finished {
             results,
@@ -167,7 +171,7 @@ fn execute(
     }
     slim(&mut parsed.items);
     parsed.items.extend(extra_sources(&config, files, limits)?);
-    let reconciled = reconcile(&parsed, &config, limits, fc_ref, output, sink);
+    let reconciled = reconcile(&parsed, &config, limits, fc_ref, options.now, output, sink);
     if options.exits_after {
         std::mem::forget(parsed);
     }

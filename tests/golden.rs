@@ -21,6 +21,13 @@ struct Run {
     code: i32,
 }
 
+/// The time the case runs at: its own `now` file, else the time every case runs at.
+fn now_of(case: &Path) -> String {
+    fs::read_to_string(case.join("now"))
+        .map(|t| t.trim().to_string())
+        .unwrap_or_else(|_| common::pinned_now())
+}
+
 fn args_of(case: &Path) -> Vec<String> {
     fs::read_to_string(case.join("args"))
         .map(|t| t.lines().map(String::from).collect())
@@ -28,12 +35,15 @@ fn args_of(case: &Path) -> Vec<String> {
 }
 
 /// The library through the same host driver and argument parser the binary uses.
-fn run_library(input: &[u8], args: &[String]) -> Run {
+fn run_library(input: &[u8], args: &[String], now: &str) -> Run {
     let args =
         Args::try_parse_from(std::iter::once("capi2argo").chain(args.iter().map(String::as_str)))
             .expect("the case's args parse");
     let mut stdout = String::new();
-    let options = args.options(None);
+    let options = capi2argo::Options {
+        now: Some(capi2argo::parse_instant(now).expect("a pinned time")),
+        ..args.options(None)
+    };
     let mut sink = |s: &str| stdout.push_str(s);
     let report = match args.plan_format() {
         Some(format) => host::drive_plan(input, &options, &mut NoFiles, format, &mut sink),
@@ -46,9 +56,9 @@ fn run_library(input: &[u8], args: &[String]) -> Run {
     }
 }
 
-fn run_binary(input: &[u8], args: &[String]) -> Run {
+fn run_binary(input: &[u8], args: &[String], now: &str) -> Run {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = common::capi2argo(&args, input, None);
+    let out = common::capi2argo_at(&args, input, None, now);
     Run {
         stdout: String::from_utf8(out.stdout).expect("UTF-8 stdout"),
         stderr: String::from_utf8(out.stderr).expect("UTF-8 stderr"),
@@ -133,18 +143,19 @@ fn check(name: &str) {
         .join(name);
     let input = fs::read(case.join("input.yaml")).expect("input readable");
     let args = args_of(&case);
-    let library = run_library(&input, &args);
+    let now = now_of(&case);
+    let library = run_library(&input, &args, &now);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         write_expected(&case, &library);
     }
     let want = expected(&case);
     let mut problems = compare("library", &want, &library);
-    problems.extend(compare("binary", &want, &run_binary(&input, &args)));
+    problems.extend(compare("binary", &want, &run_binary(&input, &args, &now)));
     // Idempotence: the function's own output goes through unchanged (results may differ:
     // a second run has nothing left to prune, for one). A plan is not resources.
     let plan = args.first().is_some_and(|a| a == "plan");
     if library.code != 2 && !plan {
-        let again = run_library(library.stdout.as_bytes(), &args);
+        let again = run_library(library.stdout.as_bytes(), &args, &now);
         problems.extend(difference(
             "second run output (results aside)",
             without_results(&library.stdout),
@@ -187,6 +198,7 @@ cases!(
     azure_kubelogin_flags,
     bare_kubeconfig,
     capi_v1beta2,
+    certificate_rotated,
     cluster_copy_metadata,
     cluster_ignore,
     cluster_lifecycle,
@@ -198,6 +210,7 @@ cases!(
     config_protected_label,
     config_unknown_key,
     context_option,
+    convert_certificate_expired,
     duplicate_items,
     duplicate_keys,
     eks_plain_only,
@@ -257,6 +270,7 @@ cases!(
     never_weaken_rancher_corrupt_token,
     non_object_items,
     oidc_kubelogin,
+    plan_certificate_rotated,
     plan_json,
     plan_requests,
     plan_requests_renamed,
@@ -342,6 +356,8 @@ cases!(
     untouched_items,
     url_credentials_pull,
     url_credentials_push,
+    validate_certificate_expired,
+    validate_certificate_expiring,
     validate_policy,
     validate_problems,
     validate_providers,

@@ -312,6 +312,18 @@ pub static KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "expiryWarningDays",
+        default: "30",
+        doc: "policy: a `certData` or `caData` certificate that expires within this many days is a warning, one that has expired an error (when validating; a warning when converting), with its date; checked against the host's clock",
+        kind: "number",
+        set: |c, raw, _| {
+            c.policy.expiry_days = scalar_text(raw)
+                .and_then(|t| t.parse::<u32>().ok())
+                .ok_or_else(|| bad("expected a whole number of days".into()))?;
+            Ok(())
+        },
+    },
+    Key {
         name: "requiredLabels",
         default: "none",
         doc: "policy: labels every cluster Secret must carry",

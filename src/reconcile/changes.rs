@@ -38,7 +38,15 @@ pub(super) fn changes(old: &Node, new: &Node) -> Vec<String> {
             _ => None,
         };
         match (key.as_str(), json(&before), json(&after)) {
-            ("config", Some(b), Some(a)) => json_changes("config", &b, &a, &mut changed),
+            ("config", Some(b), Some(a)) => {
+                let from = changed.len();
+                json_changes("config", &b, &a, &mut changed);
+                for path in &mut changed[from..] {
+                    if let Some(rotated) = rotation(path, &b, &a) {
+                        path.push_str(&rotated);
+                    }
+                }
+            }
             _ => changed.push(key.clone()),
         }
     }
@@ -111,6 +119,30 @@ fn data_keys(object: Object) -> Vec<String> {
         .flatten()
         .filter_map(|(k, _)| k.as_str().map(String::from))
         .collect()
+}
+
+/// How an update's change says a certificate was rotated.
+pub(super) const ROTATED: &str = " (rotated: ";
+
+/// A certificate in `config` replaced by a newer one (Cluster API renews the admin kubeconfig's
+/// client certificate at half its life): ` (rotated: valid until <date>)`, said beside its path.
+fn rotation(path: &str, before: &Value, after: &Value) -> Option<String> {
+    let field = path.strip_prefix("config.tlsClientConfig.")?;
+    if !matches!(field, "certData" | "caData") {
+        return None;
+    }
+    let first = |config: &Value| {
+        let text = config.get("tlsClientConfig")?.get(field)?.as_str()?;
+        let pem = crate::validate::tls::go_bytes(text)?;
+        crate::validate::tls::validities(&pem).into_iter().next()
+    };
+    let (old, new) = (first(before)?, first(after)?);
+    (new.not_before > old.not_before).then(|| {
+        format!(
+            "{ROTATED}valid until {})",
+            crate::validate::expiry::date(new.not_after)
+        )
+    })
 }
 
 /// The paths below `path` where two JSON values differ (objects compared key by key).

@@ -303,6 +303,7 @@ fn convert_cluster(
             ));
         }
     }
+    certificates_in_time(ctx, object, &config, field);
     let from_kubeconfig = ctx.config.name_from == NameFrom::Kubeconfig
         || ctx.config.sources[source.source].names_from_kubeconfig();
     let named = if from_kubeconfig {
@@ -332,6 +333,33 @@ fn convert_cluster(
         degraded,
         chosen_reachable,
     ))
+}
+
+/// The kubeconfig's CA and client certificates against the host's clock: one that expired, or
+/// expires within `expiryWarningDays`, is a warning with its date (the validator calls an
+/// expired one an error; converting, the Secret is still written, the certificate being what
+/// Cluster API gives until it rotates it).
+fn certificates_in_time(ctx: &mut Ctx, object: Object, config: &ClusterConfig, field: &str) {
+    let Some(now) = ctx.now else {
+        return;
+    };
+    let tls = &config.tls_client_config;
+    let fields = [
+        ("certificate-authority-data", tls.ca_data.as_deref()),
+        ("client-certificate-data", tls.cert_data.as_deref()),
+    ];
+    for (name, data) in fields {
+        let Some(pem) = data.and_then(crate::validate::tls::go_bytes) else {
+            continue;
+        };
+        for finding in
+            crate::validate::expiry::findings(&pem, field, now, ctx.config.policy.expiry_days)
+        {
+            let message = format!("kubeconfig {name}: {}", finding.message);
+            ctx.results
+                .push(object.finding(Finding::warning(message).at(field)));
+        }
+    }
 }
 
 /// The server Argo CD connects to: the kubeconfig's, or the Secret's server annotation. A

@@ -10,6 +10,7 @@ use crate::config::MaxPrune;
 use crate::krm::finding::Severity;
 
 use super::Ctx;
+use super::changes::ROTATED;
 use super::plan::{Action, Steps};
 use super::scan::Scan;
 
@@ -206,6 +207,15 @@ fn announce(ctx: &mut Ctx, steps: &Steps) {
             Action::Prune => format!(
                 "pruned: owned Argo CD cluster Secret whose source Secret {source} is not in the input (or no longer converted)"
             ),
+            // Kubernetes renews certificates on its own; an Argo CD Secret that follows says so.
+            Action::Update { changed } if changed.iter().any(|c| c.contains(ROTATED)) => {
+                let rotated: Vec<&str> = changed
+                    .iter()
+                    .filter(|c| c.contains(ROTATED))
+                    .map(String::as_str)
+                    .collect();
+                format!("certificate rotated from {source}: {}", rotated.join(", "))
+            }
             Action::Rename {
                 from,
                 from_cluster,

@@ -54,6 +54,7 @@ pub fn reconcile(
     config: &Config,
     limits: &Limits,
     function_config: Option<ResourceRef>,
+    now: Option<i64>,
     output: Output,
     sink: &mut krm::Sink,
 ) -> Reconciled {
@@ -62,6 +63,7 @@ pub fn reconcile(
         config,
         limits,
         function_config,
+        now,
         results: Vec::new(),
     };
     let scan = scan::scan(&mut ctx);
@@ -94,6 +96,8 @@ struct Ctx<'x, 'a> {
     limits: &'x Limits,
     /// The functionConfig, for results about the configuration.
     function_config: Option<ResourceRef>,
+    /// The host's time (Unix seconds), when it gives one: certificates are checked against it.
+    now: Option<i64>,
     results: Vec<Finding>,
 }
 
@@ -147,6 +151,7 @@ mod tests {
             &parsed,
             config,
             &limits,
+            None,
             None,
             Output::Resources,
             &mut |s| out.push_str(s),

@@ -5,6 +5,7 @@
 //! why, naming the field. The judges are Argo CD's own: `ClusterConfig`'s json tags and Go types
 //! (`convert::argocd`), client-go's TLS and exec rules, apimachinery's names.
 
+pub mod expiry;
 pub mod tls;
 
 use serde_json::Value;
@@ -26,7 +27,7 @@ use crate::krm::{Input, Out, Sink, TextStore, render};
 use crate::yaml::Node;
 
 /// What a policy adds to Argo CD's own rules.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     /// Exec commands a cluster Secret may run (`awsAuthConfig` runs `argocd-k8s-auth`);
     /// `None`: any.
@@ -37,6 +38,24 @@ pub struct Policy {
     pub forbid_expiring_tokens: bool,
     /// Labels every cluster Secret must carry.
     pub required_labels: Vec<String>,
+    /// The host's time (Unix seconds), when it gives one: `caData` and `certData` certificates
+    /// are checked against it.
+    pub now: Option<i64>,
+    /// A certificate that expires within this many days is a warning.
+    pub expiry_days: u32,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy {
+            allowed_exec_commands: None,
+            forbid_insecure: false,
+            forbid_expiring_tokens: false,
+            required_labels: Vec::new(),
+            now: None,
+            expiry_days: 30,
+        }
+    }
 }
 
 impl Policy {
@@ -253,6 +272,14 @@ fn config_checks(config: &Value, field: &str, policy: &Policy, out: &mut Vec<Fin
     let ca_bytes = decoded("caData");
     let cert = decoded("certData");
     let key = decoded("keyData");
+    if let Some(now) = policy.now {
+        for (pem, field) in [(&ca_bytes, "caData"), (&cert, "certData")] {
+            if let Some(pem) = pem {
+                let field = at(&format!("tlsClientConfig.{field}"));
+                out.extend(expiry::findings(pem, &field, now, policy.expiry_days));
+            }
+        }
+    }
     if let Some(ca) = ca_bytes {
         if let Err(reason) = tls::check_ca(&ca) {
             out.push(Finding::error(reason).at(at("tlsClientConfig.caData")));

@@ -172,6 +172,36 @@ fn certificates(pem: &[u8]) -> Result<PublicKey, String> {
     first.ok_or_else(|| "holds no certificate".into())
 }
 
+/// When a certificate is valid, in Unix seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Validity {
+    pub not_before: i64,
+    pub not_after: i64,
+}
+
+/// The validity of every certificate in `pem`, in order (blocks that are not readable
+/// certificates are left out: the other checks say what is wrong with them).
+pub fn validities(pem: &[u8]) -> Vec<Validity> {
+    let Ok(blocks) = blocks(pem) else {
+        return Vec::new();
+    };
+    blocks
+        .iter()
+        .filter(|b| b.label == "CERTIFICATE")
+        .filter_map(|b| Certificate::from_der(&b.der).ok())
+        .map(|cert| {
+            let validity = &cert.tbs_certificate().validity();
+            let seconds = |t: &x509_cert::time::Time| {
+                i64::try_from(t.to_unix_duration().as_secs()).unwrap_or(i64::MAX)
+            };
+            Validity {
+                not_before: seconds(&validity.not_before),
+                not_after: seconds(&validity.not_after),
+            }
+        })
+        .collect()
+}
+
 /// Checks CA data; `Err` is what is wrong.
 pub fn check_ca(pem: &[u8]) -> Result<(), String> {
     certificates(pem).map(|_| ())

@@ -32,9 +32,25 @@ impl Drop for TempDir {
     }
 }
 
-/// Runs the built binary with `args`, feeding `stdin`, optionally in `cwd`.
+/// The time the tests run the function at (`tests/golden/now`), so that what certificates say
+/// about "now" never changes with the day the tests run; a golden case's own `now` file
+/// overrides it.
+pub fn pinned_now() -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/now"))
+        .expect("tests/golden/now")
+        .trim()
+        .to_string()
+}
+
+/// Runs the built binary with `args`, feeding `stdin`, optionally in `cwd`, at the pinned time.
 pub fn capi2argo(args: &[&str], stdin: &[u8], cwd: Option<&Path>) -> Output {
+    capi2argo_at(args, stdin, cwd, &pinned_now())
+}
+
+/// [`capi2argo`] at the time `now` (RFC 3339).
+pub fn capi2argo_at(args: &[&str], stdin: &[u8], cwd: Option<&Path>, now: &str) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_capi2argo"));
+    command.env(capi2argo::host::NOW_VARIABLE, now);
     command
         .args(args)
         .stdin(Stdio::piped())
@@ -87,5 +103,6 @@ pub fn with_binary_on_path(program: &str) -> Command {
     .expect("PATH");
     let mut command = Command::new(program);
     command.env("PATH", path);
+    command.env(capi2argo::host::NOW_VARIABLE, pinned_now());
     command
 }

@@ -117,15 +117,17 @@ def argo_secret(name, source, source_ns, owned=True, annotations="", server="htt
     return text
 
 
-def write(case, input_text, args=()):
+def write(case, input_text, args=(), now=None):
+    """A case: its input, its arguments, and the time it runs at when not tests/golden/now."""
     d = HERE / case
     d.mkdir(exist_ok=True)
     (d / "input.yaml").write_text(input_text)
-    args_file = d / "args"
-    if args:
-        args_file.write_text("".join(a + "\n" for a in args))
-    elif args_file.exists():
-        args_file.unlink()
+    for name, content in (("args", "".join(a + "\n" for a in args)), ("now", f"{now}\n" if now else "")):
+        path = d / name
+        if content:
+            path.write_text(content)
+        elif path.exists():
+            path.unlink()
 
 
 def provider_cases():
@@ -1133,6 +1135,34 @@ def anchor_cases():
     ))
 
 
+def expiry_cases():
+    """Issue "Ship it": certificates that expire, said before they do, against the time the
+    case pins (the fixtures' client certificates are valid for a year from 2026-11-21, KCP's
+    lifetime); and a certificate Cluster API rotated, reported in the update."""
+    cert = lambda f: kubeconfig_field(f, "client-certificate-data")
+    key = lambda f: kubeconfig_field(f, "client-key-data")
+    ca = lambda f: kubeconfig_field(f, "certificate-authority-data")
+    config = lambda f: {"tlsClientConfig": {"insecure": False, "certData": cert(f), "keyData": key(f), "caData": ca(f)}}
+    owned = argo_secret("cluster-prod-eu-1", "prod-eu-1-kubeconfig", "fleet-eu", cluster="prod-eu-1",
+                        server="https://prod-eu-1-api.example.net:6443", config=config("kubeadm.yaml"))
+    argo_only = lambda name: owned.replace("name: cluster-prod-eu-1", f"name: cluster-{name}")
+    write("validate-certificate-expiring", argo_only("soon"), args=("validate",), now="2027-11-10T00:00:00Z")
+    write("validate-certificate-expired", argo_only("late"), args=("validate",), now="2027-12-01T00:00:00Z")
+    kubeadm = (PROVIDERS / "kubeadm.yaml").read_text()
+    write("convert-certificate-expired", kubeadm, now="2027-12-01T00:00:00Z")
+    # The kubeconfig Secret now holds a newer certificate (and its key and CA) than the Argo CD
+    # Secret made before: an update that says it is a rotation.
+    rotated = kubeadm
+    for field in ("client-certificate-data", "client-key-data", "certificate-authority-data"):
+        old = kubeconfig_field("kubeadm.yaml", field)
+        new = kubeconfig_field("talos.yaml", field)
+        value = re.search(r"^  value: (\S+)$", rotated, flags=re.M).group(1)
+        text = base64.b64decode(value).decode().replace(old, new)
+        rotated = rotated.replace(value, b64(text))
+    write("plan-certificate-rotated", rotated + "---\n" + owned, args=("plan",))
+    write("certificate-rotated", rotated + "---\n" + owned)
+
+
 def main():
     provider_cases()
     rule_cases()
@@ -1144,6 +1174,7 @@ def main():
     source_cases()
     guard_cases()
     anchor_cases()
+    expiry_cases()
 
 
 if __name__ == "__main__":

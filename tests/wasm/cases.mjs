@@ -7,6 +7,9 @@ export const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 const read = (path, fallback = '') => (existsSync(path) ? readFileSync(path, 'utf8') : fallback);
 
+/** The time every case runs at (tests/golden/now), unless its own `now` file says another. */
+const pinned = () => read(join(root, 'tests', 'golden', 'now')).trim();
+
 export function cases() {
   const dir = join(root, 'tests', 'golden');
   return readdirSync(dir)
@@ -21,6 +24,10 @@ export function cases() {
         stdout: read(join(c, 'expected', 'output.yaml')),
         stderr: read(join(c, 'expected', 'stderr.txt')),
         code: Number(read(join(c, 'expected', 'exit-code'), '0').trim()),
+        // RFC 3339; `ownClock` when the case pins a time of its own (a host with no clock of
+        // its own cannot run it).
+        now: read(join(c, 'now'), pinned()).trim(),
+        ownClock: existsSync(join(c, 'now')),
       };
     });
 }

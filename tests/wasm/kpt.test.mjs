@@ -51,7 +51,9 @@ test('kpt wasm: every YAML ResourceList golden case through kpt\'s glue', { skip
   try {
     const glue = kptGlue(dir);
     let checked = 0;
-    for (const c of cases().filter(jsApplicable)) {
+    // kpt's runtime gives the module no clock: a case that pins a time of its own (to check
+    // certificates against it) has nothing to say here.
+    for (const c of cases().filter(jsApplicable).filter((c) => !c.ownClock)) {
       const input = c.input.toString();
       // kpt only ever sends YAML ResourceLists.
       if (!/^kind: ResourceList$/m.test(input)) continue;

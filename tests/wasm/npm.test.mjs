@@ -33,12 +33,13 @@ for (const [label, binding] of [['node', node], ['web', web]]) {
     test(`npm/${label}: ${c.name}`, () => {
       const config = c.args.length ? settings(c.args) : undefined;
       const input = c.input.toString();
+      const now = Date.parse(c.now);
       if (c.code === 2) {
-        assert.throws(() => binding.transform(input, config), (e) => e instanceof Error && `capi2argo: ${e.message}\n` === c.stderr);
+        assert.throws(() => binding.transform(input, config, now), (e) => e instanceof Error && `capi2argo: ${e.message}\n` === c.stderr);
         return;
       }
-      assert.equal(binding.transform(input, config), c.stdout);
-      const outcome = binding.transformWithResults(input, config);
+      assert.equal(binding.transform(input, config, now), c.stdout);
+      const outcome = binding.transformWithResults(input, config, now);
       assert.equal(outcome.output, c.stdout);
       assert.equal(outcome.failed, c.code === 1);
       assert.equal(stderrLines(outcome.results), c.stderr);

@@ -30,9 +30,9 @@ POLICY = ROOT / "dist" / "capi2argo-policy.wasm"
 RAW_POLICY = ROOT / "dist" / "capi2argo-raw-policy.wasm"
 
 
-def run(engine, module, argv1, stdin: bytes):
+def run(engine, module, argv1, stdin: bytes, now=None):
     """The policy's answer, as Kubewarden reads it: stdout parsed as JSON; a non-zero exit fails."""
-    out, err, code = wasi_wasmtime.run(engine, module, stdin, [argv1], program="policy.wasm")
+    out, err, code = wasi_wasmtime.run(engine, module, stdin, [argv1], program="policy.wasm", now=now)
     if code != 0:
         raise AssertionError(f"exit {code}: {err}")
     return json.loads(out)
@@ -125,6 +125,15 @@ def main():
     check("CREATE of a provider's Argo CD Secret is accepted", r.get("accepted") is True, r)
     r = run(engine, policy, "validate", admission("UPDATE", good, old=good))
     check("UPDATE of it is accepted", r.get("accepted") is True, r)
+    # The policy server's clock (WASI), pinned here: the fixtures' client certificates are valid
+    # for a year from 2026-11-21.
+    r = run(engine, policy, "validate", admission("CREATE", good), now="2027-12-01T00:00:00Z")
+    check("a client certificate that has expired is rejected, with its date",
+          r.get("accepted") is False and "certData" in r.get("message", "")
+          and "expired on 2027-11-21" in r.get("message", ""), r)
+    r = run(engine, policy, "validate", admission("CREATE", good), now="2027-11-10T00:00:00Z")
+    check("one that expires within expiryWarningDays is accepted with a warning",
+          r.get("accepted") is True and any("expires on 2027-11-21" in w for w in r.get("warnings") or []), r)
     bad = argo_secret({"tlsClientConfig": {"insecure": False}, "execProviderConfig": {
         "command": "sh", "args": ["-c", "id"], "apiVersion": "client.authentication.k8s.io/v1beta1"}})
     r = run(engine, policy, "validate", admission("CREATE", bad))

@@ -10,7 +10,8 @@ const runner = join(root, 'wasm', 'run-wasi.mjs');
 
 for (const c of cases()) {
   test(`wasi/node: ${c.name}`, () => {
-    const run = spawnSync(process.execPath, ['--no-warnings', runner, module, ...c.args], { input: c.input });
+    const env = { ...process.env, CAPI2ARGO_NOW: c.now };
+    const run = spawnSync(process.execPath, ['--no-warnings', runner, module, ...c.args], { input: c.input, env });
     assert.equal(run.stdout.toString(), c.stdout);
     assert.equal(run.stderr.toString(), c.stderr);
     assert.equal(run.status, c.code);

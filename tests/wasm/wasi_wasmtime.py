@@ -15,13 +15,23 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULE = ROOT / "dist" / "capi2argo.wasm"
 
 
-def run(engine, module, stdin: bytes, args, program="capi2argo"):
-    """Runs a WASI command module: stdout, stderr and exit code; argv is program and args."""
+def pinned_now(case=None):
+    """The time a test runs the module at (tests/golden/now, or a case's own `now`): what
+    certificates say about "now" then never changes with the day the tests run."""
+    own = case / "now" if case else None
+    path = own if own and own.exists() else ROOT / "tests" / "golden" / "now"
+    return path.read_text().strip()
+
+
+def run(engine, module, stdin: bytes, args, program="capi2argo", now=None):
+    """Runs a WASI command module: stdout, stderr and exit code; argv is program and args; the
+    clock pinned at `now` (CAPI2ARGO_NOW)."""
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         (tmp / "in").write_bytes(stdin)
         wasi = wasmtime.WasiConfig()
         wasi.argv = [program, *args]
+        wasi.env = [("CAPI2ARGO_NOW", now or pinned_now())]
         wasi.stdin_file = str(tmp / "in")
         wasi.stdout_file = str(tmp / "out")
         wasi.stderr_file = str(tmp / "err")
@@ -48,7 +58,7 @@ def main():
         # Bytes, decoded without newline translation: some cases hold CR line breaks on purpose.
         expected = lambda name, default="": (case / "expected" / name).read_bytes().decode() if (case / "expected" / name).exists() else default
         args = [a for a in (case / "args").read_text().splitlines() if a] if (case / "args").exists() else []
-        out, err, code = run(engine, module, (case / "input.yaml").read_bytes(), args)
+        out, err, code = run(engine, module, (case / "input.yaml").read_bytes(), args, now=pinned_now(case))
         problems = []
         if out != expected("output.yaml"):
             problems.append("stdout differs")

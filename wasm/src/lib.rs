@@ -102,10 +102,24 @@ fn js_sys_json(value: &JsValue) -> Result<String, JsError> {
         .ok_or_else(|| JsError::new("config is not JSON-serializable"))
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// The page's clock, in milliseconds: certificates are checked against it.
+    #[wasm_bindgen(js_namespace = Date, js_name = now)]
+    fn date_now() -> f64;
+}
+
+/// The time to check certificates against, in Unix seconds: `now` (milliseconds, as
+/// `Date.now()` gives them; tests pin it) or the page's clock.
+fn unix_seconds(now: Option<f64>) -> i64 {
+    (now.unwrap_or_else(date_now) / 1000.0).floor() as i64
+}
+
 /// The output and the host driver's report, as the native binary would print and exit.
-fn run(input: &str, config: &JsValue) -> Result<(String, Report), JsError> {
+fn run(input: &str, config: &JsValue, now: Option<f64>) -> Result<(String, Report), JsError> {
     let options = Options {
         function_config: config_text(config)?,
+        now: Some(unix_seconds(now)),
         ..Default::default()
     };
     let (output, report) = host::drive_to_string(input.as_bytes(), &options);
@@ -118,15 +132,35 @@ fn run(input: &str, config: &JsValue) -> Result<(String, Report), JsError> {
 }
 
 /// Runs the function: returns the output ResourceList (or YAML stream). Throws on unusable input.
+/// `now` (milliseconds since the epoch, `Date.now()` when absent) is what certificates are
+/// checked against.
 #[wasm_bindgen(unchecked_return_type = "string")]
-pub fn transform(input: &str, config: Option<ConfigArg>) -> Result<String, JsError> {
-    run(input, &config.map_or(JsValue::UNDEFINED, JsValue::from)).map(|(output, _)| output)
+pub fn transform(
+    input: &str,
+    config: Option<ConfigArg>,
+    now: Option<f64>,
+) -> Result<String, JsError> {
+    run(
+        input,
+        &config.map_or(JsValue::UNDEFINED, JsValue::from),
+        now,
+    )
+    .map(|(output, _)| output)
 }
 
-/// Runs the function and returns `{ output, results, failed }` with structured results.
+/// Runs the function and returns `{ output, results, failed }` with structured results; `now`
+/// as for `transform`.
 #[wasm_bindgen(js_name = transformWithResults, unchecked_return_type = "Outcome")]
-pub fn transform_with_results(input: &str, config: Option<ConfigArg>) -> Result<JsValue, JsError> {
-    let (output, report) = run(input, &config.map_or(JsValue::UNDEFINED, JsValue::from))?;
+pub fn transform_with_results(
+    input: &str,
+    config: Option<ConfigArg>,
+    now: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let (output, report) = run(
+        input,
+        &config.map_or(JsValue::UNDEFINED, JsValue::from),
+        now,
+    )?;
     let json = format!(
         "{{\"output\":{},\"results\":{},\"failed\":{}}}",
         serde_json::Value::from(output.as_str()),

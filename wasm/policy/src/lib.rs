@@ -31,10 +31,11 @@ fn function_config(settings: &Value) -> Result<String, String> {
     .to_string())
 }
 
-fn options(settings: &Value, overrides: &[&str]) -> Result<Options, String> {
+fn options(settings: &Value, overrides: &[&str], now: Option<i64>) -> Result<Options, String> {
     Ok(Options {
         function_config: Some(function_config(settings)?),
         overrides: overrides.iter().map(|s| s.to_string()).collect(),
+        now,
         ..Options::default()
     })
 }
@@ -48,7 +49,7 @@ pub fn validate_settings(input: &[u8]) -> String {
         Ok(v) => v,
         Err(e) => return answer(false, Some(format!("settings are not JSON: {e}"))),
     };
-    let options = match options(&settings, &[]) {
+    let options = match options(&settings, &[], None) {
         Ok(o) => o,
         Err(e) => return answer(false, Some(e)),
     };
@@ -91,7 +92,9 @@ fn reject(message: String) -> String {
 }
 
 /// `validate`: an admission request (or, for the raw policy, a raw object) with its settings.
-pub fn validate(input: &[u8]) -> String {
+/// `now` is the host's time (Unix seconds), which certificates are checked against: Kubewarden's
+/// requests carry none, so the WASI clock the policy server gives the module.
+pub fn validate(input: &[u8], now: Option<i64>) -> String {
     let params: Value = match serde_json::from_slice(input) {
         Ok(v) => v,
         Err(e) => return reject(format!("the request is not JSON: {e}")),
@@ -99,9 +102,9 @@ pub fn validate(input: &[u8]) -> String {
     let settings = params.get("settings").cloned().unwrap_or(Value::Null);
     let request = params.get("request").cloned().unwrap_or(Value::Null);
     if is_admission_request(&request) {
-        admission(&request, &settings)
+        admission(&request, &settings, now)
     } else {
-        raw(&request, &settings)
+        raw(&request, &settings, now)
     }
 }
 
@@ -112,7 +115,7 @@ fn is_admission_request(request: &Value) -> bool {
         && request.get("kind").is_some_and(Value::is_object)
 }
 
-fn admission(request: &Value, settings: &Value) -> String {
+fn admission(request: &Value, settings: &Value, now: Option<i64>) -> String {
     let object = match request.get("object") {
         // DELETE has no object: nothing to check.
         None | Some(Value::Null) => return accept(Vec::new(), None),
@@ -126,7 +129,7 @@ fn admission(request: &Value, settings: &Value) -> String {
     if !is_cluster_secret {
         return accept(Vec::new(), None);
     }
-    let options = match options(settings, &["action=validate"]) {
+    let options = match options(settings, &["action=validate"], now) {
         Ok(o) => o,
         Err(e) => return reject(e),
     };
@@ -145,13 +148,13 @@ fn admission(request: &Value, settings: &Value) -> String {
 
 /// The raw policy: the transform on a ResourceList or List; the answer's `mutated_object` is the
 /// same object with the function's output items (the input's, and the Argo CD Secrets).
-fn raw(request: &Value, settings: &Value) -> String {
+fn raw(request: &Value, settings: &Value, now: Option<i64>) -> String {
     let Some(items) = request.get("items").filter(|i| i.is_array()) else {
         return reject(
             "the raw request is not a ResourceList or List (an object with items): send the List itself as the raw request".into(),
         );
     };
-    let options = match options(settings, &[]) {
+    let options = match options(settings, &[], now) {
         Ok(o) => o,
         Err(e) => return reject(e),
     };
@@ -214,7 +217,7 @@ mod tests {
     }
 
     fn answer(bytes: &[u8]) -> Value {
-        serde_json::from_str(&validate(bytes)).expect("JSON answer")
+        serde_json::from_str(&validate(bytes, None)).expect("JSON answer")
     }
 
     #[test]

@@ -11,8 +11,18 @@ fn main() -> ExitCode {
         eprintln!("capi2argo-policy: cannot read standard input: {e}");
         return ExitCode::from(2);
     }
+    // The host's time, for certificates: the clock the policy server gives the module, or the
+    // pinned one its environment sets.
+    let pinned = std::env::var(capi2argo::host::NOW_VARIABLE).ok();
+    let now = match capi2argo::host::now(pinned.as_deref(), std::time::SystemTime::now()) {
+        Ok(now) => now,
+        Err(e) => {
+            eprintln!("capi2argo-policy: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let answer = match mode.as_str() {
-        "validate" => capi2argo_policy::validate(&input),
+        "validate" => capi2argo_policy::validate(&input, Some(now)),
         "validate-settings" => capi2argo_policy::validate_settings(&input),
         other => {
             eprintln!(
