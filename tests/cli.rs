@@ -22,7 +22,7 @@ fn version_and_help() {
     assert!(out.status.success());
     assert_eq!(
         text(&out.stdout),
-        format!("capi2argo {}\n", env!("CARGO_PKG_VERSION"))
+        format!("capi2argo {}\n", capi2argo::host::VERSION)
     );
     let help = text(&capi2argo(&["--help"], b"").stdout);
     for needle in ["ResourceList", "Exit codes", "--fn-config", "--set"] {

@@ -15,3 +15,4 @@ mod layers;
 mod readme;
 mod syscalls;
 mod tls;
+mod version;
