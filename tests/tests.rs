@@ -12,6 +12,7 @@ mod golden;
 mod kpt;
 mod kustomize;
 mod layers;
+mod package;
 mod readme;
 mod syscalls;
 mod tls;
