@@ -29,9 +29,38 @@ impl Drop for TempDir {
     }
 }
 
-/// Runs the built binary with `args`, feeding `stdin`, optionally in `cwd`.
+/// The binary under test: the one cargo built, or `CAPI2ARGO_TEST_BINARY` (a release build, a
+/// cross-compiled one), started through `CAPI2ARGO_TEST_RUNNER` when that is set (an emulator
+/// such as `qemu-aarch64-static`, words split on blanks). `make test` runs the golden cases
+/// this way with the release binaries for x86_64 and, under qemu, aarch64.
+pub fn binary() -> Command {
+    let binary = match std::env::var_os("CAPI2ARGO_TEST_BINARY").filter(|b| !b.is_empty()) {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            assert!(
+                path.is_file(),
+                "CAPI2ARGO_TEST_BINARY={} is not a file",
+                path.display()
+            );
+            path
+        }
+        None => PathBuf::from(env!("CARGO_BIN_EXE_capi2argo")),
+    };
+    let runner = std::env::var("CAPI2ARGO_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(words).arg(binary);
+            command
+        }
+        None => Command::new(binary),
+    }
+}
+
+/// Runs the binary under test (see [`binary`]) with `args`, feeding `stdin`, optionally in `cwd`.
 pub fn capi2argo(args: &[&str], stdin: &[u8], cwd: Option<&Path>) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_capi2argo"));
+    let mut command = binary();
     command
         .args(args)
         .stdin(Stdio::piped())
