@@ -9,7 +9,8 @@ use std::process::{Command, Output};
 use crate::common::{self, TempDir};
 
 /// Who runs each README command. A command missing here fails
-/// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it.
+/// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it. The install
+/// commands of the image are listed by the test that runs them as written (`registry::README`).
 const COMMANDS: &[(&str, &str)] = &[
     (
         "cargo install --locked --path .",
@@ -37,7 +38,11 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "make musl",
-        "container:: tests (make image, which make test runs first, builds the musl binary)",
+        "container:: and release-golden (make test builds both musl binaries, runs the golden cases with them)",
+    ),
+    (
+        "make oci-images push-images REGISTRY=registry.example.com/capi2argo",
+        "registry:: (make test runs make oci-images; the test runs make push-images to a registry of its own)",
     ),
     (
         "make image",
@@ -126,7 +131,12 @@ fn squeeze(text: &str) -> String {
 
 #[test]
 fn every_readme_command_is_run_by_a_test() {
-    let listed: BTreeSet<String> = COMMANDS.iter().map(|(c, _)| squeeze(c)).collect();
+    let listed: BTreeSet<String> = COMMANDS
+        .iter()
+        .map(|(c, _)| *c)
+        .chain(crate::registry::README)
+        .map(squeeze)
+        .collect();
     let shown = readme_commands();
     let unlisted: Vec<&String> = shown.difference(&listed).collect();
     let stale: Vec<&String> = listed.difference(&shown).collect();

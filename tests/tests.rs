@@ -14,6 +14,7 @@ mod kustomize;
 mod layers;
 mod package;
 mod readme;
+mod registry;
 mod syscalls;
 mod tls;
 mod version;
