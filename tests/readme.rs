@@ -10,7 +10,8 @@ use crate::common::{self, TempDir};
 
 /// Who runs each README command. A command missing here fails
 /// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it. The install
-/// commands of the image are listed by the test that runs them as written (`registry::README`).
+/// commands of the release and the image are listed by the tests that run them as written
+/// (`release::INSTALL`, `registry::README`).
 const COMMANDS: &[(&str, &str)] = &[
     (
         "cargo install --locked --path .",
@@ -39,6 +40,14 @@ const COMMANDS: &[(&str, &str)] = &[
     (
         "make musl",
         "container:: and release-golden (make test builds both musl binaries, runs the golden cases with them)",
+    ),
+    (
+        "make release",
+        "release:: tests (make test runs make release first and points them at dist/release)",
+    ),
+    (
+        "cargo install --locked capi2argo",
+        "package::the_crate_packages_publishes_and_installs_clean (crates.io stood in for by the packaged .crate)",
     ),
     (
         "make oci-images push-images REGISTRY=registry.example.com/capi2argo",
@@ -134,6 +143,7 @@ fn every_readme_command_is_run_by_a_test() {
     let listed: BTreeSet<String> = COMMANDS
         .iter()
         .map(|(c, _)| *c)
+        .chain(crate::release::INSTALL)
         .chain(crate::registry::README)
         .map(squeeze)
         .collect();

@@ -15,6 +15,7 @@ mod layers;
 mod package;
 mod readme;
 mod registry;
+mod release;
 mod syscalls;
 mod tls;
 mod version;
