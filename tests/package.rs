@@ -239,7 +239,15 @@ fn crates_io_install(crate_file: &Path) {
     let wanted = format!("{{\"files\":{{}},\"package\":\"{checksum}\"}}");
     if fs::read_to_string(&stamp).ok().as_deref() != Some(&wanted) {
         let _ = fs::remove_dir_all(&entry);
+        // cargo takes a registry's package as unchanging, and would keep the build of the
+        // previous .crate: that one build goes (cargo clean -p, in this test's own target dir).
+        let clean = cargo("crates-io/build")
+            .args(["clean", "--release", "-p", "capi2argo"])
+            .output()
+            .expect("cargo runs");
+        ok(&clean, "cargo clean -p capi2argo");
         unpack(crate_file, &vendor);
+        // Written last: it says the entry and the build are this .crate's.
         fs::write(&stamp, &wanted).expect("checksum");
     }
     // The command runs as written, with a cargo home whose configuration replaces crates.io
