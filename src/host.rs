@@ -14,6 +14,16 @@ use crate::limits::Limits;
 use crate::reconcile::view::Format;
 use crate::run::{Files, NoFiles, Options, RunError, plan, run_streaming};
 
+/// What `--version` prints after the name: the package version and the commit the build came
+/// from, with its date when git told the build script (build.rs): `0.1.0 (abc1234 2026-11-24)`,
+/// `0.1.0 (abc1234)` from a packaged crate, `0.1.0 (commit unknown)`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("CAPI2ARGO_BUILD_COMMIT"),
+    ")"
+);
+
 /// Turns Cluster API kubeconfig Secrets into Argo CD cluster Secrets.
 ///
 /// Reads a KRM ResourceList (as kpt and kustomize send it), a `kind: List` (`kubectl get -o yaml`),
@@ -23,7 +33,7 @@ use crate::run::{Files, NoFiles, Options, RunError, plan, run_streaming};
 /// Exit codes: 0 success (warnings possible), 1 error results (the full output is still written),
 /// 2 unusable input or arguments (nothing written).
 #[derive(Parser, Debug, Clone)]
-#[command(name = "capi2argo", version, about, long_about)]
+#[command(name = "capi2argo", version = VERSION, about, long_about)]
 pub struct Args {
     /// Input file; standard input when absent or `-`.
     pub input: Option<PathBuf>,

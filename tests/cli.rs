@@ -22,7 +22,7 @@ fn version_and_help() {
     assert!(out.status.success());
     assert_eq!(
         text(&out.stdout),
-        format!("capi2argo {}\n", env!("CARGO_PKG_VERSION"))
+        format!("capi2argo {}\n", capi2argo::host::VERSION)
     );
     let help = text(&capi2argo(&["--help"], b"").stdout);
     for needle in ["ResourceList", "Exit codes", "--fn-config", "--set"] {
@@ -62,21 +62,168 @@ fn a_terminal_on_standard_input_gets_a_hint() {
     );
 }
 
-/// Output that cannot be written is lost output, never a success (issue "Security round 2").
-#[test]
-fn a_closed_standard_output_is_exit_2() {
-    let out = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!(
-            "{} tests/fixtures/providers/kubeadm.yaml >&-",
-            env!("CARGO_BIN_EXE_capi2argo")
-        ))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
+/// Runs the binary on a golden case's input and arguments with `stdout` as its standard output;
+/// returns the exit code and standard error.
+fn run_case_into(case: &str, stdout: std::process::Stdio) -> (Option<i32>, String) {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(case);
+    let args: Vec<String> = std::fs::read_to_string(dir.join("args"))
+        .map(|t| t.lines().map(String::from).collect())
+        .unwrap_or_default();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_capi2argo"))
+        .args(&args)
+        .arg(dir.join("input.yaml"))
+        .stdin(std::process::Stdio::null())
+        .stdout(stdout)
+        .stderr(std::process::Stdio::piped())
         .output()
-        .expect("sh runs");
+        .expect("binary runs");
+    (out.status.code(), text(&out.stderr))
+}
+
+/// The golden cases these checks run: conversion and `capi2argo validate`, each with exit 0
+/// and exit 1.
+const EXIT_CASES: [(&str, i32); 4] = [
+    ("provider-kubeadm", 0),
+    ("kubeconfig-errors", 1),
+    ("validate-providers", 0),
+    ("validate-problems", 1),
+];
+
+/// /dev/null opened for reading and writing, as Go's os/exec and Python's subprocess.DEVNULL
+/// pass it, is a place for output like any other: the exit code is the run's, and the results
+/// still go to standard error.
+#[test]
+fn standard_output_on_dev_null_read_write_exits_by_the_run() {
+    for (case, code) in EXIT_CASES {
+        let null = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")
+            .expect("/dev/null");
+        let (got, stderr) = run_case_into(case, null.into());
+        assert_eq!(got, Some(code), "{case}: {stderr}");
+        assert!(!stderr.contains("cannot write output"), "{case}: {stderr}");
+        let want = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/golden")
+                .join(case)
+                .join("expected/stderr.txt"),
+        )
+        .unwrap_or_default();
+        assert_eq!(stderr, want, "{case}: the results on stderr");
+    }
+    // Opened for writing only, as a shell's `> /dev/null` does.
+    let null = std::fs::File::create("/dev/null").expect("/dev/null");
+    assert_eq!(run_case_into("provider-kubeadm", null.into()).0, Some(0));
+}
+
+/// The same through Python's own subprocess.DEVNULL, the real caller this was reported from.
+#[test]
+fn python_subprocess_devnull_gets_the_runs_exit_code() {
+    if !common::available(
+        "python3",
+        &["--version"],
+        "subprocess.DEVNULL was NOT tried",
+    ) {
+        return;
+    }
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    for (case, code) in EXIT_CASES {
+        let dir = golden.join(case);
+        let args = std::fs::read_to_string(dir.join("args")).unwrap_or_default();
+        let out = std::process::Command::new("python3")
+            .arg("-c")
+            .arg(
+                "import subprocess, sys\n\
+                 r = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n\
+                 print(r.returncode)",
+            )
+            .arg(env!("CARGO_BIN_EXE_capi2argo"))
+            .args(args.lines())
+            .arg(dir.join("input.yaml"))
+            .output()
+            .expect("python3 runs");
+        assert_eq!(
+            text(&out.stdout).trim(),
+            code.to_string(),
+            "{case}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// A standard output the parent closed cannot be told from /dev/null once Rust's runtime has
+/// put /dev/null there (src/main.rs says why): the output is discarded and the exit code is the
+/// run's, as with /dev/null.
+#[test]
+fn a_closed_standard_output_is_taken_as_discarded_output() {
+    for (case, code) in EXIT_CASES {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden")
+            .join(case);
+        let args = std::fs::read_to_string(dir.join("args")).unwrap_or_default();
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "\"$0\" {} input.yaml >&-",
+                args.lines().collect::<Vec<_>>().join(" ")
+            ))
+            .arg(env!("CARGO_BIN_EXE_capi2argo"))
+            .current_dir(&dir)
+            .output()
+            .expect("sh runs");
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{case}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// Output that cannot be written is lost output, never a success (issue "Security round 2"):
+/// a full disk (/dev/full) is exit 2, whatever the run's result would have been.
+#[test]
+fn a_full_disk_is_exit_2() {
+    for (case, _) in EXIT_CASES {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("/dev/full");
+        let (got, stderr) = run_case_into(case, full.into());
+        assert_eq!(got, Some(2), "{case}: {stderr}");
+        assert!(
+            stderr.contains("capi2argo: cannot write output: "),
+            "{case}: {stderr}"
+        );
+    }
+}
+
+/// A reader that went away (a closed pipe) is output lost too: exit 2. The input arrives only
+/// after the read end is closed, so the write cannot come first.
+#[test]
+fn a_closed_pipe_is_exit_2() {
+    let input = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/providers/kubeadm.yaml"),
+    )
+    .expect("fixture");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_capi2argo"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("binary starts");
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().expect("stdin");
+    std::io::Write::write_all(&mut stdin, &input).expect("input written");
+    drop(stdin);
+    let out = child.wait_with_output().expect("binary finishes");
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("cannot write output"),
+        text(&out.stderr).contains("capi2argo: cannot write output: "),
         "{}",
         text(&out.stderr)
     );

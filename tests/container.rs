@@ -73,7 +73,7 @@ fn ok(out: &Output, what: &str) {
 }
 
 /// Every file below `dir`, by relative path.
-fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+pub(crate) fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, Vec<u8>)>) {
         for entry in fs::read_dir(dir).expect("readable") {
             let path = entry.expect("entry").path();
@@ -95,7 +95,8 @@ fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-fn package(dir: &Path) {
+/// A kpt package holding the kubeadm fixture, as the README's `my-package`.
+pub(crate) fn package(dir: &Path) {
     fs::create_dir_all(dir).expect("package dir");
     fs::write(
         dir.join("Kptfile"),
@@ -342,9 +343,20 @@ fn the_function_image_is_non_root_with_no_shell() {
 /// The plugin image as argocd-cmp-server runs a plugin: uid 999, a read-only root, /tmp the
 /// only writable place, the application's files as the working directory, its env.
 fn cmp_run(app: &Path, env: &[(&str, &str)], command_in_image: &str) -> Output {
+    cmp_run_image(CMP_IMAGE, "amd64", app, env, command_in_image)
+}
+
+/// [`cmp_run`] with another plugin image (a registry's, by digest) for `platform`.
+pub(crate) fn cmp_run_image(
+    image: &str,
+    platform: &str,
+    app: &Path,
+    env: &[(&str, &str)],
+    command_in_image: &str,
+) -> Output {
     let mut cmd = Command::new("docker");
+    cmd.args(["run", "--platform", &format!("linux/{platform}")]);
     cmd.args([
-        "run",
         "--rm",
         "--read-only",
         "--tmpfs",
@@ -361,7 +373,7 @@ fn cmp_run(app: &Path, env: &[(&str, &str)], command_in_image: &str) -> Output {
     for (k, v) in env {
         cmd.args(["--env", &format!("{k}={v}")]);
     }
-    cmd.args([CMP_IMAGE, command_in_image]);
+    cmd.args([image, command_in_image]);
     cmd.output().expect("docker runs")
 }
 

@@ -8,6 +8,7 @@
 use crate::common;
 
 use std::fs;
+use std::io::Write;
 use std::path::Path;
 
 use capi2argo::host::{self, Args};
@@ -364,6 +365,44 @@ cases!(
     yaml_redefined_anchor,
     yaml_stream,
 );
+
+/// Names the binary the cases ran with (`make test` runs them with three: the debug build, the
+/// x86_64 release binary and the aarch64 one under qemu), and holds a binary given through
+/// `CAPI2ARGO_TEST_BINARY` to the machine `CAPI2ARGO_TEST_MACHINE` says it is built for, so an
+/// emulated run cannot quietly test the host's binary.
+#[test]
+fn the_binary_under_test() {
+    let Some(path) = std::env::var_os("CAPI2ARGO_TEST_BINARY").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let header = fs::read(&path).expect("CAPI2ARGO_TEST_BINARY readable");
+    assert!(
+        header.starts_with(b"\x7fELF") && header.len() > 20,
+        "not an ELF file"
+    );
+    let machine = match u16::from_le_bytes([header[18], header[19]]) {
+        0x3e => "x86_64",
+        0xb7 => "aarch64",
+        other => panic!("ELF machine {other:#x}"),
+    };
+    let runner = std::env::var("CAPI2ARGO_TEST_RUNNER").unwrap_or_default();
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "\ngolden: cases run with {} ({machine}){}\n",
+        std::path::Path::new(&path).display(),
+        if runner.is_empty() {
+            String::new()
+        } else {
+            format!(" through {runner}")
+        }
+    );
+    if let Ok(want) = std::env::var("CAPI2ARGO_TEST_MACHINE") {
+        assert_eq!(
+            machine, want,
+            "CAPI2ARGO_TEST_BINARY is built for another machine"
+        );
+    }
+}
 
 /// The case directories, sorted.
 fn case_directories() -> Vec<String> {

@@ -9,7 +9,9 @@ use std::process::{Command, Output};
 use crate::common::{self, TempDir};
 
 /// Who runs each README command. A command missing here fails
-/// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it.
+/// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it. The install
+/// commands of the release and the image are listed by the tests that run them as written
+/// (`release::INSTALL`, `registry::README`).
 const COMMANDS: &[(&str, &str)] = &[
     (
         "cargo install --locked --path .",
@@ -45,7 +47,19 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "make musl",
-        "container:: tests (make image, which make test runs first, builds the musl binary)",
+        "container:: and release-golden (make test builds both musl binaries, runs the golden cases with them)",
+    ),
+    (
+        "make release",
+        "release:: tests (make test runs make release first and points them at dist/release)",
+    ),
+    (
+        "cargo install --locked capi2argo",
+        "package::the_crate_packages_publishes_and_installs_clean (crates.io stood in for by the packaged .crate)",
+    ),
+    (
+        "make oci-images push-images REGISTRY=registry.example.com/capi2argo",
+        "registry:: (make test runs make oci-images; the test runs make push-images to a registry of its own)",
     ),
     (
         "make image",
@@ -134,7 +148,13 @@ fn squeeze(text: &str) -> String {
 
 #[test]
 fn every_readme_command_is_run_by_a_test() {
-    let listed: BTreeSet<String> = COMMANDS.iter().map(|(c, _)| squeeze(c)).collect();
+    let listed: BTreeSet<String> = COMMANDS
+        .iter()
+        .map(|(c, _)| *c)
+        .chain(crate::release::INSTALL)
+        .chain(crate::registry::README)
+        .map(squeeze)
+        .collect();
     let shown = readme_commands();
     let unlisted: Vec<&String> = shown.difference(&listed).collect();
     let stale: Vec<&String> = listed.difference(&shown).collect();

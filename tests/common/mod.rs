@@ -32,6 +32,35 @@ impl Drop for TempDir {
     }
 }
 
+/// The binary under test: the one cargo built, or `CAPI2ARGO_TEST_BINARY` (a release build, a
+/// cross-compiled one), started through `CAPI2ARGO_TEST_RUNNER` when that is set (an emulator
+/// such as `qemu-aarch64-static`, words split on blanks). `make test` runs the golden cases
+/// this way with the release binaries for x86_64 and, under qemu, aarch64.
+pub fn binary() -> Command {
+    let binary = match std::env::var_os("CAPI2ARGO_TEST_BINARY").filter(|b| !b.is_empty()) {
+        Some(path) => {
+            let path = PathBuf::from(path);
+            assert!(
+                path.is_file(),
+                "CAPI2ARGO_TEST_BINARY={} is not a file",
+                path.display()
+            );
+            path
+        }
+        None => PathBuf::from(env!("CARGO_BIN_EXE_capi2argo")),
+    };
+    let runner = std::env::var("CAPI2ARGO_TEST_RUNNER").unwrap_or_default();
+    let mut words = runner.split_whitespace();
+    match words.next() {
+        Some(program) => {
+            let mut command = Command::new(program);
+            command.args(words).arg(binary);
+            command
+        }
+        None => Command::new(binary),
+    }
+}
+
 /// The time the tests run the function at (`tests/golden/now`), so that what certificates say
 /// about "now" never changes with the day the tests run; a golden case's own `now` file
 /// overrides it.
@@ -42,14 +71,14 @@ pub fn pinned_now() -> String {
         .to_string()
 }
 
-/// Runs the built binary with `args`, feeding `stdin`, optionally in `cwd`, at the pinned time.
+/// Runs the binary under test (see [`binary`]) with `args`, feeding `stdin`, optionally in `cwd`, at the pinned time.
 pub fn capi2argo(args: &[&str], stdin: &[u8], cwd: Option<&Path>) -> Output {
     capi2argo_at(args, stdin, cwd, &pinned_now())
 }
 
 /// [`capi2argo`] at the time `now` (RFC 3339).
 pub fn capi2argo_at(args: &[&str], stdin: &[u8], cwd: Option<&Path>, now: &str) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_capi2argo"));
+    let mut command = binary();
     command.env(capi2argo::host::NOW_VARIABLE, now);
     command
         .args(args)

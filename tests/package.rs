@@ -1,0 +1,307 @@
+//! The crate as crates.io would get it: `cargo package` and `cargo publish --dry-run` stay clean,
+//! the `.crate` holds what builds the command and nothing else, it builds from the `.crate` alone
+//! (with `--version` from the commit `cargo package` recorded, an override, or `commit unknown`),
+//! and the README's `cargo install --locked capi2argo` installs it, with crates.io stood in for by
+//! a directory holding that `.crate` and its dependencies (cargo's source replacement).
+//!
+//! One test, in order: every step writes the same `.crate`. Its builds use target/package-check
+//! and target/crates-io, so they neither wait for nor replace the checkout's own builds.
+
+use crate::common::TempDir;
+use crate::version;
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The one `cargo install` command the README shows for crates.io.
+pub const CRATES_IO_INSTALL: &str = "cargo install --locked capi2argo";
+
+/// What cargo says about a package whose tests and benchmarks need the repository (fixtures,
+/// golden cases, tools) and are therefore not in the `.crate`: expected, and nothing else.
+const EXPECTED_WARNINGS: [&str; 2] = [
+    "warning: ignoring test `integration` as `tests/tests.rs` is not included in the published package",
+    "warning: ignoring benchmark `core` as `benches/core.rs` is not included in the published package",
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// cargo, with the target directory `target` (below target/).
+fn cargo(target: &str) -> Command {
+    let mut command = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    command
+        .env("CARGO_TARGET_DIR", root().join("target").join(target))
+        .env_remove("CAPI2ARGO_COMMIT")
+        .env_remove("CAPI2ARGO_COMMIT_DATE")
+        .current_dir(root());
+    command
+}
+
+/// The `warning:` lines of cargo's output.
+fn warnings(out: &Output) -> Vec<String> {
+    text(&out.stderr)
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .map(String::from)
+        .collect()
+}
+
+/// `capi2argo --version` of `binary`: what is between the parentheses.
+fn commit_of(binary: &Path) -> String {
+    let out = Command::new(binary)
+        .arg("--version")
+        .output()
+        .expect("binary runs");
+    ok(&out, "--version");
+    let line = text(&out.stdout);
+    version::well_formed(&line, VERSION).unwrap_or_else(|| panic!("--version: {line:?}"))
+}
+
+/// HEAD's hash, when git can tell.
+fn head() -> Option<String> {
+    let out = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(root())
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    Some(text(&out.stdout).trim().to_string())
+}
+
+/// Every file below `dir` (a path relative to the repository), as cargo lists it.
+fn files_below(dir: &str) -> BTreeSet<String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<String>) {
+        for entry in fs::read_dir(dir).expect("readable") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                walk(root, &path, out);
+            } else {
+                let rel = path.strip_prefix(root).expect("below");
+                out.insert(rel.to_string_lossy().into_owned());
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    walk(&root(), &root().join(dir), &mut out);
+    out
+}
+
+/// Unpacks `crate_file` into `into`; returns the package directory.
+fn unpack(crate_file: &Path, into: &Path) -> PathBuf {
+    fs::create_dir_all(into).expect("dir");
+    ok(
+        &Command::new("tar")
+            .arg("-xzf")
+            .arg(crate_file)
+            .arg("-C")
+            .arg(into)
+            .output()
+            .expect("tar runs"),
+        "tar -x",
+    );
+    into.join(format!("capi2argo-{VERSION}"))
+}
+
+#[test]
+fn the_crate_packages_publishes_and_installs_clean() {
+    // --allow-dirty: the checks are about the package, and a checkout being worked on has
+    // changes; make test runs on a clean one.
+    let package = cargo("package-check")
+        .args(["package", "--locked", "--allow-dirty"])
+        .output()
+        .expect("cargo runs");
+    ok(&package, "cargo package");
+    assert_eq!(warnings(&package), EXPECTED_WARNINGS, "cargo package");
+
+    let list = cargo("package-check")
+        .args(["package", "--locked", "--allow-dirty", "--list"])
+        .output()
+        .expect("cargo runs");
+    ok(&list, "cargo package --list");
+    let listed: BTreeSet<String> = text(&list.stdout).lines().map(String::from).collect();
+    let mut want = files_below("src");
+    for file in [
+        ".cargo_vcs_info.json",
+        "Cargo.toml",
+        "Cargo.toml.orig",
+        "Cargo.lock",
+        "build.rs",
+        "build/commit.rs",
+        "README.md",
+        "LICENSE",
+        "CHANGELOG.md",
+    ] {
+        want.insert(file.to_string());
+    }
+    assert_eq!(listed, want, "the .crate's files");
+
+    // `cargo package` built the .crate alone; its binary names the commit it recorded.
+    let verified = root().join("target/package-check/debug/capi2argo");
+    let recorded = commit_of(&verified);
+    match head() {
+        Some(hash) => assert_eq!(recorded, hash[..7], "the packaged build's commit"),
+        None => assert!(recorded.len() == 7, "{recorded}"),
+    }
+
+    // Built from the .crate where git cannot tell: CAPI2ARGO_COMMIT wins; with no record at
+    // all, `commit unknown`.
+    let crate_file = root().join(format!(
+        "target/package-check/package/capi2argo-{VERSION}.crate"
+    ));
+    let scratch = TempDir::new("package", "unpacked");
+    let unpacked = unpack(&crate_file, &scratch.0);
+    let build = |env: &[(&str, &str)]| {
+        let mut command = cargo("package-check");
+        command
+            .args(["build", "--locked", "--offline", "--bin", "capi2argo"])
+            .current_dir(&unpacked);
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let out = command.output().expect("cargo runs");
+        ok(&out, "cargo build from the .crate");
+        commit_of(&verified)
+    };
+    assert_eq!(
+        build(&[
+            (
+                "CAPI2ARGO_COMMIT",
+                "0123456789abcdef0123456789abcdef01234567"
+            ),
+            ("CAPI2ARGO_COMMIT_DATE", "2026-01-02"),
+        ]),
+        "0123456 2026-01-02"
+    );
+    fs::remove_file(unpacked.join(".cargo_vcs_info.json")).expect("vcs info removed");
+    assert_eq!(build(&[]), "commit unknown");
+
+    // The dry run of a publish: the .crate was verified above, so not built again here.
+    let publish = cargo("package-check")
+        .args([
+            "publish",
+            "--dry-run",
+            "--locked",
+            "--allow-dirty",
+            "--no-verify",
+        ])
+        .output()
+        .expect("cargo runs");
+    ok(&publish, "cargo publish --dry-run");
+    let mut want = EXPECTED_WARNINGS.map(String::from).to_vec();
+    want.push("warning: aborting upload due to dry run".into());
+    assert_eq!(warnings(&publish), want, "cargo publish --dry-run");
+
+    crates_io_install(&crate_file);
+}
+
+/// The README's `cargo install --locked capi2argo`, as written, with crates.io replaced by a
+/// directory source holding the `.crate` just packaged and every dependency of the lock file
+/// (`cargo vendor`): what crates.io would serve, checksums included.
+fn crates_io_install(crate_file: &Path) {
+    let dir = root().join("target/crates-io");
+    let vendor = dir.join("vendor");
+    // Vendored again only when the lock file changed, so the dependencies' builds stay cached.
+    let lock = fs::read(root().join("Cargo.lock")).expect("Cargo.lock");
+    if fs::read(dir.join("Cargo.lock")).ok().as_deref() != Some(&lock[..]) {
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("dir");
+        let out = cargo("crates-io/build")
+            .args(["vendor", "--locked", "--offline", "--versioned-dirs"])
+            .arg(&vendor)
+            .output()
+            .expect("cargo runs");
+        ok(&out, "cargo vendor");
+        fs::write(dir.join("Cargo.lock"), &lock).expect("stamp");
+    }
+    // The package as a directory source entry: its files, and the .crate's checksum.
+    let bytes = fs::read(crate_file).expect(".crate");
+    let entry = vendor.join(format!("capi2argo-{VERSION}"));
+    let checksum = sha256(&bytes);
+    let stamp = entry.join(".cargo-checksum.json");
+    let wanted = format!("{{\"files\":{{}},\"package\":\"{checksum}\"}}");
+    if fs::read_to_string(&stamp).ok().as_deref() != Some(&wanted) {
+        let _ = fs::remove_dir_all(&entry);
+        // cargo takes a registry's package as unchanging, and would keep the build of the
+        // previous .crate: that one build goes (cargo clean -p, in this test's own target dir).
+        let clean = cargo("crates-io/build")
+            .args(["clean", "--release", "-p", "capi2argo"])
+            .output()
+            .expect("cargo runs");
+        ok(&clean, "cargo clean -p capi2argo");
+        unpack(crate_file, &vendor);
+        // Written last: it says the entry and the build are this .crate's.
+        fs::write(&stamp, &wanted).expect("checksum");
+    }
+    // The command runs as written, with a cargo home whose configuration replaces crates.io
+    // (`cargo install` reads no project configuration, only the cargo home's).
+    let work = TempDir::new("package", "install");
+    fs::create_dir_all(work.path("cargo-home")).expect("dir");
+    fs::write(
+        work.path("cargo-home/config.toml"),
+        format!(
+            "[source.crates-io]\nreplace-with = \"stand-in\"\n\n[source.stand-in]\ndirectory = \"{}\"\n\n[net]\noffline = true\n",
+            vendor.display()
+        ),
+    )
+    .expect("config");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(CRATES_IO_INSTALL)
+        .current_dir(&work.0)
+        .env("CARGO_HOME", work.path("cargo-home"))
+        .env("CARGO_INSTALL_ROOT", work.path("root"))
+        .env("CARGO_TARGET_DIR", dir.join("build"))
+        .output()
+        .expect("sh runs");
+    ok(&out, CRATES_IO_INSTALL);
+    assert!(
+        text(&out.stderr).contains(&format!("Installing capi2argo v{VERSION}")),
+        "{}",
+        text(&out.stderr)
+    );
+    let recorded = commit_of(&work.path("root/bin/capi2argo"));
+    match head() {
+        Some(hash) => assert_eq!(recorded, hash[..7], "the installed build's commit"),
+        None => assert!(recorded.len() == 7, "{recorded}"),
+    }
+}
+
+/// SHA-256 of `bytes` through sha256sum (no hashing crate for one checksum).
+fn sha256(bytes: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sha256sum runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(bytes)
+        .expect("written");
+    let out = child.wait_with_output().expect("sha256sum finishes");
+    text(&out.stdout)
+        .split_whitespace()
+        .next()
+        .expect("a hash")
+        .to_string()
+}
