@@ -746,7 +746,7 @@ fn rbac_checks_catch_excess() {
 }
 
 /// A run that cannot succeed by trying again fails the Job at once, one that might is tried
-/// again; runs never overlap, never pile up, and end before the next is due.
+/// again; runs never overlap, never pile up, and a run that hangs ends.
 #[test]
 fn the_cronjob_fails_visibly_and_never_overlaps() {
     let script = fs::read_to_string(root().join("deploy/image/sync.sh")).expect("sync.sh");
@@ -764,13 +764,12 @@ fn the_cronjob_fails_visibly_and_never_overlaps() {
         assert_eq!(spec["successfulJobsHistoryLimit"], 1);
         assert_eq!(spec["failedJobsHistoryLimit"], 3);
         let job = &spec["jobTemplate"]["spec"];
-        assert_eq!(job["activeDeadlineSeconds"], 240);
+        assert_eq!(job["activeDeadlineSeconds"], 1200);
         assert_eq!(job["backoffLimit"], 2);
         let starting = spec["startingDeadlineSeconds"].as_i64().expect("a number");
-        let deadline = job["activeDeadlineSeconds"].as_i64().expect("a number");
         assert!(
-            starting < period && deadline < period,
-            "a run ends before the next is due"
+            starting < period,
+            "a run that could not start is skipped before the next is due"
         );
         assert_eq!(job["template"]["spec"]["restartPolicy"], "Never");
         for (code, outcome) in [(1, "FailJob"), (2, "FailJob"), (3, "retry"), (4, "retry")] {
