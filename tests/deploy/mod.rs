@@ -835,3 +835,65 @@ fn the_deploy_image_takes_static_binaries_only() {
         text(&out.stderr)
     );
 }
+
+/// The README's kustomization for another namespace: every namespaced object and every
+/// binding's subject moves there (and `namespace:` alone would leave the subjects behind).
+#[test]
+fn another_namespace_moves_the_objects_and_the_subjects() {
+    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let block = readme
+        .split("```yaml\n")
+        .map(|b| b.split("```").next().unwrap_or_default())
+        .find(|b| b.contains("namespace: gitops\nresources:\n- deploy"))
+        .expect("the README's kustomization for another namespace");
+    if !common::available(
+        "kubectl",
+        &["version", "--client"],
+        "the README's kustomization for another namespace was NOT rendered",
+    ) {
+        return;
+    }
+    let dir = TempDir::new("deploy", "namespace");
+    let copy = Command::new("cp")
+        .arg("-R")
+        .arg(root().join("deploy"))
+        .arg(dir.path("deploy"))
+        .output()
+        .expect("cp");
+    assert!(copy.status.success());
+    let render = |kustomization: &str| {
+        fs::write(dir.path("kustomization.yaml"), kustomization).expect("written");
+        let out = Command::new("kubectl")
+            .args(["kustomize", "."])
+            .current_dir(&dir.0)
+            .output()
+            .expect("kubectl runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        to_json(&out.stdout)
+    };
+    let subjects = |objects: &[Value]| -> BTreeSet<String> {
+        objects
+            .iter()
+            .flat_map(|o| o["subjects"].as_array().cloned().unwrap_or_default())
+            .map(|s| s["namespace"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    let objects = render(block);
+    for object in &objects {
+        if !["ClusterRole", "ClusterRoleBinding"]
+            .contains(&object["kind"].as_str().unwrap_or_default())
+        {
+            assert_eq!(
+                object["metadata"]["namespace"], "gitops",
+                "{}",
+                object["kind"]
+            );
+        }
+    }
+    assert_eq!(subjects(&objects), BTreeSet::from(["gitops".to_string()]));
+    let bare = block.split("patches:").next().expect("the kustomization");
+    assert_eq!(
+        subjects(&render(bare)),
+        BTreeSet::from(["argocd".to_string()])
+    );
+}
