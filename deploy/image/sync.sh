@@ -16,7 +16,8 @@
 #     `--set KEY=VALUE` arguments given to this script (a one-off run's settings).
 #  3. Carries out exactly the plan's API requests (`capi2argo plan -o requests`: create, replace
 #     with the resourceVersion read, delete with the uid and resourceVersion read), in order,
-#     with `kubectl VERB --raw PATH -f -`, and stops at the first one refused. Their bodies hold
+#     with `kubectl VERB --raw PATH -f -` (creates and replaces as field manager
+#     capi2argo-sync), and stops at the first one refused. Their bodies hold
 #     credentials: they go from a file to kubectl, and what the API server answers to /dev/null.
 #
 # Exit codes (the CronJob's podFailurePolicy fails the Job at once on 1 and 2, and retries 3 and
@@ -211,7 +212,13 @@ while read -r verb path body; do
   *[!a-z0-9./-]*) secret=$path ;;
   *) secret=$ns/$name ;;
   esac
-  if ! printf '%s\n' "$body" | kubectl "$verb" --raw "$path" -f - >/dev/null 2>"$tmp/err"; then
+  # Writes name their field manager, so the Secrets' managedFields say who wrote them.
+  url=$path
+  case $verb/$path in
+  delete/* | *'?'*) ;;
+  *) url="$path?fieldManager=capi2argo-sync" ;;
+  esac
+  if ! printf '%s\n' "$body" | kubectl "$verb" --raw "$url" -f - >/dev/null 2>"$tmp/err"; then
     say "request $((done_count + 1)) of $total ($verb $secret) refused or failed:"
     sed 's/^/  /' "$tmp/err" >&2
     fail 4 "$done_count requests were carried out before it, the $((total - done_count - 1)) after it were not made; the next run reads again"

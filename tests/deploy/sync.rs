@@ -658,6 +658,18 @@ fn sync_carries_out_the_plan_and_nothing_else() {
             ),
         ]
     );
+    for write in api.writes() {
+        let manager = if write.method == "DELETE" {
+            Value::Null
+        } else {
+            json!("capi2argo-sync")
+        };
+        assert_eq!(
+            write.query["fieldManager"], manager,
+            "{} {}",
+            write.method, write.path
+        );
+    }
     let new = &created(&api)[0];
     assert_eq!(new["metadata"]["name"], "cluster-prod-eu-1");
     assert_eq!(
@@ -728,6 +740,7 @@ fn sync_carries_out_the_plan_and_nothing_else() {
             "/api/v1/namespaces/argocd/secrets/cluster-prod-eu-1".into()
         )]
     );
+    assert_eq!(api.writes()[0].query["fieldManager"], "capi2argo-sync");
     let replaced: Value = serde_json::from_str(&api.writes()[0].body).expect("a Secret");
     assert_eq!(replaced["metadata"]["resourceVersion"], version);
     assert!(
