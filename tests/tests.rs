@@ -8,6 +8,7 @@ mod common;
 mod cli;
 mod cmp;
 mod container;
+mod deploy;
 mod golden;
 mod goyaml;
 mod kpt;

@@ -1,6 +1,7 @@
 //! A stand-in for the Kubernetes API (tests/kube/apiserver.py) that the real kubectl talks to:
-//! a few endpoints, Secrets only, every request recorded. Not an API server; what a test shows
-//! with it is what kubectl sends and what the pipeline around it does.
+//! a few endpoints and resources, optionally RBAC rules, a bearer token and TLS, every request
+//! recorded. Not an API server; what a test shows with it is what kubectl sends and what the
+//! pipeline around it does.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,8 @@ pub struct StandIn {
     dir: TempDir,
     /// A kubeconfig pointing at it.
     pub kubeconfig: PathBuf,
+    /// The port it listens on, on 127.0.0.1.
+    pub port: u16,
 }
 
 /// One request kubectl made.
@@ -24,29 +27,59 @@ pub struct StandIn {
 pub struct Request {
     pub method: String,
     pub path: String,
+    pub query: Value,
     pub body: String,
+    /// Whether it carried the bearer token the stand-in was started with.
+    pub authenticated: bool,
+}
+
+/// How the stand-in answers beyond its defaults (plain HTTP, anyone may do anything).
+#[derive(Default)]
+pub struct Options {
+    /// RBAC rules (`{"namespace", "apiGroups", "resources", "verbs"}`); a request none allows
+    /// is answered 403.
+    pub rules: Option<Value>,
+    /// The bearer token every request must carry.
+    pub token: Option<String>,
+    /// Serve HTTPS with this certificate and key (PEM files).
+    pub tls: Option<(PathBuf, PathBuf)>,
 }
 
 impl StandIn {
-    /// Starts the stand-in with `secrets` (Secret objects as JSON) in its store; `None`, with a
-    /// loud skip, when there is no python3 to run it.
-    pub fn start(name: &str, secrets: &[Value]) -> Option<StandIn> {
+    /// Starts the stand-in with `objects` (Secrets, and any other resource it serves, as JSON)
+    /// in its store; `None`, with a loud skip, when there is no python3 to run it.
+    pub fn start(name: &str, objects: &[Value]) -> Option<StandIn> {
+        Self::start_with(name, objects, Options::default())
+    }
+
+    /// [`StandIn::start`] with RBAC rules, a token or TLS.
+    pub fn start_with(name: &str, objects: &[Value], options: Options) -> Option<StandIn> {
         if !super::available("python3", &["--version"], &format!("{name} did NOT run")) {
             return None;
         }
         let dir = TempDir::new("apiserver", name);
         fs::write(
             dir.path("store.json"),
-            serde_json::to_vec(secrets).expect("JSON"),
+            serde_json::to_vec(objects).expect("JSON"),
         )
         .expect("store written");
         fs::write(dir.path("log.jsonl"), "").expect("log written");
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kube/apiserver.py");
-        let child = Command::new("python3")
+        let mut command = Command::new("python3");
+        command
             .arg(script)
-            .args(["store.json", "log.jsonl", "port"].map(|f| dir.path(f)))
-            .spawn()
-            .expect("python3 starts");
+            .args(["store.json", "log.jsonl", "port"].map(|f| dir.path(f)));
+        if let Some(rules) = &options.rules {
+            fs::write(dir.path("rules.json"), rules.to_string()).expect("rules written");
+            command.arg("--rules").arg(dir.path("rules.json"));
+        }
+        if let Some(token) = &options.token {
+            command.args(["--token", token]);
+        }
+        if let Some((cert, key)) = &options.tls {
+            command.arg("--tls").arg(cert).arg(key);
+        }
+        let child = command.spawn().expect("python3 starts");
         let started = Instant::now();
         let port = loop {
             if let Ok(port) = fs::read_to_string(dir.path("port")) {
@@ -60,11 +93,23 @@ impl StandIn {
             );
             std::thread::sleep(Duration::from_millis(50));
         };
+        let port: u16 = port.trim().parse().expect("a port");
+        let (scheme, ca) = match &options.tls {
+            Some((cert, _)) => (
+                "https",
+                format!("\n    certificate-authority: {}", cert.display()),
+            ),
+            None => ("http", String::new()),
+        };
+        let user = match &options.token {
+            Some(token) => format!("\n    token: {token}"),
+            None => " {}".to_string(),
+        };
         let kubeconfig = dir.path("kubeconfig");
         fs::write(
             &kubeconfig,
             format!(
-                "apiVersion: v1\nkind: Config\nclusters:\n- name: stand-in\n  cluster:\n    server: http://127.0.0.1:{port}\nusers:\n- name: nobody\n  user: {{}}\ncontexts:\n- name: stand-in\n  context:\n    cluster: stand-in\n    user: nobody\ncurrent-context: stand-in\n"
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: stand-in\n  cluster:\n    server: {scheme}://127.0.0.1:{port}{ca}\nusers:\n- name: nobody\n  user:{user}\ncontexts:\n- name: stand-in\n  context:\n    cluster: stand-in\n    user: nobody\ncurrent-context: stand-in\n"
             ),
         )
         .expect("kubeconfig written");
@@ -72,6 +117,7 @@ impl StandIn {
             child,
             dir,
             kubeconfig,
+            port,
         })
     }
 
@@ -85,7 +131,9 @@ impl StandIn {
                 Request {
                     method: v["method"].as_str().unwrap_or_default().into(),
                     path: v["path"].as_str().unwrap_or_default().into(),
+                    query: v["query"].clone(),
                     body: v["body"].as_str().unwrap_or_default().into(),
+                    authenticated: v["authenticated"].as_bool().unwrap_or_default(),
                 }
             })
             .collect()
@@ -99,10 +147,18 @@ impl StandIn {
             .collect()
     }
 
-    /// The Secrets it holds now.
-    pub fn secrets(&self) -> Vec<Value> {
+    /// Every object it holds now.
+    pub fn objects(&self) -> Vec<Value> {
         serde_json::from_slice(&fs::read(self.dir.path("store.json")).expect("store"))
             .expect("JSON")
+    }
+
+    /// The Secrets it holds now.
+    pub fn secrets(&self) -> Vec<Value> {
+        self.objects()
+            .into_iter()
+            .filter(|o| o["kind"] == "Secret" && o["apiVersion"] == "v1")
+            .collect()
     }
 
     /// The Secrets it holds now, as `namespace/name`.
