@@ -347,12 +347,13 @@ $(CARGO_CYCLONEDX):
 DEPLOY_IMAGE ?= ghcr.io/capi2argo/capi2argo-sync:v$(VERSION)
 KUBECTL ?= $(shell command -v kubectl)
 
-# The image has no libc: kubectl and BusyBox must be statically linked (`file` says so).
+# The image has no libc: kubectl and BusyBox must be statically linked (`file` says "statically linked",
+# or "static-pie linked" for a static position-independent build such as Rust's musl target's).
 .PHONY: deploy-image-inputs
 deploy-image-inputs: $(BUSYBOX_amd64)
 	@test -n "$(KUBECTL)" || { echo "deploy-image needs a kubectl binary: KUBECTL=/path/to/kubectl"; exit 1; }
-	@file -L "$(KUBECTL)" | grep -q 'statically linked' || { echo "deploy-image: $(KUBECTL) is not statically linked (file: $$(file -bL "$(KUBECTL)" | cut -d, -f1-2)); the image has no libc"; exit 1; }
-	@file -L "$(BUSYBOX_amd64)" | grep -q 'statically linked' || { echo "deploy-image: $(BUSYBOX_amd64) is not statically linked"; exit 1; }
+	@file -L "$(KUBECTL)" | grep -qE 'statically linked|static-pie linked' || { echo "deploy-image: $(KUBECTL) is not statically linked (file: $$(file -bL "$(KUBECTL)" | cut -d, -f1-2)); the image has no libc"; exit 1; }
+	@file -L "$(BUSYBOX_amd64)" | grep -qE 'statically linked|static-pie linked' || { echo "deploy-image: $(BUSYBOX_amd64) is not statically linked"; exit 1; }
 
 ## The image deploy/'s CronJob runs (linux/amd64): the musl binary, a static kubectl (KUBECTL=…, default: the one on PATH), BusyBox, the sync script.
 deploy-image: musl deploy-image-inputs
