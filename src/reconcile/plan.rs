@@ -4,7 +4,7 @@
 //!
 //! Before a conversion is placed, every cluster gets one Argo CD cluster: two conversions for one
 //! server, one Argo CD `name` or one Secret name are a collision, reported on both, unless a rule
-//! the README states picks one (`collide`).
+//! the book states picks one (`collide`).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;

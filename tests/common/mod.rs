@@ -135,3 +135,33 @@ pub fn with_binary_on_path(program: &str) -> Command {
     command.env(capi2argo::host::NOW_VARIABLE, pinned_now());
     command
 }
+
+/// The documentation a user reads, as `(path, text)`: the README, then the book's chapters
+/// (`docs/src/*.md`) in name order.
+pub fn documentation() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec!["README.md".to_string()];
+    let mut chapters: Vec<String> = fs::read_dir(root.join("docs/src"))
+        .expect("docs/src")
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| name.ends_with(".md"))
+        .map(|name| format!("docs/src/{name}"))
+        .collect();
+    chapters.sort();
+    files.extend(chapters);
+    files
+        .into_iter()
+        .map(|path| {
+            let text = fs::read_to_string(root.join(&path)).expect("a documentation file");
+            (path, text)
+        })
+        .collect()
+}
+
+/// One chapter of the book, `docs/src/<name>`.
+pub fn chapter(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/src")
+        .join(name);
+    fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}

@@ -60,7 +60,7 @@ pub fn render(variant: &str) -> Option<(String, Vec<Value>)> {
     ) {
         return None;
     }
-    // The README's command for deploy/; the same for the namespaced variant.
+    // The book's command for deploy/; the same for the namespaced variant.
     let command = format!("kubectl kustomize {variant}");
     crate::readme::listed("kubectl kustomize deploy");
     let out = Command::new("sh")
@@ -407,7 +407,7 @@ fn the_pod_passes_pod_security_restricted() {
         assert_eq!(spec["containers"].as_array().map(Vec::len), Some(1));
         assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
         assert_eq!(spec["securityContext"]["runAsUser"], 65532);
-        // The README's figures.
+        // The book's figures.
         assert_eq!(
             container["resources"],
             json!({"requests": {"cpu": "50m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}})
@@ -756,7 +756,7 @@ fn the_cronjob_fails_visibly_and_never_overlaps() {
         };
         let cronjob = find(&objects, "CronJob", "capi2argo-sync");
         let spec = &cronjob["spec"];
-        // The README's figures.
+        // The book's figures.
         assert_eq!(spec["schedule"], "*/5 * * * *");
         let period = 300;
         assert_eq!(spec["concurrencyPolicy"], "Forbid");
@@ -832,20 +832,21 @@ fn the_deploy_image_takes_static_binaries_only() {
     );
 }
 
-/// The README's kustomization for another namespace: every namespaced object and every
-/// binding's subject moves there (and `namespace:` alone would leave the subjects behind).
+/// The book's kustomization for another namespace (`docs/src/unattended.md`): every namespaced
+/// object and every binding's subject moves there (and `namespace:` alone would leave the
+/// subjects behind).
 #[test]
 fn another_namespace_moves_the_objects_and_the_subjects() {
-    let readme = fs::read_to_string(root().join("README.md")).expect("README.md");
+    let readme = common::chapter("unattended.md");
     let block = readme
         .split("```yaml\n")
         .map(|b| b.split("```").next().unwrap_or_default())
         .find(|b| b.contains("namespace: gitops\nresources:\n- deploy"))
-        .expect("the README's kustomization for another namespace");
+        .expect("the book's kustomization for another namespace");
     if !common::available(
         "kubectl",
         &["version", "--client"],
-        "the README's kustomization for another namespace was NOT rendered",
+        "the book's kustomization for another namespace was NOT rendered",
     ) {
         return;
     }

@@ -7,7 +7,7 @@
 //!
 //! The API server is the recording stand-in (tests/kube/apiserver.py) over HTTPS, demanding
 //! the token, with the RBAC rules the installed Roles and bindings give the ServiceAccount; the
-//! manifests get there through the README's own `kubectl apply -k`. The container reaches it on
+//! manifests get there through the book's own `kubectl apply -k`. The container reaches it on
 //! the host's loopback (`--network host`: the engine may have no bridge); for an unreachable
 //! API server it has no network at all.
 
@@ -136,7 +136,7 @@ fn stand_in(name: &str, objects: &[Value], rules: Option<Vec<Value>>, certs: &Ce
     .expect("python3 was checked")
 }
 
-/// Runs `command` (a README command) with sh in the checkout, kubectl talking to `api`.
+/// Runs `command` (a command of the book) with sh in the checkout, kubectl talking to `api`.
 fn kubectl_sh(api: &StandIn, command: &str) -> Output {
     Command::new("sh")
         .args(["-c", command])
@@ -146,7 +146,7 @@ fn kubectl_sh(api: &StandIn, command: &str) -> Output {
         .expect("sh runs")
 }
 
-/// The README's install command for `variant` against an empty stand-in: the objects it holds
+/// The book's install command for `variant` against an empty stand-in: the objects it holds
 /// afterwards, as a cluster would, and the stand-in (an administrator's: no RBAC).
 fn install(name: &str, variant: &str, certs: &Certs) -> (StandIn, Vec<Value>) {
     let api = stand_in(&format!("{name}-install"), &[], None, certs);
@@ -598,7 +598,7 @@ fn sync_fails_clearly_when_any_read_is_refused() {
     );
 }
 
-/// The whole life of the cluster-wide variant, installed with the README's command: a run
+/// The whole life of the cluster-wide variant, installed with the book's command: a run
 /// creates the Secret the plan creates (with the Cluster's facts) and deletes the one it
 /// prunes, each conditional, and touches nothing else; a second run writes nothing; a Secret
 /// edited by hand is replaced, conditional on what was read; with the
@@ -808,7 +808,7 @@ fn sync_carries_out_the_plan_and_nothing_else() {
     assert_eq!(job_outcome(cronjob, 4), "retry");
 }
 
-/// deploy/namespaced, installed with the README's command: it reads only the namespaces it
+/// deploy/namespaced, installed with the book's command: it reads only the namespaces it
 /// lists (its RBAC allows nothing else), creates their clusters' Secrets, and leaves the Argo
 /// CD Secret of a cluster in another namespace alone (another run's, not a prune).
 #[test]
@@ -866,7 +866,7 @@ fn namespaced_sync_reads_and_writes_only_its_namespaces() {
     );
 }
 
-/// The README's one-off run: a Job made from the CronJob with `--set maxPrune=100%` lets a
+/// The book's one-off run: a Job made from the CronJob with `--set maxPrune=100%` lets a
 /// deliberate mass decommissioning through that the scheduled run holds back.
 #[test]
 fn a_one_off_run_lets_a_mass_change_through() {
@@ -917,7 +917,7 @@ fn a_one_off_run_lets_a_mass_change_through() {
     assert!(held.contains("maxPrune"), "{held}");
     assert!(writes(&api).is_empty());
     drop(api);
-    // The README's command, run by an administrator: a Job from the CronJob, with the setting.
+    // The book's command, run by an administrator: a Job from the CronJob, with the setting.
     let command = crate::readme::command_containing("create job capi2argo-once");
     let out = kubectl_sh(&admin, command);
     assert!(out.status.success(), "{command}: {}", text(&out.stderr));
@@ -959,7 +959,7 @@ fn a_one_off_run_lets_a_mass_change_through() {
     assert_eq!(api.writes().len(), 3);
 }
 
-/// CONTROL_PLANES and several SECRET_SELECTORS, as the README describes them: the control
+/// CONTROL_PLANES and several SECRET_SELECTORS, as the book describes them: the control
 /// plane's Kubernetes version reaches the Argo CD Secret once the read role may list control
 /// planes (before, the read is refused and nothing changes), and a second source's Secrets are
 /// read with their own selector.
@@ -1017,7 +1017,7 @@ fn sync_reads_control_planes_and_every_selector_when_asked() {
     );
     assert!(writes(&api).is_empty());
     drop(api);
-    // With the rule the README gives.
+    // With the rule the book gives.
     let mut rules = rules_for(&installed);
     rules.push(json!({"namespace": null, "apiGroups": ["controlplane.cluster.x-k8s.io"], "resources": ["kubeadmcontrolplanes"], "verbs": ["list"]}));
     let api = stand_in("selectors", &fleet, Some(rules), &certs);

@@ -3,7 +3,7 @@
 // CHROMIUM (the browser binary), PLAYWRIGHT (playwright-core's directory), AXE (axe-core's
 // axe.min.js), CAPI2ARGO_PYTHON (Python with PyYAML) and PLAYGROUND_FLEET (the 5 MB paste) come
 // from the Makefile; the native binary (target/debug/capi2argo) is the reference for every
-// output. UPDATE_PLAYGROUND=1 rewrites the README's measured figures and docs/playground.png
+// output. UPDATE_PLAYGROUND=1 rewrites the measured figures in docs/src/playground.md and docs/src/playground.png
 // from this run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -714,7 +714,7 @@ test('playground: the page made no request but for its own files and its worker'
   assert.ok(requests.length >= 6, 'the page and its scripts were loaded');
 });
 
-test('playground: the README shows the page as it is, and its figures are this run\'s', async () => {
+test('playground: the README and the book show the page as it is, and the figures are this run\'s', async () => {
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.selectOption('#mode', 'convert');
   // Rancher's token comes first in the config: the screenshot shows it hidden.
@@ -731,9 +731,11 @@ test('playground: the README shows the page as it is, and its figures are this r
   });
   const shot = join(artifacts, 'playground.png');
   await page.screenshot({ path: shot });
-  const readmePath = join(root, 'README.md');
+  // The figures and the screenshot live in the book's chapter; the README shows the screenshot too.
+  const readmePath = join(root, 'docs', 'src', 'playground.md');
+  const screenshot = join(root, 'docs', 'src', 'playground.png');
   if (UPDATE) {
-    copyFileSync(shot, join(root, 'docs', 'playground.png'));
+    copyFileSync(shot, screenshot);
     if (Object.keys(figures).length) {
       const text = readFileSync(readmePath, 'utf8').replace(/<!-- playground:(\w+) -->[^<]*<!-- \/playground -->/g,
         (m, key) => (key in figures ? `<!-- playground:${key} -->${figures[key]}<!-- /playground -->` : m));
@@ -741,13 +743,14 @@ test('playground: the README shows the page as it is, and its figures are this r
     }
   }
   const readme = readFileSync(readmePath, 'utf8');
-  assert.match(readme, /!\[[^\]]*\]\(docs\/playground\.png\)/);
+  assert.match(readme, /!\[[^\]]*\]\(playground\.png\)/);
+  assert.match(readFileSync(join(root, 'README.md'), 'utf8'), /!\[[^\]]*\]\(docs\/src\/playground\.png\)/);
   const size = (png) => [png.readUInt32BE(16), png.readUInt32BE(20)];
-  const ours = readFileSync(join(root, 'docs', 'playground.png'));
+  const ours = readFileSync(screenshot);
   assert.equal(ours.subarray(1, 4).toString(), 'PNG');
-  assert.deepEqual(size(ours), size(readFileSync(shot)), 'the README screenshot is the page at 1280 x 800');
+  assert.deepEqual(size(ours), size(readFileSync(shot)), 'the screenshot is the page at 1280 x 800');
   const marked = [...readme.matchAll(/<!-- playground:(\w+) -->([^<]*)<!-- \/playground -->/g)];
-  assert.ok(marked.length >= 5, 'the README states the measured figures');
+  assert.ok(marked.length >= 5, 'the book states the measured figures');
   for (const [, key, value] of marked) {
     assert.ok(key in figures, `${key}: a figure this test measures`);
     assert.match(value, /^\d+(\.\d+)?$/, `${key}: a number`);

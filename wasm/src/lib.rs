@@ -15,7 +15,7 @@ export interface Result {
   file?: { path: string; index?: number };
 }
 
-/** One setting of the function, from its key table (what `--help` and the README list). */
+/** One setting of the function, from its key table (what `--help` and the book's settings table list). */
 export interface Setting {
   name: string;
   /** The default, as a reader would write it (`none` when unset). */
