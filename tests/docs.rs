@@ -15,17 +15,29 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The built book, or `None` (said loudly) when `make docs` has not run.
+/// The built book, or `None` (said loudly) when `make docs` has not run since `docs/` last
+/// changed: a stale book would check yesterday's links.
 fn book() -> Option<PathBuf> {
     let book = root().join("target/book");
-    if book.join("index.html").is_file() {
-        Some(book)
-    } else {
+    let modified = |path: &Path| fs::metadata(path).and_then(|m| m.modified()).ok();
+    let Some(built) = modified(&book.join("index.html")) else {
         common::skip(
             "no built book in target/book (make docs), so the book's links were NOT checked",
         );
-        None
+        return None;
+    };
+    let newer = fs::read_dir(root().join("docs/src"))
+        .expect("docs/src")
+        .chain(fs::read_dir(root().join("docs")).expect("docs"))
+        .flatten()
+        .any(|entry| modified(&entry.path()).is_some_and(|m| m > built));
+    if newer {
+        common::skip(
+            "target/book is older than docs/ (make docs), so the book's links were NOT checked",
+        );
+        return None;
     }
+    Some(book)
 }
 
 /// The values of every `attribute="…"` in an HTML page.
