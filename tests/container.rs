@@ -7,23 +7,15 @@
 //! does. Without an engine the tests say loudly that they are skipped. With one, the images must
 //! exist: `make test` builds them first (`make image cmp-image`), offline.
 
-use crate::common::{self, TempDir};
+use crate::common::{self, TempDir, ok, root, text};
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 const IMAGE: &str = "ghcr.io/capi2argo/capi2argo:v0.1.0";
 const CMP_IMAGE: &str = "ghcr.io/capi2argo/argocd-cmp:v0.1.0";
 const KUBEADM: &str = include_str!("fixtures/providers/kubeadm.yaml");
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// Whether an engine answers and the images are there; `false` (after a loud message) when no
 /// engine can be reached. An engine without the images is a failure: `make image` was skipped.
@@ -61,15 +53,6 @@ fn sh(dir: &Path, script: &str) -> Output {
         .current_dir(dir)
         .output()
         .expect("sh runs")
-}
-
-fn ok(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed:\n{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
 }
 
 /// Every file below `dir`, by relative path.

@@ -7,7 +7,7 @@
 //! One test, in order: every step writes the same `.crate`. Its builds use target/package-check
 //! and target/crates-io, so they neither wait for nor replace the checkout's own builds.
 
-use crate::common::TempDir;
+use crate::common::{TempDir, ok, root, text};
 use crate::version;
 
 use std::collections::BTreeSet;
@@ -26,23 +26,6 @@ const EXPECTED_WARNINGS: [&str; 2] = [
     "warning: ignoring test `integration` as `tests/tests.rs` is not included in the published package",
     "warning: ignoring benchmark `core` as `benches/core.rs` is not included in the published package",
 ];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn ok(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed:\n{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
 
 /// cargo, with the target directory `target` (below target/).
 fn cargo(target: &str) -> Command {

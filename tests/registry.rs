@@ -8,13 +8,12 @@
 //! Everything runs in one test, in order: the engine keeps one image per `name@digest`, so the
 //! two platforms of one index are pulled one after the other, never side by side.
 
-use crate::common::{self, TempDir};
+use crate::common::{self, TempDir, ok, root, text};
 use crate::container;
 
 use std::fs;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -34,23 +33,6 @@ const CASES: [&str; 5] = [
     "validate-problems",
     "hostile-not-utf8",
 ];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn ok(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed:\n{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
 
 fn docker(args: &[&str]) -> Output {
     Command::new("docker")

@@ -7,7 +7,7 @@
 //! `make test` builds the release first and names it in CAPI2ARGO_RELEASE_DIR; without it these
 //! tests say loudly that they are skipped.
 
-use crate::common::{self, TempDir};
+use crate::common::{self, TempDir, ok, root, text};
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -36,23 +36,6 @@ const TARGETS: [(&str, &str); 2] = [
     ("x86_64-unknown-linux-musl", "x86_64"),
     ("aarch64-unknown-linux-musl", "aarch64"),
 ];
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn ok(out: &Output, what: &str) {
-    assert!(
-        out.status.success(),
-        "{what} failed:\n{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
 
 /// dist/release as make test names it, or `None` after a loud message.
 fn release(what: &str) -> Option<PathBuf> {

@@ -165,3 +165,23 @@ pub fn chapter(name: &str) -> String {
         .join(name);
     fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// The repository's root (the crate's manifest directory).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A command's output as text, invalid UTF-8 replaced.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts that a command succeeded, showing its output when it did not.
+pub fn ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
