@@ -7,7 +7,7 @@
 //!   key), every `exec.env` value, the values of the exec plugins' credential flags
 //!   (`CREDENTIAL_FLAGS`), an `auth-provider`'s settings, and the `user:password` of a server
 //!   or proxy URL;
-//! - Argo CD's `config`: `CREDENTIAL_CONFIG_FIELDS` (password, bearer token, client key, exec
+//! - Argo CD's `config`: the fields its table calls credentials (password, bearer token, client key, exec
 //!   env), credential flags in `execProviderConfig.args`, a proxy URL's `user:password`;
 //! - a Secret's values: a kubeconfig or an Argo CD `config` under `stringData` shows all but
 //!   its credentials; any value under `data` is base64 (a credential in it cannot be hidden in
@@ -23,7 +23,7 @@
 
 use std::ops::Range;
 
-use crate::convert::argocd::{CLUSTER_CONFIG_FIELDS, CREDENTIAL_CONFIG_FIELDS, SECRET_DATA_KEYS};
+use crate::convert::argocd::{CLUSTER_CONFIG_FIELDS, SECRET_DATA_KEYS, credential_paths};
 use crate::convert::exec::credential_args;
 use crate::convert::kubeconfig::{CREDENTIAL_USER_FIELDS, userinfo};
 use crate::krm::b64;
@@ -310,7 +310,7 @@ fn is_cluster_config(node: &Node) -> bool {
     node.as_map().is_some_and(|entries| {
         entries.iter().any(|(k, _)| {
             k.as_str()
-                .is_some_and(|k| CLUSTER_CONFIG_FIELDS.iter().any(|(name, _)| *name == k))
+                .is_some_and(|k| CLUSTER_CONFIG_FIELDS.iter().any(|f| f.name == k))
         })
     })
 }
@@ -387,7 +387,7 @@ fn kubeconfig(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
 }
 
 fn cluster_config(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
-    for path in CREDENTIAL_CONFIG_FIELDS {
+    for path in credential_paths() {
         match path.split_last() {
             Some((&"*", parent)) => {
                 for map in paths(root, parent) {
@@ -395,7 +395,7 @@ fn cluster_config(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
                 }
             }
             _ => {
-                for value in paths(root, path).into_iter().filter(|v| !v.is_null()) {
+                for value in paths(root, &path).into_iter().filter(|v| !v.is_null()) {
                     out.push(value_range(text, value));
                 }
             }

@@ -23,6 +23,7 @@ mod limits;
 mod reconcile;
 mod run;
 mod show;
+mod sources;
 mod validate;
 mod wrap;
 

@@ -1,12 +1,12 @@
 //! One run of the function: the input read once, the configuration read once, the resources
 //! the configuration brings along, reconciliation, and the output in the input's form.
 
-use crate::config::{Action, Config, ConfigError};
+use crate::config::{Config, ConfigError, Task};
 use crate::krm::finding::{Finding, ResourceRef};
 use crate::krm::object::Object;
 use crate::krm::{self, Input, InputError, Item, Out};
 use crate::limits::Limits;
-use crate::reconcile::{Output, Plan, reconcile};
+use crate::reconcile::{Output, Plan, Run, reconcile};
 use crate::validate;
 use crate::yaml::{Node, parse_stream};
 
@@ -160,10 +160,9 @@ fn execute(
         }
     };
     let fc_ref = fc.map(|n| Object::new(n).resource_ref());
-    if config.action == Action::Validate {
-        let mut policy = config.validation_policy();
-        policy.now = options.now;
-        let results = validate::validate_input(&parsed, &policy, fc_ref, sink);
+    if config.task == Task::Validate {
+        let policy = config.validation_policy();
+        let results = validate::validate_input(&parsed, &policy, options.now, fc_ref, sink);
         return Ok(Finished {
             results,
             plan: None,
@@ -171,7 +170,13 @@ fn execute(
     }
     slim(&mut parsed.items);
     parsed.items.extend(extra_sources(&config, files, limits)?);
-    let reconciled = reconcile(&parsed, &config, limits, fc_ref, options.now, output, sink);
+    let run = Run {
+        limits,
+        function_config: fc_ref,
+        now: options.now,
+        output,
+    };
+    let reconciled = reconcile(&parsed, &config, run, sink);
     if options.exits_after {
         std::mem::forget(parsed);
     }

@@ -13,9 +13,9 @@ use crate::convert::meta::{dns1123_label, fnv32a};
 
 /// What Cluster API appends to a cluster's name for its kubeconfig Secret.
 const SUFFIX: &str = "-kubeconfig";
-use crate::fleet::source::CLUSTER_NAME_LABEL;
 use crate::krm::object::Object;
 use crate::limits::Limits;
+use crate::sources::CLUSTER_NAME_LABEL;
 use crate::yaml::{Node, emit, parse_stream};
 
 /// The namespace the Secret is put in (a bare kubeconfig names none).

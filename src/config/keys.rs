@@ -2,11 +2,10 @@
 //! the book's settings table (`docs/src/configuration.md`), "did you mean" and the playground's
 //! form all read this table, so none of them can drift from the others.
 
-use super::{Action, Config, MaxPrune, Mode, NameFrom, Raw};
+use super::{Config, MaxPrune, Mode, NameFrom, Raw, Task};
 use crate::convert::argocd::DataField;
 use crate::convert::meta::is_dns1123_label;
 use crate::fleet::inventory;
-use crate::fleet::source;
 use crate::krm::finding::Finding;
 use crate::limits::Limits;
 use crate::yaml::{Node, parse_stream};
@@ -41,8 +40,8 @@ pub static KEYS: &[Key] = &[
         doc: "`validate`: check the Argo CD cluster Secrets in the input against Argo CD's and the policy's rules, change nothing (a kpt validator; `capi2argo validate` on the command line)",
         kind: "choice:convert|validate",
         set: |c, raw, _| {
-            let options = [("convert", Action::Convert), ("validate", Action::Validate)];
-            c.action = choice(raw, &options).map_err(bad)?;
+            let options = [("convert", Task::Convert), ("validate", Task::Validate)];
+            c.task = choice(raw, &options).map_err(bad)?;
             Ok(())
         },
     },
@@ -340,7 +339,7 @@ pub static KEYS: &[Key] = &[
         kind: "yaml",
         set: |c, raw, limits| {
             yaml_value(raw, limits, |node| {
-                let sources = source::parse_sources(node)?;
+                let sources = crate::sources::parse_sources(node)?;
                 if !sources.is_empty() {
                     c.sources = sources;
                 }

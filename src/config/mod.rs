@@ -2,8 +2,8 @@
 
 use crate::convert::argocd::{DataField, Fields};
 use crate::fleet::inventory::Layer;
-use crate::fleet::source::{self, Source};
 use crate::limits::Limits;
+use crate::sources::{self, Source};
 use crate::validate::Policy;
 use crate::yaml::Node;
 
@@ -59,7 +59,7 @@ pub struct Config {
     /// Clusters being deleted, or not initialised yet, get no Argo CD Secret for now.
     pub skip_not_ready: bool,
     /// Convert, or only validate the Argo CD cluster Secrets in the input.
-    pub action: Action,
+    pub task: Task,
     /// What the validator enforces beyond Argo CD's own rules (on the function's own output too).
     pub policy: Policy,
     /// Extra input resources written in the config (kustomize generators).
@@ -88,9 +88,9 @@ impl Default for Config {
             copy_cluster_labels: false,
             copy_cluster_annotations: false,
             name_from: NameFrom::Secret,
-            sources: vec![source::preset("capi").expect("the capi preset")],
+            sources: sources::default_sources(),
             skip_not_ready: false,
-            action: Action::Convert,
+            task: Task::Convert,
             policy: Policy::default(),
             resources: Vec::new(),
             resource_files: Vec::new(),
@@ -118,7 +118,7 @@ impl std::fmt::Display for MaxPrune {
 
 /// What a run does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Action {
+pub enum Task {
     /// Convert kubeconfig Secrets into Argo CD cluster Secrets.
     Convert,
     /// Check the Argo CD cluster Secrets in the input and change nothing.

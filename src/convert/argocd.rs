@@ -142,62 +142,132 @@ pub enum GoType {
     /// `map[string]string`.
     StringMap,
     /// A nested struct, its fields.
-    Struct(&'static [(&'static str, GoType)]),
+    Struct(&'static [Field]),
     /// `runtime.RawExtension`: any JSON object.
     RawObject,
 }
 
+/// What a `config` field is to the function: the one place that says which fields connect,
+/// which log in and which are credentials.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Where and how the cluster is reached: kept in pull mode.
+    Connection,
+    /// How Argo CD logs in, and public (a user name, a certificate, the command that runs):
+    /// left out in pull mode.
+    Login,
+    /// A credential (every value of a map): left out in pull mode, never printed, hidden by
+    /// hosts that show a `config` (the playground).
+    Credential,
+}
+
+/// One field of Argo CD's `ClusterConfig` (or a struct inside it): its json tag, Go type and role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    pub name: &'static str,
+    pub go: GoType,
+    pub role: Role,
+}
+
+const fn field(name: &'static str, go: GoType, role: Role) -> Field {
+    Field { name, go, role }
+}
+
 /// `TLSClientConfig`'s json tags (argo-cd pkg/apis/application/v1alpha1/types.go).
-pub const TLS_CLIENT_CONFIG_FIELDS: &[(&str, GoType)] = &[
-    ("insecure", GoType::Bool),
-    ("serverName", GoType::String),
-    ("certData", GoType::Bytes),
-    ("keyData", GoType::Bytes),
-    ("caData", GoType::Bytes),
+pub const TLS_CLIENT_CONFIG_FIELDS: &[Field] = &[
+    field("insecure", GoType::Bool, Role::Connection),
+    field("serverName", GoType::String, Role::Connection),
+    field("certData", GoType::Bytes, Role::Login),
+    field("keyData", GoType::Bytes, Role::Credential),
+    field("caData", GoType::Bytes, Role::Connection),
 ];
 
 /// `AWSAuthConfig`'s json tags.
-pub const AWS_AUTH_CONFIG_FIELDS: &[(&str, GoType)] = &[
-    ("clusterName", GoType::String),
-    ("roleARN", GoType::String),
-    ("profile", GoType::String),
+pub const AWS_AUTH_CONFIG_FIELDS: &[Field] = &[
+    field("clusterName", GoType::String, Role::Login),
+    field("roleARN", GoType::String, Role::Login),
+    field("profile", GoType::String, Role::Login),
 ];
 
 /// `ExecProviderConfig`'s json tags.
-pub const EXEC_PROVIDER_CONFIG_FIELDS: &[(&str, GoType)] = &[
-    ("command", GoType::String),
-    ("args", GoType::Strings),
-    ("env", GoType::StringMap),
-    ("apiVersion", GoType::String),
-    ("installHint", GoType::String),
-    ("provideClusterInfo", GoType::Bool),
-    ("config", GoType::RawObject),
+pub const EXEC_PROVIDER_CONFIG_FIELDS: &[Field] = &[
+    field("command", GoType::String, Role::Login),
+    field("args", GoType::Strings, Role::Login),
+    field("env", GoType::StringMap, Role::Credential),
+    field("apiVersion", GoType::String, Role::Login),
+    field("installHint", GoType::String, Role::Login),
+    field("provideClusterInfo", GoType::Bool, Role::Login),
+    field("config", GoType::RawObject, Role::Login),
 ];
 
-/// `ClusterConfig`'s json tags: what Argo CD reads from a cluster Secret's `config`.
-pub const CLUSTER_CONFIG_FIELDS: &[(&str, GoType)] = &[
-    ("username", GoType::String),
-    ("password", GoType::String),
-    ("bearerToken", GoType::String),
-    ("tlsClientConfig", GoType::Struct(TLS_CLIENT_CONFIG_FIELDS)),
-    ("awsAuthConfig", GoType::Struct(AWS_AUTH_CONFIG_FIELDS)),
-    (
+/// `ClusterConfig`'s json tags: what Argo CD reads from a cluster Secret's `config`. A struct's
+/// role is its fields' where they have their own.
+pub const CLUSTER_CONFIG_FIELDS: &[Field] = &[
+    field("username", GoType::String, Role::Login),
+    field("password", GoType::String, Role::Credential),
+    field("bearerToken", GoType::String, Role::Credential),
+    field(
+        "tlsClientConfig",
+        GoType::Struct(TLS_CLIENT_CONFIG_FIELDS),
+        Role::Connection,
+    ),
+    field(
+        "awsAuthConfig",
+        GoType::Struct(AWS_AUTH_CONFIG_FIELDS),
+        Role::Login,
+    ),
+    field(
         "execProviderConfig",
         GoType::Struct(EXEC_PROVIDER_CONFIG_FIELDS),
+        Role::Login,
     ),
-    ("disableCompression", GoType::Bool),
-    ("proxyUrl", GoType::String),
+    field("disableCompression", GoType::Bool, Role::Connection),
+    field("proxyUrl", GoType::String, Role::Connection),
 ];
 
-/// The `config` fields that hold credentials, as paths (`*`: every key of a map): exactly the
-/// fields `ClusterConfig` keeps as [`Sensitive`] (a test checks), so a host that hides them
-/// (the playground) hides what the function itself never prints.
-pub const CREDENTIAL_CONFIG_FIELDS: &[&[&str]] = &[
-    &["password"],
-    &["bearerToken"],
-    &["tlsClientConfig", "keyData"],
-    &["execProviderConfig", "env", "*"],
-];
+/// The role of the `config` field at `path` (`["tlsClientConfig", "keyData"]`): the innermost
+/// field the table has; `None` for a path it does not know.
+pub fn role(path: &[&str]) -> Option<Role> {
+    let mut fields = CLUSTER_CONFIG_FIELDS;
+    let mut found = None;
+    for name in path {
+        let field = fields.iter().find(|f| f.name == *name)?;
+        found = Some(field.role);
+        match field.go {
+            GoType::Struct(inner) => fields = inner,
+            _ => break,
+        }
+    }
+    found
+}
+
+/// The paths of the `config` fields that hold credentials (`*`: every key of a map), from the
+/// table: a host that hides them (the playground) hides what the function itself never prints.
+pub fn credential_paths() -> Vec<Vec<&'static str>> {
+    fn walk(
+        fields: &'static [Field],
+        path: &mut Vec<&'static str>,
+        out: &mut Vec<Vec<&'static str>>,
+    ) {
+        for f in fields {
+            path.push(f.name);
+            match (f.go, f.role) {
+                (GoType::Struct(inner), _) => walk(inner, path, out),
+                (GoType::StringMap, Role::Credential) => {
+                    let mut each = path.clone();
+                    each.push("*");
+                    out.push(each);
+                }
+                (_, Role::Credential) => out.push(path.clone()),
+                _ => {}
+            }
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(CLUSTER_CONFIG_FIELDS, &mut Vec::new(), &mut out);
+    out
+}
 
 /// The data keys Argo CD reads from a cluster Secret (util/db/cluster.go, `SecretToCluster`).
 pub const SECRET_DATA_KEYS: &[&str] = &[
@@ -231,6 +301,47 @@ impl ClusterConfig {
             || self.tls_client_config.cert_data.is_some()
             || self.aws_auth_config.is_some()
             || self.exec_provider_config.is_some()
+    }
+
+    /// The config with only what connects to the cluster, as the field table's roles say (pull
+    /// mode). Every field is named here, so a new one cannot be left out unnoticed; the table
+    /// decides whether it stays.
+    pub fn without_login(self) -> ClusterConfig {
+        let keep = |path: &[&str]| role(path) == Some(Role::Connection);
+        let ClusterConfig {
+            username,
+            password,
+            bearer_token,
+            tls_client_config,
+            aws_auth_config,
+            exec_provider_config,
+            disable_compression,
+            proxy_url,
+        } = self;
+        let TlsClientConfig {
+            insecure,
+            server_name,
+            cert_data,
+            key_data,
+            ca_data,
+        } = tls_client_config;
+        let tls = |name: &str| keep(&["tlsClientConfig", name]);
+        ClusterConfig {
+            username: username.filter(|_| keep(&["username"])),
+            password: password.filter(|_| keep(&["password"])),
+            bearer_token: bearer_token.filter(|_| keep(&["bearerToken"])),
+            tls_client_config: TlsClientConfig {
+                insecure: insecure && tls("insecure"),
+                server_name: server_name.filter(|_| tls("serverName")),
+                cert_data: cert_data.filter(|_| tls("certData")),
+                key_data: key_data.filter(|_| tls("keyData")),
+                ca_data: ca_data.filter(|_| tls("caData")),
+            },
+            aws_auth_config: aws_auth_config.filter(|_| keep(&["awsAuthConfig"])),
+            exec_provider_config: exec_provider_config.filter(|_| keep(&["execProviderConfig"])),
+            disable_compression: disable_compression && keep(&["disableCompression"]),
+            proxy_url: proxy_url.filter(|_| keep(&["proxyUrl"])),
+        }
     }
 
     /// Pretty JSON, as stored under the Secret's `config` key.
@@ -456,9 +567,9 @@ mod tests {
         fn keys(v: &serde_json::Value) -> Vec<&str> {
             v.as_object().unwrap().keys().map(String::as_str).collect()
         }
-        fn names(t: &'static [(&'static str, GoType)]) -> Vec<&'static str> {
+        fn names(t: &'static [Field]) -> Vec<&'static str> {
             t.iter()
-                .map(|(n, _)| *n)
+                .map(|f| f.name)
                 .filter(|n| *n != "config")
                 .collect()
         }
@@ -542,7 +653,7 @@ mod tests {
             .collect();
         found.dedup();
         found.sort();
-        let mut table: Vec<Vec<String>> = CREDENTIAL_CONFIG_FIELDS
+        let mut table: Vec<Vec<String>> = credential_paths()
             .iter()
             .map(|p| p.iter().map(|s| s.to_string()).collect())
             .collect();
@@ -616,6 +727,41 @@ mod tests {
         assert!((700..=1100).contains(&moved.len()), "{}", moved.len());
         assert!(moved.iter().all(|n| shard(n, 11) == 10));
         assert_eq!(shard("x", 1), 0);
+    }
+
+    /// Pull mode keeps exactly the fields the table calls a connection.
+    #[test]
+    fn without_login_keeps_only_connection_fields() {
+        let full = ClusterConfig {
+            username: Some("u".into()),
+            password: Some(Sensitive("p".into())),
+            bearer_token: Some(Sensitive("t".into())),
+            tls_client_config: TlsClientConfig {
+                insecure: true,
+                server_name: Some("s".into()),
+                cert_data: Some("c".into()),
+                key_data: Some(Sensitive("k".into())),
+                ca_data: Some("a".into()),
+            },
+            aws_auth_config: Some(AwsAuthConfig {
+                cluster_name: "c".into(),
+                role_arn: None,
+                profile: None,
+            }),
+            exec_provider_config: Some(ExecProviderConfig::default()),
+            disable_compression: true,
+            proxy_url: Some("http://p".into()),
+        };
+        let kept: serde_json::Value =
+            serde_json::from_str(&full.without_login().to_json()).unwrap();
+        assert_eq!(
+            kept,
+            serde_json::json!({
+                "tlsClientConfig": {"insecure": true, "serverName": "s", "caData": "a"},
+                "disableCompression": true,
+                "proxyUrl": "http://p"
+            })
+        );
     }
 
     #[test]

@@ -3,4 +3,3 @@
 
 pub mod cluster;
 pub mod inventory;
-pub mod source;

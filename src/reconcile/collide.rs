@@ -4,329 +4,387 @@
 //! would break one of these are a collision, reported on each, and none of them is written —
 //! unless a rule the book states (docs/src/sources.md) picks one, the others then naming it:
 //!
-//! - across sources, the source listed first in `sources` wins (Kamaji's `<tcp>-admin-kubeconfig`
-//!   and the Cluster API copy of the same TenantControlPlane, by server or by the copy's
-//!   `kamaji.clastix.io/tcp` label);
-//! - a Crossplane claim's Secret wins over its composite's and its managed resource's;
+//! - across sources, the source listed first in `sources` wins (for one server, and for a copy
+//!   a source's [`Precedence::copied_as`] names, such as Kamaji's TenantControlPlane that
+//!   Cluster API manages);
+//! - among one source's Secrets of one server, the one its [`Precedence::prefer`] rule picks
+//!   (a Crossplane claim's over its composite's and its managed resource's);
 //! - of one source's Secrets that give one name, the only one whose server Argo CD can reach
 //!   wins (vcluster's exported Secret in another namespace beside its `vc-<name>`).
+//!
+//! [`Precedence::copied_as`]: crate::sources::Precedence::copied_as
+//! [`Precedence::prefer`]: crate::sources::Precedence::prefer
 
 use std::collections::BTreeMap;
 
+use crate::config::NameFrom;
 use crate::convert::argocd::SECRET_TYPE_LABEL;
 use crate::convert::kubeconfig::without_userinfo;
 use crate::krm::finding::Severity;
 use crate::krm::object::Object;
-use crate::yaml::Node;
 
-use super::convert::Conversion;
+use super::Ctx;
+use super::convert::{Conversion, Unsettled};
+use super::ids::SecretId;
 use super::scan::Scan;
-use super::{Ctx, source_key};
 
-/// The label the Cluster API provider for Kamaji puts on the kubeconfig Secret it copies from a
-/// TenantControlPlane's (cluster-api-control-plane-provider-kamaji
-/// `controllers/kamajicontrolplane_controller_resources.go`).
-const KAMAJI_TCP_LABEL: &str = "kamaji.clastix.io/tcp";
+/// An owned Argo CD Secret two clusters both map to: kept as it is, for this reason.
+#[derive(Debug)]
+pub(super) struct Contested {
+    pub at: usize,
+    pub why: String,
+}
+
+/// A conversion that survived, with its place in the order of conversion.
+pub(super) struct Survivor {
+    pub seq: usize,
+    pub conversion: Conversion,
+}
 
 /// What is left once every collision is settled.
 #[derive(Default)]
 pub(super) struct Outcome {
-    /// The conversions to place, with their order of conversion.
-    pub survivors: Vec<(usize, Conversion)>,
-    /// Kubeconfig Secrets (label keys) whose Argo CD Secret stays as it is, and why.
-    pub unsettled: Vec<(Vec<(String, String)>, String)>,
-    /// Owned Argo CD Secrets two clusters both map to, kept as they are, and why.
-    pub contested: Vec<(usize, String)>,
+    pub survivors: Vec<Survivor>,
+    /// Clusters whose Argo CD Secret stays as it is, and why.
+    pub unsettled: Vec<Unsettled>,
+    pub contested: Vec<Contested>,
+}
+
+/// The conversions in play: each slot empties when its conversion yields or collides.
+struct Field<'c, 'x, 'a> {
+    ctx: &'c mut Ctx<'x, 'a>,
+    alive: Vec<Option<Conversion>>,
+    out: Outcome,
 }
 
 /// Settles every collision among `conversions`.
 pub(super) fn resolve(ctx: &mut Ctx, scan: &Scan, conversions: Vec<Conversion>) -> Outcome {
-    let mut alive: Vec<Option<Conversion>> = conversions.into_iter().map(Some).collect();
-    let mut out = Outcome::default();
-    linked(ctx, &mut alive);
-    same_server(ctx, &mut alive, &mut out);
-    same_name(ctx, &mut alive, &mut out);
-    same_secret(ctx, scan, &mut alive, &mut out);
-    foreign(ctx, scan, &mut alive, &mut out);
+    let mut field = Field {
+        ctx,
+        alive: conversions.into_iter().map(Some).collect(),
+        out: Outcome::default(),
+    };
+    field.copies();
+    field.same_server();
+    field.same_name();
+    field.same_secret(scan);
+    field.foreign(scan);
+    let Field { alive, mut out, .. } = field;
     out.survivors = alive
         .into_iter()
         .enumerate()
-        .filter_map(|(seq, c)| c.map(|c| (seq, c)))
+        .filter_map(|(seq, c)| c.map(|conversion| Survivor { seq, conversion }))
         .collect();
     out
-}
-
-/// The conversions still in play, grouped by `key`, in the order of the keys; groups of two
-/// or more only.
-fn groups(alive: &[Option<Conversion>], key: impl Fn(&Conversion) -> String) -> Vec<Vec<usize>> {
-    let mut by: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, c) in alive.iter().enumerate() {
-        if let Some(c) = c {
-            by.entry(key(c)).or_default().push(i);
-        }
-    }
-    by.into_values().filter(|g| g.len() > 1).collect()
 }
 
 fn named(c: &Conversion) -> String {
     format!("{}/{}", c.secret.source_namespace, c.secret.source_name)
 }
 
-/// `loser` is the same cluster as `winner`: not converted, said on it; its kubeconfig Secrets
-/// join the winner's, so an Argo CD Secret made from them earlier is the winner's to rename.
-fn yield_to(
-    ctx: &mut Ctx,
-    alive: &mut [Option<Conversion>],
-    loser: usize,
-    winner: usize,
-    why: &str,
-) {
-    let Some(lost) = alive[loser].take() else {
-        return;
-    };
-    let Some(won) = alive[winner].as_mut() else {
-        return;
-    };
-    let message = format!(
-        "not converted: {why}; {} is converted for this cluster",
-        named(won)
-    );
-    ctx.report(lost.from, Severity::Info, None, message);
-    won.members.extend(lost.members);
-}
-
-/// A collision: each conversion of `group` is an error, none is converted, and the Argo CD
-/// Secrets made from them stay as they are.
-fn collision(
-    ctx: &mut Ctx,
-    alive: &mut [Option<Conversion>],
-    out: &mut Outcome,
-    group: &[usize],
-    message: &str,
-    reason: &str,
-) {
-    for &i in group {
-        if let Some(c) = alive[i].take() {
-            ctx.report(
-                c.from,
-                Severity::Error,
-                Some("metadata.name"),
-                message.to_string(),
-            );
-            out.unsettled.push((c.members, reason.to_string()));
+impl Field<'_, '_, '_> {
+    /// The conversions still in play, grouped by `key`, in the order of the keys; groups of two
+    /// or more only.
+    fn groups(&self, key: impl Fn(&Conversion) -> String) -> Vec<Vec<usize>> {
+        let mut by: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, c) in self.alive.iter().enumerate() {
+            if let Some(c) = c {
+                by.entry(key(c)).or_default().push(i);
+            }
         }
+        by.into_values().filter(|g| g.len() > 1).collect()
     }
-}
 
-/// Kamaji's own Secret of a TenantControlPlane that Cluster API manages stands aside for the one
-/// of the source listed first, whatever their servers (the copy may point at `admin.svc`).
-fn linked(ctx: &mut Ctx, alive: &mut [Option<Conversion>]) {
-    let mut copies: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for (i, c) in alive.iter().enumerate() {
-        let Some(c) = c.as_ref().filter(|c| ctx.config.sources[c.kind].capi) else {
-            continue;
-        };
-        if let Some(tcp) = ctx.object(c.from).label(KAMAJI_TCP_LABEL) {
-            copies.insert((c.secret.source_namespace.clone(), tcp.to_string()), i);
-        }
+    fn get(&self, i: usize) -> Option<&Conversion> {
+        self.alive[i].as_ref()
     }
-    for i in 0..alive.len() {
-        let Some(c) = alive[i].as_ref() else {
-            continue;
+
+    /// `loser` is the same cluster as `winner`: not converted, said on it; its kubeconfig
+    /// Secrets join the winner's, so an Argo CD Secret made from them earlier is the winner's to
+    /// rename.
+    fn yield_to(&mut self, loser: usize, winner: usize, why: &str) {
+        let Some(lost) = self.alive[loser].take() else {
+            return;
         };
-        if ctx.config.sources[c.kind].name != "kamaji" {
-            continue;
-        }
-        let key = (c.secret.source_namespace.clone(), c.cluster.clone());
-        let Some(&copy) = copies.get(&key) else {
-            continue;
+        let Some(won) = self.alive[winner].as_mut() else {
+            return;
         };
-        let (kamaji, capi) = (c.kind, alive[copy].as_ref().map_or(0, |c| c.kind));
-        let (loser, winner) = if capi < kamaji { (i, copy) } else { (copy, i) };
-        let why = format!(
-            "TenantControlPlane {} is also a Cluster API cluster (its copy names it in the {KAMAJI_TCP_LABEL} label), and the source listed first in sources converts it",
-            key.1
+        let message = format!(
+            "not converted: {why}; {} is converted for this cluster",
+            named(won)
         );
-        yield_to(ctx, alive, loser, winner, &why);
+        won.members.extend(lost.members);
+        self.ctx.report(lost.from, Severity::Info, None, message);
     }
-}
 
-fn same_server(ctx: &mut Ctx, alive: &mut [Option<Conversion>], out: &mut Outcome) {
-    for group in groups(alive, |c| c.secret.server.clone()) {
-        let first = group
-            .iter()
-            .filter_map(|&i| alive[i].as_ref().map(|c| c.kind))
-            .min()
-            .unwrap_or(0);
-        let (winners, losers): (Vec<usize>, Vec<usize>) = group
-            .iter()
-            .partition(|&&i| alive[i].as_ref().is_some_and(|c| c.kind == first));
-        let first_name = ctx.config.sources[first].name.clone();
-        for loser in losers {
+    /// A collision: each conversion of `group` is an error, none is converted, and the Argo CD
+    /// Secrets made from them stay as they are.
+    fn collision(&mut self, group: &[usize], message: &str, why: &str) {
+        for &i in group {
+            if let Some(c) = self.alive[i].take() {
+                let message = message.to_string();
+                self.ctx
+                    .report(c.from, Severity::Error, Some("metadata.name"), message);
+                self.out.unsettled.push(Unsettled {
+                    members: c.members,
+                    why: why.to_string(),
+                });
+            }
+        }
+    }
+
+    /// A source's Secret that another source's copy names (by the source's `copied_as` label,
+    /// in the same namespace) stands aside for the source listed first, whatever their servers
+    /// (the copy may point at another address of the same control plane).
+    fn copies(&mut self) {
+        let config = self.ctx.config;
+        let sources = &config.sources;
+        let mut pairs = Vec::new();
+        for (i, c) in self.alive.iter().enumerate() {
+            let Some(label) = c
+                .as_ref()
+                .and_then(|c| sources[c.source].precedence.copied_as)
+            else {
+                continue;
+            };
+            let Some(c) = c else { continue };
+            for (j, d) in self.alive.iter().enumerate() {
+                let Some(d) = d.as_ref().filter(|d| d.source != c.source) else {
+                    continue;
+                };
+                let copy = self.ctx.object(d.from);
+                if d.secret.source_namespace == c.secret.source_namespace
+                    && copy.label(label) == Some(c.cluster.as_str())
+                {
+                    pairs.push((i, j, label, c.cluster.clone()));
+                }
+            }
+        }
+        for (original, copy, label, cluster) in pairs {
+            let (Some(o), Some(c)) = (self.get(original), self.get(copy)) else {
+                continue;
+            };
+            let (loser, winner) = if c.source < o.source {
+                (original, copy)
+            } else {
+                (copy, original)
+            };
             let why = format!(
-                "the same server as {} (source {first_name}, listed first in sources): one cluster",
-                alive[winners[0]].as_ref().map(named).unwrap_or_default()
+                "{cluster} of source {} is also the cluster of source {} (its copy names it in the {label} label), and the source listed first in sources converts it",
+                sources[o.source].name, sources[c.source].name
             );
-            yield_to(ctx, alive, loser, winners[0], &why);
+            self.yield_to(loser, winner, &why);
         }
-        if winners.len() < 2 {
-            continue;
+    }
+
+    fn same_server(&mut self) {
+        for group in self.groups(|c| c.secret.server.clone()) {
+            let first = group
+                .iter()
+                .filter_map(|&i| self.get(i).map(|c| c.source))
+                .min()
+                .unwrap_or(0);
+            let (winners, losers): (Vec<usize>, Vec<usize>) = group
+                .iter()
+                .partition(|&&i| self.get(i).is_some_and(|c| c.source == first));
+            let first_name = self.ctx.config.sources[first].name.clone();
+            for loser in losers {
+                let why = format!(
+                    "the same server as {} (source {first_name}, listed first in sources): one cluster",
+                    self.get(winners[0]).map(named).unwrap_or_default()
+                );
+                self.yield_to(loser, winners[0], &why);
+            }
+            if winners.len() < 2 {
+                continue;
+            }
+            if let Some(prefer) = self.ctx.config.sources[first].precedence.prefer.clone() {
+                let objects: Vec<Object> = winners
+                    .iter()
+                    .filter_map(|&i| self.get(i).map(|c| self.ctx.object(c.from)))
+                    .collect();
+                if let Some(pick) = (prefer.pick)(&objects).map(|p| winners[p]) {
+                    for &other in winners.iter().filter(|&&w| w != pick) {
+                        self.yield_to(other, pick, prefer.why);
+                    }
+                    continue;
+                }
+            }
+            let names: Vec<String> = winners
+                .iter()
+                .filter_map(|&i| self.get(i).map(named))
+                .collect();
+            let server = self
+                .get(winners[0])
+                .map(|c| without_userinfo(&c.secret.server).0)
+                .unwrap_or_default();
+            let message = format!(
+                "clusters {} have the same server {server}: Argo CD keys clusters by server and would use only one of them (argo-cd 2288, 9606); neither is converted",
+                names.join(" and ")
+            );
+            let why = format!("clusters {} have one server", names.join(" and "));
+            self.collision(&winners, &message, &why);
         }
-        if first_name == "crossplane" {
-            if let Some(claim) = crossplane_claim(ctx, alive, &winners) {
-                for &other in winners.iter().filter(|&&w| w != claim) {
-                    let why = "the same connection details as a Crossplane claim's Secret, which wins over its composite's and its managed resource's";
-                    yield_to(ctx, alive, other, claim, why);
+    }
+
+    fn same_name(&mut self) {
+        for group in self.groups(|c| c.secret.cluster_name.clone()) {
+            let members: Vec<&Conversion> = group.iter().filter_map(|&i| self.get(i)).collect();
+            let one_source = members.windows(2).all(|w| w[0].source == w[1].source);
+            let reachable: Vec<usize> = group
+                .iter()
+                .copied()
+                .filter(|&i| self.get(i).is_some_and(|c| c.reachable))
+                .collect();
+            if one_source && reachable.len() == 1 {
+                let winner = reachable[0];
+                for &other in group.iter().filter(|&&i| i != winner) {
+                    let why = "the same Argo CD cluster name, and only the other's server is one Argo CD can reach";
+                    self.yield_to(other, winner, why);
                 }
                 continue;
             }
-        }
-        let names: Vec<String> = winners
-            .iter()
-            .filter_map(|&i| alive[i].as_ref().map(named))
-            .collect();
-        let server = alive[winners[0]]
-            .as_ref()
-            .map(|c| without_userinfo(&c.secret.server).0)
-            .unwrap_or_default();
-        let message = format!(
-            "clusters {} have the same server {server}: Argo CD keys clusters by server and would use only one of them (argo-cd 2288, 9606); neither is converted",
-            names.join(" and ")
-        );
-        let reason = format!("clusters {} have one server", names.join(" and "));
-        collision(ctx, alive, out, &winners, &message, &reason);
-    }
-}
-
-/// A Crossplane claim's Secret among Secrets of one server: the one whose owner's kind, with an
-/// `X` in front, is another one's owner in the same API group (a composite resource definition
-/// names its composite `X<claim kind>`, the convention Crossplane's own definitions follow); the
-/// managed resource's owner is in a provider's group.
-fn crossplane_claim(ctx: &Ctx, alive: &[Option<Conversion>], group: &[usize]) -> Option<usize> {
-    let owner = |i: usize| -> Option<(String, String)> {
-        let c = alive[i].as_ref()?;
-        let refs = ctx
-            .object(c.from)
-            .node
-            .path(&["metadata", "ownerReferences"])?;
-        let first = refs
-            .as_seq()?
-            .iter()
-            .find(|r| r.get("controller").and_then(Node::as_bool) == Some(true))?;
-        let group = first
-            .get("apiVersion")
-            .and_then(Node::as_str)?
-            .split('/')
-            .next()?;
-        let kind = first.get("kind").and_then(Node::as_str)?;
-        Some((group.to_string(), kind.to_string()))
-    };
-    let owners: Vec<(usize, Option<(String, String)>)> =
-        group.iter().map(|&i| (i, owner(i))).collect();
-    owners.iter().find_map(|(i, claim)| {
-        let (group, kind) = claim.as_ref()?;
-        owners
-            .iter()
-            .any(|(_, composite)| {
-                composite
-                    .as_ref()
-                    .is_some_and(|(g, k)| g == group && *k == format!("X{kind}"))
-            })
-            .then_some(*i)
-    })
-}
-
-fn same_name(ctx: &mut Ctx, alive: &mut [Option<Conversion>], out: &mut Outcome) {
-    for group in groups(alive, |c| c.secret.cluster_name.clone()) {
-        let members: Vec<&Conversion> = group.iter().filter_map(|&i| alive[i].as_ref()).collect();
-        let one_source = members.windows(2).all(|w| w[0].kind == w[1].kind);
-        let reachable: Vec<usize> = group
-            .iter()
-            .copied()
-            .filter(|&i| alive[i].as_ref().is_some_and(|c| c.reachable))
-            .collect();
-        if one_source && reachable.len() == 1 {
-            let winner = reachable[0];
-            for &other in group.iter().filter(|&&i| i != winner) {
-                let why = "the same Argo CD cluster name, and only the other's server is one Argo CD can reach";
-                yield_to(ctx, alive, other, winner, why);
-            }
-            continue;
-        }
-        let names: Vec<String> = members.iter().map(|c| named(c)).collect();
-        let cluster = members[0].secret.cluster_name.clone();
-        let from_kubeconfig = members.iter().any(|c| {
-            ctx.config.name_from == crate::config::NameFrom::Kubeconfig
-                || ctx.config.sources[c.kind].names_from_kubeconfig()
-        });
-        let hint = if from_kubeconfig {
-            "their kubeconfigs name their clusters alike: nameFrom=secret names them after their Secrets"
-        } else {
-            "namespacedNames=true puts each namespace in the name"
-        };
-        let message = format!(
-            "clusters {} would both be Argo CD cluster {cluster:?}: Argo CD refuses two clusters of one name, and every Application naming it fails (argo-cd 7287); neither is converted; {hint}",
-            names.join(" and ")
-        );
-        let reason = format!("clusters {} share one Argo CD name", names.join(" and "));
-        collision(ctx, alive, out, &group, &message, &reason);
-    }
-}
-
-fn same_secret(ctx: &mut Ctx, scan: &Scan, alive: &mut [Option<Conversion>], out: &mut Outcome) {
-    let ns = ctx.config.argo_namespace.clone();
-    for group in groups(alive, |c| c.secret.secret_name.clone()) {
-        let members: Vec<&Conversion> = group.iter().filter_map(|&i| alive[i].as_ref()).collect();
-        let name = members[0].secret.secret_name.clone();
-        let names: Vec<String> = members.iter().map(|c| named(c)).collect();
-        let message = format!(
-            "clusters {} all map to Argo CD Secret {ns}/{name}; set namespacedNames=true to keep them apart",
-            names.join(" and ")
-        );
-        let reason = format!("clusters {} collide over its name", names.join(" and "));
-        if let Some(&at) = scan.secrets.get(&(ns.clone(), name.clone())) {
-            let owned = scan.owned.iter().any(|o| o.index == at)
-                || scan.held_owned.iter().any(|&(i, _)| i == at);
-            if owned {
-                out.contested.push((at, reason.clone()));
-            }
-        }
-        collision(ctx, alive, out, &group, &message, &reason);
-    }
-}
-
-/// An Argo CD cluster Secret that is not the function's, with the server or the name a
-/// conversion would give: a second Secret would be the same collision in Argo CD.
-fn foreign(ctx: &mut Ctx, scan: &Scan, alive: &mut [Option<Conversion>], out: &mut Outcome) {
-    for slot in alive.iter_mut() {
-        let Some(c) = slot.as_ref() else {
-            continue;
-        };
-        let clash = scan.foreign.iter().find_map(|f| {
-            let what = if !f.server.is_empty() && f.server == c.secret.server {
-                format!("has the server {}", without_userinfo(&f.server).0)
-            } else if !f.name.is_empty() && f.name == c.secret.cluster_name {
-                format!("is Argo CD cluster {}", f.name)
+            let names: Vec<String> = members.iter().map(|c| named(c)).collect();
+            let cluster = members[0].secret.cluster_name.clone();
+            let config = self.ctx.config;
+            let from_kubeconfig = members.iter().any(|c| {
+                config.name_from == NameFrom::Kubeconfig
+                    || config.sources[c.source].names_from_kubeconfig()
+            });
+            let hint = if from_kubeconfig {
+                "their kubeconfigs name their clusters alike: nameFrom=secret names them after their Secrets"
             } else {
-                return None;
+                "namespacedNames=true puts each namespace in the name"
             };
-            Some((f.index, what))
-        });
-        let Some((at, what)) = clash else {
-            continue;
+            let message = format!(
+                "clusters {} would both be Argo CD cluster {cluster:?}: Argo CD refuses two clusters of one name, and every Application naming it fails (argo-cd 7287); neither is converted; {hint}",
+                names.join(" and ")
+            );
+            let why = format!("clusters {} share one Argo CD name", names.join(" and "));
+            self.collision(&group, &message, &why);
+        }
+    }
+
+    fn same_secret(&mut self, scan: &Scan) {
+        let ns = self.ctx.config.argo_namespace.clone();
+        for group in self.groups(|c| c.secret.secret_name.clone()) {
+            let members: Vec<&Conversion> = group.iter().filter_map(|&i| self.get(i)).collect();
+            let name = members[0].secret.secret_name.clone();
+            let names: Vec<String> = members.iter().map(|c| named(c)).collect();
+            let message = format!(
+                "clusters {} all map to Argo CD Secret {ns}/{name}; set namespacedNames=true to keep them apart",
+                names.join(" and ")
+            );
+            let why = format!("clusters {} collide over its name", names.join(" and "));
+            if let Some(&at) = scan.secrets.get(&SecretId::new(&ns, &name)) {
+                if scan.owned_at(at).is_some() {
+                    self.out.contested.push(Contested {
+                        at,
+                        why: why.clone(),
+                    });
+                }
+            }
+            self.collision(&group, &message, &why);
+        }
+    }
+
+    /// An Argo CD cluster Secret that is not the function's, with the server or the name a
+    /// conversion would give: a second Secret would be the same collision in Argo CD.
+    fn foreign(&mut self, scan: &Scan) {
+        for i in 0..self.alive.len() {
+            let Some(c) = self.get(i) else {
+                continue;
+            };
+            let clash = scan.foreign.iter().find_map(|f| {
+                let what = if !f.server.is_empty() && f.server == c.secret.server {
+                    format!("has the server {}", without_userinfo(&f.server).0)
+                } else if !f.name.is_empty() && f.name == c.secret.cluster_name {
+                    format!("is Argo CD cluster {}", f.name)
+                } else {
+                    return None;
+                };
+                Some((f.index, what))
+            });
+            let Some((at, what)) = clash else {
+                continue;
+            };
+            let Some(c) = self.alive[i].take() else {
+                continue;
+            };
+            let other = self.ctx.object(at).resource_ref();
+            let message = format!(
+                "{other} (labelled {SECRET_TYPE_LABEL}=cluster, not capi2argo's) already {what}: a second Secret would give Argo CD two clusters for one; not converted (remove that Secret, or label it capi-to-argocd/owned=\"true\" for capi2argo to manage)"
+            );
+            self.ctx.report(c.from, Severity::Error, None, message);
+            let source = format!("{}/{}", c.secret.source_namespace, c.secret.source_name);
+            self.out.unsettled.push(Unsettled {
+                members: c.members,
+                why: format!("{other} already has its cluster ({source})"),
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{TOKEN, kubeconfig_secret, run};
+    use crate::config::Config;
+    use crate::krm::finding::Severity;
+
+    fn errors(results: &[crate::krm::finding::Finding]) -> Vec<String> {
+        results
+            .iter()
+            .filter(|f| f.severity == Severity::Error)
+            .map(|f| f.message.clone())
+            .collect()
+    }
+
+    #[test]
+    fn two_clusters_of_one_server_are_both_errors_none_written() {
+        let a = kubeconfig_secret("a-kubeconfig", TOKEN);
+        let b = kubeconfig_secret("b-kubeconfig", TOKEN).replace("https://b.", "https://a.");
+        let (out, results) = run(&(a + &b), &Config::default());
+        let errors = errors(&results);
+        assert_eq!(errors.len(), 2, "{results:?}");
+        assert!(errors[0].contains("the same server"), "{errors:?}");
+        assert!(!out.contains("argocd.argoproj.io/secret-type"), "{out}");
+    }
+
+    #[test]
+    fn the_source_listed_first_wins_a_shared_server() {
+        let capi = kubeconfig_secret("a-kubeconfig", TOKEN);
+        let labelled = kubeconfig_secret("x-kubeconfig", TOKEN)
+            .replace("https://x.", "https://a.")
+            .replace(
+                "    cluster.x-k8s.io/cluster-name: x\n",
+                "    capi2argo.dev/kubeconfig: \"true\"\n",
+            )
+            .replace("  value: |", "  kubeconfig: |");
+        let config = |sources: &str| Config {
+            sources: sources
+                .split(',')
+                .map(|s| crate::sources::preset(s).unwrap())
+                .collect(),
+            ..Config::default()
         };
-        let Some(c) = slot.take() else {
-            continue;
-        };
-        let other = Object::new(&ctx.item(at).node).resource_ref();
-        let message = format!(
-            "{other} (labelled {SECRET_TYPE_LABEL}=cluster, not capi2argo's) already {what}: a second Secret would give Argo CD two clusters for one; not converted (remove that Secret, or label it capi-to-argocd/owned=\"true\" for capi2argo to manage)"
+        let (out, results) = run(&(capi.clone() + &labelled), &config("capi,labelled"));
+        assert!(errors(&results).is_empty(), "{results:?}");
+        assert!(out.contains("name: cluster-a\n"), "{out}");
+        assert!(!out.contains("name: cluster-x-kubeconfig"), "{out}");
+        let (out, _) = run(&(capi + &labelled), &config("labelled,capi"));
+        assert!(out.contains("name: cluster-x-kubeconfig"), "{out}");
+    }
+
+    #[test]
+    fn one_argo_cd_name_from_two_namespaces_is_a_collision_namespaced_names_parts_them() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN).replace("fleet", "one")
+            + &kubeconfig_secret("a-kubeconfig", TOKEN).replace("fleet", "two");
+        let (_, results) = run(&input, &Config::default());
+        let errors = errors(&results);
+        assert_eq!(errors.len(), 2, "{results:?}");
+        assert!(
+            errors.iter().all(|e| e.contains("namespacedNames=true")),
+            "{errors:?}"
         );
-        ctx.report(c.from, Severity::Error, None, message);
-        let key = source_key(&c.secret.source_namespace, &c.secret.source_name);
-        out.unsettled.push((
-            c.members,
-            format!("{other} already has its cluster ({key:?})"),
-        ));
     }
 }

@@ -1,32 +1,32 @@
 //! Step 2: each cluster's kubeconfig Secrets (grouped: a provider may write a plain and a user
-//! kubeconfig) become one Argo CD Secret, handed to the planner as soon as it is made.
+//! kubeconfig) become one Argo CD Secret; a cluster that gets none this time says why.
 
 use std::collections::BTreeMap;
 
 use crate::config::{Mode, NameFrom};
 use crate::convert::argocd::{ClusterConfig, ClusterSecret, Sensitive};
-use crate::convert::kubeconfig::{self, Credentials, without_userinfo};
+use crate::convert::kubeconfig::{self, Connection, Credentials, without_userinfo};
 use crate::convert::login::Login;
 use crate::convert::meta as names;
 use crate::fleet::cluster;
-use crate::fleet::source::{SERVER_ANNOTATION, SOURCE_LABEL, Variant};
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::Object;
+use crate::sources::{SERVER_ANNOTATION, SOURCE_LABEL, Variant};
 
-use super::plan::Planner;
+use super::ids::SourceKey;
 use super::scan::{Candidate, Scan};
-use super::{Ctx, fleet, source_key};
+use super::{Ctx, fleet};
 
 /// A cluster's converted Argo CD Secret, before it is placed.
 pub(super) struct Conversion {
     /// The kubeconfig Secret it is made from (input index).
     pub from: usize,
     /// Which of the config's sources took that Secret.
-    pub kind: usize,
+    pub source: usize,
     /// The cluster, as its source names it (before `namespacedNames`).
     pub cluster: String,
-    /// Every kubeconfig Secret of the cluster, as the owned Secrets' labels name them.
-    pub members: Vec<(String, String)>,
+    /// Every kubeconfig Secret of the cluster.
+    pub members: Vec<SourceKey>,
     pub secret: ClusterSecret,
     /// Why this conversion is worse than what the cluster's Secrets could give (a preferred
     /// kubeconfig failed, so a weaker one stood in): it may not replace a working Secret.
@@ -36,14 +36,40 @@ pub(super) struct Conversion {
     pub reachable: bool,
 }
 
+/// Kubeconfig Secrets whose Argo CD Secret this run does not redo, and why: such a Secret
+/// stays as it is, never pruned for it.
+#[derive(Debug, Clone)]
+pub(super) struct Unsettled {
+    pub members: Vec<SourceKey>,
+    pub why: String,
+}
+
+/// What the conversions gave: a conversion for each cluster that has one, and the clusters
+/// that have none this time.
+#[derive(Default)]
+pub(super) struct Converted {
+    pub conversions: Vec<Conversion>,
+    pub unsettled: Vec<Unsettled>,
+}
+
 /// What reading one kubeconfig Secret gave.
 struct Read {
-    connection: Option<kubeconfig::Connection>,
+    connection: Option<Connection>,
     /// The Secret field the kubeconfig was read from (`data.value`, `stringData.config`…).
     field: String,
     diagnostics: Vec<Finding>,
     /// Its login needs a person: another kubeconfig of the cluster is the right choice, not a fallback.
     interactive: bool,
+    /// Argo CD can reach its server.
+    reachable: bool,
+}
+
+/// The kubeconfig Secret a cluster's Argo CD Secret is made from, and what it gave.
+struct Chosen<'c> {
+    member: &'c Candidate,
+    read: Read,
+    /// Why it is a fallback (see [`Conversion::degraded`]).
+    degraded: Option<String>,
 }
 
 /// The name of a cluster's Argo CD Secret (in the config's Argo CD namespace).
@@ -56,32 +82,27 @@ pub(super) fn secret_name(ctx: &Ctx, namespace: &str, cluster: &str) -> String {
     names::dns1123_subdomain(&base)
 }
 
-/// One Argo CD Secret per cluster (its kubeconfig Secrets grouped), fleet metadata applied,
-/// each handed to the planner as it is made.
-pub(super) fn convert_all<'x, 'a>(
-    ctx: &mut Ctx<'x, 'a>,
-    scan: &Scan,
-    planner: &mut Planner<'x, 'a>,
-) {
-    let mut groups: BTreeMap<(usize, String, String), Vec<&Candidate>> = BTreeMap::new();
+/// One Argo CD Secret per cluster (its kubeconfig Secrets grouped), fleet metadata applied.
+pub(super) fn convert_all(ctx: &mut Ctx, scan: &Scan) -> Converted {
+    let mut groups: BTreeMap<(usize, &str, &str), Vec<&Candidate>> = BTreeMap::new();
     for c in &scan.candidates {
         groups
-            .entry((c.source, c.namespace.clone(), c.cluster.clone()))
+            .entry((c.source, &c.id.namespace, &c.cluster))
             .or_default()
             .push(c);
     }
+    let mut converted = Converted::default();
     let mut used = fleet::Used::new(ctx.config);
-    for ((source, namespace, name), members) in &groups {
-        let keys: Vec<(String, String)> = members
-            .iter()
-            .map(|c| source_key(&c.namespace, &c.name))
-            .collect();
-        // Only Cluster API's kubeconfig Secrets have a `cluster.x-k8s.io` Cluster beside them.
+    for ((source, namespace, name), members) in groups {
+        let keys: Vec<SourceKey> = members.iter().map(|c| c.key()).collect();
+        let unsettled = |why: &str| Unsettled {
+            members: keys.clone(),
+            why: why.to_string(),
+        };
+        // The source's Cluster object beside its kubeconfig Secrets (Cluster API's).
         let capi_cluster = scan
-            .clusters
-            .get(&(namespace.clone(), name.clone()))
-            .copied()
-            .filter(|_| ctx.config.sources[*source].capi);
+            .cluster(namespace, name)
+            .filter(|_| ctx.config.sources[source].reads.clusters);
         if let Some(at) = capi_cluster.filter(|&i| cluster::is_ignored(&ctx.item(i).node)) {
             let message = format!(
                 "ignored: the Cluster has the {} label, so it gets no Argo CD Secret",
@@ -90,40 +111,48 @@ pub(super) fn convert_all<'x, 'a>(
             ctx.report(at, Severity::Info, Some("metadata.labels"), message);
             continue;
         }
-        if let Some(at) = capi_cluster {
-            if lifecycle_skips(ctx, at) {
-                planner.unsettle(
-                    &keys,
-                    "skipNotReady: the Cluster is being deleted or not initialised",
-                );
-                continue;
-            }
+        if capi_cluster.is_some_and(|at| lifecycle_skips(ctx, at)) {
+            converted.unsettled.push(unsettled(
+                "skipNotReady: the Cluster is being deleted or not initialised",
+            ));
+            continue;
         }
-        match convert_cluster(ctx, namespace, name, members) {
-            Some((mut secret, from, degraded, reachable)) => {
-                fleet::apply(ctx, &mut secret, from, capi_cluster, scan, &mut used);
-                let kind = &ctx.config.sources[*source];
-                if !kind.capi {
-                    secret
-                        .fields
-                        .labels
-                        .insert(SOURCE_LABEL.into(), kind.name.clone());
-                }
-                let conversion = Conversion {
-                    from,
-                    kind: *source,
-                    cluster: name.clone(),
-                    members: keys,
-                    secret,
-                    degraded,
-                    reachable,
-                };
-                planner.propose(conversion);
-            }
-            None => planner.unsettle(&keys, "its kubeconfig Secret could not be converted"),
+        let Some(chosen) = choose(ctx, &members) else {
+            converted
+                .unsettled
+                .push(unsettled("its kubeconfig Secret could not be converted"));
+            continue;
+        };
+        let (from, degraded, reachable) = (
+            chosen.member.index,
+            chosen.degraded.clone(),
+            chosen.read.reachable,
+        );
+        let Some(mut secret) = cluster_secret(ctx, namespace, name, chosen) else {
+            converted
+                .unsettled
+                .push(unsettled("its kubeconfig Secret could not be converted"));
+            continue;
+        };
+        fleet::apply(ctx, &mut secret, from, capi_cluster, scan, &mut used);
+        if let Some(label) = ctx.config.sources[source].label() {
+            secret
+                .fields
+                .labels
+                .insert(SOURCE_LABEL.into(), label.to_string());
         }
+        converted.conversions.push(Conversion {
+            from,
+            source,
+            cluster: name.to_string(),
+            members: keys,
+            secret,
+            degraded,
+            reachable,
+        });
     }
     used.report_unused(ctx);
+    converted
 }
 
 /// Reports where the Cluster stands in its life; whether it gets no Argo CD Secret this time.
@@ -151,66 +180,17 @@ fn lifecycle_skips(ctx: &mut Ctx, at: usize) -> bool {
     skip
 }
 
-/// What `convert_cluster` gives: the Argo CD Secret, the input index of the kubeconfig Secret
-/// it came from, why it is a fallback, and whether Argo CD can reach its server.
-type Made = (ClusterSecret, usize, Option<String>, bool);
-
-/// Converts a cluster's kubeconfig Secrets and picks the one Argo CD should use: a user
+/// Reads a cluster's kubeconfig Secrets and picks the one Argo CD should use: a user
 /// kubeconfig whose login Argo CD renews (push mode), else the plain one whose server Argo CD can
 /// reach (vcluster's exported Secret over its `vc-<name>`, which points at the pod's own
-/// loopback), else any plain one, a user one, and a sibling last.
-fn convert_cluster(
-    ctx: &mut Ctx,
-    namespace: &str,
-    cluster: &str,
-    members: &[&Candidate],
-) -> Option<Made> {
-    let converted: Vec<Read> = members.iter().map(|c| read(ctx, c)).collect();
-    let ok = |i: &usize| converted[*i].connection.is_some();
-    let reachable: Vec<bool> = members
-        .iter()
-        .zip(&converted)
-        .map(|(m, read)| {
-            ctx.object(m.index).annotation(SERVER_ANNOTATION).is_some()
-                || read
-                    .connection
-                    .as_ref()
-                    .is_some_and(|c| kubeconfig::unreachable_host(&c.server).is_none())
-        })
-        .collect();
-    let indices: Vec<usize> = (0..members.len()).collect();
-    let by_variant = |v: Variant| {
-        let mut found: Vec<usize> = indices
-            .iter()
-            .copied()
-            .filter(|&i| members[i].variant == v && ok(&i))
-            .collect();
-        // Reachable first, otherwise in the order of their names.
-        found.sort_by_key(|&i| !reachable[i]);
-        found
-    };
-    let (plain, user, sibling) = (
-        by_variant(Variant::Plain),
-        by_variant(Variant::User),
-        by_variant(Variant::Sibling),
-    );
-    let user_via_argocd = user.iter().copied().find(|&i| {
-        converted[i]
-            .connection
-            .as_ref()
-            .is_some_and(|c| c.config.uses_argocd_k8s_auth())
-    });
-    let chosen = match ctx.config.mode {
-        Mode::Pull => plain.first().or(user.first()).or(sibling.first()).copied(),
-        Mode::Push => user_via_argocd
-            .or(plain.first().copied())
-            .or(user.first().copied())
-            .or(sibling.first().copied()),
-    };
-    for (i, conv) in converted.iter().enumerate() {
-        for d in &conv.diagnostics {
-            let mut d = d.clone();
-            if chosen.is_some_and(|c| c != i) {
+/// loopback), else any plain one, a user one, and a sibling last. Every member's findings are
+/// reported; those of one not chosen as warnings naming the one that was.
+fn choose<'c>(ctx: &mut Ctx, members: &[&'c Candidate]) -> Option<Chosen<'c>> {
+    let mut reads: Vec<Read> = members.iter().map(|c| read(ctx, c)).collect();
+    let chosen = pick(ctx.config.mode, members, &reads);
+    for (i, read) in reads.iter_mut().enumerate() {
+        for mut d in std::mem::take(&mut read.diagnostics) {
+            if let Some(c) = chosen.filter(|&c| c != i) {
                 if d.severity != Severity::Error {
                     continue;
                 }
@@ -218,94 +198,102 @@ fn convert_cluster(
                 d.severity = Severity::Warning;
                 d.message = format!(
                     "{} (not used: {} converted instead)",
-                    d.message,
-                    members[chosen.unwrap_or(i)].name
+                    d.message, members[c].id.name
                 );
             }
             ctx.results.push(d);
         }
     }
     let chosen = chosen?;
-    let source = members[chosen];
-    // A user kubeconfig (the long-lived login the provider writes) that failed, with the
-    // plain one standing in: a fallback, which may not replace a working Secret. One whose
-    // login needs a person never worked in Argo CD, so nothing falls back from it.
-    let failed_user = members
-        .iter()
-        .zip(&converted)
-        .find(|(m, c)| m.variant == Variant::User && c.connection.is_none() && !c.interactive);
-    let degraded = match failed_user {
-        Some((m, _)) if ctx.config.mode == Mode::Push && source.variant == Variant::Plain => {
-            Some(format!(
-                "{} could not be converted, and {} is a fallback",
-                m.name, source.name
-            ))
-        }
-        _ => None,
+    let member = members[chosen];
+    let degraded = fallback_reason(ctx.config.mode, members, &reads, member);
+    let read = reads.swap_remove(chosen);
+    Some(Chosen {
+        member,
+        read,
+        degraded,
+    })
+}
+
+/// The member Argo CD should use, by the order [`choose`] gives.
+fn pick(mode: Mode, members: &[&Candidate], reads: &[Read]) -> Option<usize> {
+    let by_variant = |v: Variant| {
+        let mut found: Vec<usize> = (0..members.len())
+            .filter(|&i| members[i].variant == v && reads[i].connection.is_some())
+            .collect();
+        // Reachable first, otherwise in the order of their names.
+        found.sort_by_key(|&i| !reads[i].reachable);
+        found.first().copied()
     };
-    let chosen_reachable = reachable[chosen];
-    let chosen_one = converted.into_iter().nth(chosen)?;
-    // Findings about the kubeconfig name the field it came from.
-    let field = chosen_one.field.as_str();
-    let connection = chosen_one.connection?;
-    let mut config = connection.config;
-    let object = ctx.object(source.index);
-    let mut server = match server_of(ctx, object, &connection.server, field) {
+    let (plain, user, sibling) = (
+        by_variant(Variant::Plain),
+        by_variant(Variant::User),
+        by_variant(Variant::Sibling),
+    );
+    let renewed_user = (0..members.len()).find(|&i| {
+        members[i].variant == Variant::User
+            && reads[i]
+                .connection
+                .as_ref()
+                .is_some_and(|c| c.config.uses_argocd_k8s_auth())
+    });
+    match mode {
+        Mode::Pull => plain.or(user).or(sibling),
+        Mode::Push => renewed_user.or(plain).or(user).or(sibling),
+    }
+}
+
+/// A user kubeconfig (the long-lived login the provider writes) that failed, with the plain one
+/// standing in: a fallback, which may not replace a working Secret. One whose login needs a
+/// person never worked in Argo CD, so nothing falls back from it.
+fn fallback_reason(
+    mode: Mode,
+    members: &[&Candidate],
+    reads: &[Read],
+    chosen: &Candidate,
+) -> Option<String> {
+    if mode != Mode::Push || chosen.variant != Variant::Plain {
+        return None;
+    }
+    let (failed, _) = members
+        .iter()
+        .zip(reads)
+        .find(|(m, r)| m.variant == Variant::User && r.connection.is_none() && !r.interactive)?;
+    Some(format!(
+        "{} could not be converted, and {} is a fallback",
+        failed.id.name, chosen.id.name
+    ))
+}
+
+/// The Argo CD Secret of a cluster from the kubeconfig chosen for it: its server, its login (or
+/// none in pull mode), its names.
+fn cluster_secret(
+    ctx: &mut Ctx,
+    namespace: &str,
+    cluster: &str,
+    chosen: Chosen,
+) -> Option<ClusterSecret> {
+    let member = chosen.member;
+    let field = chosen.read.field;
+    let connection = chosen.read.connection?;
+    let object = ctx.object(member.index);
+    let server = match server_of(ctx, object, &connection.server, &field) {
         Ok(server) => server,
         Err(finding) => {
             ctx.results.push(object.finding(finding));
             return None;
         }
     };
-    if ctx.config.mode == Mode::Pull {
-        config = without_credentials(config);
-        // The credential-less Secret carries no credentials in its URLs either.
-        let (clean, had) = without_userinfo(&server);
-        let (proxy, proxy_had) = match &config.proxy_url {
-            Some(p) => {
-                let (p, had) = without_userinfo(p);
-                (Some(p), had)
-            }
-            None => (None, false),
-        };
-        if had || proxy_had {
-            server = clean;
-            config.proxy_url = proxy;
-            ctx.results.push(
-                object.finding(
-                    Finding::info(
-                        "pull mode: the user and password in the server or proxy URL are left out",
-                    )
-                    .at(field),
-                ),
-            );
+    let (server, config) = match ctx.config.mode {
+        Mode::Pull => pulled(ctx, object, &field, server, connection.config),
+        Mode::Push => {
+            pushed(ctx, object, &field, &server, &connection.config);
+            (server, connection.config)
         }
-    } else {
-        if without_userinfo(&server).1
-            || config
-                .proxy_url
-                .as_deref()
-                .is_some_and(|p| without_userinfo(p).1)
-        {
-            ctx.results.push(object.finding(
-                Finding::warning(
-                    "kubeconfig server or proxy-url carries a user and password in the URL; they go into the Argo CD Secret as they are",
-                )
-                .at(field),
-            ));
-        }
-        if config.login() == Login::Expiring {
-            ctx.results.push(object.finding(
-                Finding::warning(
-                    "kubeconfig token expires on its own (an EKS token lasts 15 minutes): Argo CD loses access to the cluster; give it a login it renews (the provider's user kubeconfig, or argocd-k8s-auth)",
-                )
-                .at(field),
-            ));
-        }
-    }
-    certificates_in_time(ctx, object, &config, field);
+    };
+    certificates_in_time(ctx, object, &config, &field);
     let from_kubeconfig = ctx.config.name_from == NameFrom::Kubeconfig
-        || ctx.config.sources[source.source].names_from_kubeconfig();
+        || ctx.config.sources[member.source].names_from_kubeconfig();
     let named = if from_kubeconfig {
         connection.cluster_entry.as_str()
     } else {
@@ -316,23 +304,75 @@ fn convert_cluster(
     } else {
         named.to_string()
     };
-    Some((
-        ClusterSecret {
-            secret_name: secret_name(ctx, namespace, cluster),
-            namespace: ctx.config.argo_namespace.clone(),
-            cluster_name,
-            server,
-            config,
-            source_name: source.name.clone(),
-            source_namespace: source.namespace.clone(),
-            annotations: Vec::new(),
-            fields: Default::default(),
-            shard: None,
-        },
-        source.index,
-        degraded,
-        chosen_reachable,
-    ))
+    Some(ClusterSecret {
+        secret_name: secret_name(ctx, namespace, cluster),
+        namespace: ctx.config.argo_namespace.clone(),
+        cluster_name,
+        server,
+        config,
+        source_name: member.id.name.clone(),
+        source_namespace: member.id.namespace.clone(),
+        annotations: Vec::new(),
+        fields: Default::default(),
+        shard: None,
+    })
+}
+
+/// Pull mode: the login left out, and any user and password in the server's or proxy's URL.
+fn pulled(
+    ctx: &mut Ctx,
+    object: Object,
+    field: &str,
+    server: String,
+    config: ClusterConfig,
+) -> (String, ClusterConfig) {
+    let mut config = config.without_login();
+    let (clean, had) = without_userinfo(&server);
+    let (proxy, proxy_had) = match &config.proxy_url {
+        Some(p) => {
+            let (p, had) = without_userinfo(p);
+            (Some(p), had)
+        }
+        None => (None, false),
+    };
+    if !(had || proxy_had) {
+        return (server, config);
+    }
+    config.proxy_url = proxy;
+    ctx.results.push(
+        object.finding(
+            Finding::info(
+                "pull mode: the user and password in the server or proxy URL are left out",
+            )
+            .at(field),
+        ),
+    );
+    (clean, config)
+}
+
+/// Push mode: warnings for credentials in URLs and for a token that expires on its own.
+fn pushed(ctx: &mut Ctx, object: Object, field: &str, server: &str, config: &ClusterConfig) {
+    let in_url = without_userinfo(server).1
+        || config
+            .proxy_url
+            .as_deref()
+            .is_some_and(|p| without_userinfo(p).1);
+    if in_url {
+        ctx.results.push(object.finding(
+            Finding::warning(
+                "kubeconfig server or proxy-url carries a user and password in the URL; they go into the Argo CD Secret as they are",
+            )
+            .at(field),
+        ));
+    }
+    if config.login() == Login::Expiring {
+        ctx.results.push(object.finding(
+            Finding::warning(
+                "kubeconfig token expires on its own (an EKS token lasts 15 minutes): Argo CD loses access to the cluster; give it a login it renews (the provider's user kubeconfig, or argocd-k8s-auth)",
+            )
+            .at(field),
+        ));
+    }
 }
 
 /// The kubeconfig's CA and client certificates against the host's clock: one that expired, or
@@ -343,22 +383,20 @@ fn certificates_in_time(ctx: &mut Ctx, object: Object, config: &ClusterConfig, f
     let Some(now) = ctx.now else {
         return;
     };
+    let days = ctx.config.policy.expiry_days;
     let tls = &config.tls_client_config;
-    let fields = [
-        ("certificate-authority-data", tls.ca_data.as_deref()),
-        ("client-certificate-data", tls.cert_data.as_deref()),
-    ];
-    for (name, data) in fields {
-        let Some(pem) = data.and_then(crate::validate::tls::go_bytes) else {
-            continue;
-        };
-        for finding in
-            crate::validate::expiry::findings(&pem, field, now, ctx.config.policy.expiry_days)
-        {
-            let message = format!("kubeconfig {name}: {}", finding.message);
-            ctx.results
-                .push(object.finding(Finding::warning(message).at(field)));
-        }
+    let pem = |data: Option<&String>| data.and_then(|d| crate::validate::tls::go_bytes(d));
+    let (ca, cert) = (pem(tls.ca_data.as_ref()), pem(tls.cert_data.as_ref()));
+    for (which, finding) in
+        crate::validate::expiry::tls_findings(ca.as_deref(), cert.as_deref(), now, days)
+    {
+        let message = format!(
+            "kubeconfig {}: {}",
+            which.kubeconfig_field(),
+            finding.message
+        );
+        ctx.results
+            .push(object.finding(Finding::warning(message).at(field)));
     }
 }
 
@@ -399,58 +437,26 @@ fn server_of(ctx: &mut Ctx, object: Object, server: &str, field: &str) -> Result
 
 /// Decodes and reads one kubeconfig Secret.
 fn read(ctx: &Ctx, c: &Candidate) -> Read {
-    let node = &ctx.item(c.index).node;
-    let object = Object::new(node);
-    let at = |severity, field: &str, message: String| {
-        object.finding(Finding::new(severity, message)).at(field)
-    };
-    let failed = |d: Finding| Read {
-        connection: None,
-        field: String::new(),
-        diagnostics: vec![d],
-        interactive: false,
-    };
+    let object = ctx.object(c.index);
     let source = &ctx.config.sources[c.source];
-    let mut found = None;
-    for key in &source.keys {
-        match object.secret_value(key) {
-            Ok(Some(v)) => {
-                found = Some(v);
-                break;
-            }
-            Ok(None) => {}
-            Err(finding) => return failed(object.finding(finding)),
-        }
-    }
-    let (field, text) = match found {
-        Some(v) => v,
-        None => {
-            let keys: Vec<&str> = ["data", "stringData"]
-                .iter()
-                .filter_map(|section| node.get(section)?.as_map())
-                .flatten()
-                .filter_map(|(k, _)| k.as_str())
-                .collect();
-            let found = if keys.is_empty() {
+    let (field, text) = match kubeconfig_text(object, &source.keys) {
+        Ok(Some(found)) => found,
+        Ok(None) => {
+            let held = crate::sources::keys_held(object);
+            let found = if held.is_empty() {
                 String::new()
             } else {
-                format!(" (it has {})", keys.join(", "))
+                format!(" (it has {})", held.join(", "))
             };
-            let first = &source.keys[0];
-            let which = if source.capi {
-                "a CAPI".to_string()
-            } else {
-                format!("a {}", source.name)
-            };
-            return failed(at(
-                Severity::Error,
-                &format!("data.{first}"),
-                format!(
-                    "is missing: {which} kubeconfig Secret holds the kubeconfig under data.{}{found}",
-                    source.keys.join(" or data.")
-                ),
-            ));
+            let message = format!(
+                "is missing: a {} kubeconfig Secret holds the kubeconfig under data.{}{found}",
+                source.platform,
+                source.keys.join(" or data.")
+            );
+            let at = format!("data.{}", source.keys[0]);
+            return Read::failed(object.finding(Finding::error(message).at(at)));
         }
+        Err(finding) => return Read::failed(object.finding(finding)),
     };
     let credentials = match ctx.config.mode {
         Mode::Push => Credentials::Read,
@@ -470,11 +476,10 @@ fn read(ctx: &Ctx, c: &Candidate) -> Read {
                 None => format!("kubeconfig {}", f.message),
                 Some(path) => format!("kubeconfig {path}: {}", f.message),
             };
-            at(f.severity, &field, message)
+            object.finding(Finding::new(f.severity, message).at(field.as_str()))
         })
         .collect();
     let mut connection = reading.connection;
-    let mut unreadable_token = false;
     // Rancher keeps the token beside the kubeconfig rather than in it.
     if let Some(conn) = connection
         .as_mut()
@@ -488,35 +493,52 @@ fn read(ctx: &Ctx, c: &Candidate) -> Read {
             // anonymous login.
             Err(finding) => {
                 diagnostics.push(object.finding(finding));
-                unreadable_token = true;
+                connection = None;
             }
-            _ => diagnostics.push(at(
-                Severity::Warning,
-                &field,
-                "kubeconfig has no credentials: Argo CD will connect anonymously".into(),
-            )),
+            _ => diagnostics.push(
+                object.finding(
+                    Finding::warning(
+                        "kubeconfig has no credentials: Argo CD will connect anonymously",
+                    )
+                    .at(field.as_str()),
+                ),
+            ),
         }
     }
-    if unreadable_token {
-        connection = None;
-    }
+    let reachable = object.annotation(SERVER_ANNOTATION).is_some()
+        || connection
+            .as_ref()
+            .is_some_and(|c| kubeconfig::unreachable_host(&c.server).is_none());
     Read {
         connection,
         field,
         diagnostics,
         interactive: reading.interactive,
+        reachable,
     }
 }
 
-/// Pull mode keeps what identifies and reaches the cluster, never what logs in to it.
-fn without_credentials(config: ClusterConfig) -> ClusterConfig {
-    let mut tls = config.tls_client_config;
-    tls.cert_data = None;
-    tls.key_data = None;
-    ClusterConfig {
-        tls_client_config: tls,
-        proxy_url: config.proxy_url,
-        disable_compression: config.disable_compression,
-        ..Default::default()
+impl Read {
+    fn failed(finding: Finding) -> Read {
+        Read {
+            connection: None,
+            field: String::new(),
+            diagnostics: vec![finding],
+            interactive: false,
+            reachable: false,
+        }
     }
+}
+
+/// The kubeconfig a Secret holds under the first of `keys` it has: the field and its text.
+fn kubeconfig_text<'n>(
+    object: Object<'n, '_>,
+    keys: &[String],
+) -> Result<Option<(String, std::borrow::Cow<'n, str>)>, Finding> {
+    for key in keys {
+        if let Some(found) = object.secret_value(key)? {
+            return Ok(Some(found));
+        }
+    }
+    Ok(None)
 }

@@ -10,6 +10,7 @@ use crate::krm::object::Object;
 use crate::yaml::Node;
 
 use super::Ctx;
+use super::ids::ObjectKey;
 use super::scan::Scan;
 
 /// Which inventory entries some cluster used: one that none used is most likely a typo.
@@ -82,11 +83,8 @@ pub(super) fn apply(
             .and_then(|r| {
                 let kind = r.get("kind").and_then(Node::as_str)?;
                 let name = r.get("name").and_then(Node::as_str)?;
-                scan.control_planes.get(&(
-                    Object::new(node).namespace().to_string(),
-                    kind.to_string(),
-                    name.to_string(),
-                ))
+                scan.control_planes
+                    .get(&ObjectKey::new(Object::new(node).namespace(), kind, name))
             })
             .and_then(|&i| ctx.item(i).node.path(&["spec", "version"]))
             .and_then(Node::as_str);

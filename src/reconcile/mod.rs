@@ -1,7 +1,9 @@
-//! Reconciliation, in five steps, each a module of its own:
+//! Reconciliation, in five steps, each a module of its own, each taking what the one before
+//! gave:
 //!
 //! 1. [`scan`]: find the kubeconfig Secrets, the Argo CD Secrets the function owns, the Clusters;
-//! 2. [`convert`]: make each cluster's Argo CD Secret (fleet metadata from [`fleet`]);
+//! 2. [`convert`]: make each cluster's Argo CD Secret (fleet metadata from [`fleet`]), and
+//!    settle which conversions are one cluster ([`collide`]);
 //! 3. [`plan`]: decide, for every Argo CD Secret the function owns or would write, what happens
 //!    to it — create, update, unchanged, rename, prune or kept, and why — as a value;
 //! 4. [`guard`]: hold back what the settings do not allow (`allowEmpty`, `maxPrune`,
@@ -16,6 +18,7 @@ mod collide;
 mod convert;
 mod fleet;
 mod guard;
+mod ids;
 mod plan;
 mod render;
 mod scan;
@@ -27,7 +30,8 @@ use crate::krm::object::Object;
 use crate::krm::{self, Input, Item};
 use crate::limits::Limits;
 
-pub use plan::{Action, Entry, Plan, SecretId};
+pub use ids::SecretId;
+pub use plan::{Action, Entry, Plan};
 
 /// What a reconciliation produced besides its output.
 #[derive(Debug)]
@@ -47,29 +51,31 @@ pub enum Output {
     PlanOnly,
 }
 
+/// What a run gives reconciliation besides its input and configuration.
+pub struct Run<'r> {
+    pub limits: &'r Limits,
+    /// The functionConfig, for results about the configuration.
+    pub function_config: Option<ResourceRef>,
+    /// The host's time (Unix seconds), when it gives one: certificates are checked against it.
+    pub now: Option<i64>,
+    pub output: Output,
+}
+
 /// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
 /// plan is asked for), and returns the results and the plan.
-pub fn reconcile(
-    input: &Input,
-    config: &Config,
-    limits: &Limits,
-    function_config: Option<ResourceRef>,
-    now: Option<i64>,
-    output: Output,
-    sink: &mut krm::Sink,
-) -> Reconciled {
+pub fn reconcile(input: &Input, config: &Config, run: Run, sink: &mut krm::Sink) -> Reconciled {
     let mut ctx = Ctx {
         input,
         config,
-        limits,
-        function_config,
-        now,
+        limits: run.limits,
+        function_config: run.function_config,
+        now: run.now,
         results: Vec::new(),
     };
     let scan = scan::scan(&mut ctx);
-    let mut planner = plan::Planner::new(&scan, output);
-    convert::convert_all(&mut ctx, &scan, &mut planner);
-    let mut steps = planner.finish(&mut ctx, &scan);
+    let converted = convert::convert_all(&mut ctx, &scan);
+    let settled = collide::resolve(&mut ctx, &scan, converted.conversions);
+    let mut steps = plan::plan(&mut ctx, &scan, settled, converted.unsettled, run.output);
     // Per-Secret errors become warnings with strict=false; a guard's refusal does not.
     if !config.strict {
         for r in &mut ctx.results {
@@ -79,8 +85,8 @@ pub fn reconcile(
         }
     }
     guard::check(&mut ctx, &scan, &mut steps);
-    let plan = plan::public(&ctx, &steps, output);
-    if output == Output::Resources {
+    let plan = plan::public(&ctx, &steps, run.output);
+    if run.output == Output::Resources {
         render::render(&mut ctx, &scan, steps, sink);
     }
     Reconciled {
@@ -94,9 +100,7 @@ struct Ctx<'x, 'a> {
     input: &'x Input<'a>,
     config: &'x Config,
     limits: &'x Limits,
-    /// The functionConfig, for results about the configuration.
     function_config: Option<ResourceRef>,
-    /// The host's time (Unix seconds), when it gives one: certificates are checked against it.
     now: Option<i64>,
     results: Vec<Finding>,
 }
@@ -130,36 +134,34 @@ impl<'x, 'a> Ctx<'x, 'a> {
     }
 }
 
-/// The key a kubeconfig Secret is known by in the labels of the Argo CD Secrets made from it
-/// (label values: long names are cut and hashed the same way).
-fn source_key(namespace: &str, name: &str) -> (String, String) {
-    use crate::convert::meta::label_value;
-    (label_value(namespace), label_value(name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::Mode;
 
     /// Reconciles a YAML stream; the output text and the results.
-    fn run(input: &str, config: &Config) -> (String, Vec<Finding>) {
+    pub(super) fn run(input: &str, config: &Config) -> (String, Vec<Finding>) {
+        let (out, results, _) = run_plan(input, config);
+        (out, results)
+    }
+
+    /// Reconciles a YAML stream; the output text, the results and the plan.
+    pub(super) fn run_plan(input: &str, config: &Config) -> (String, Vec<Finding>, Plan) {
         let limits = Limits::default();
         let parsed = krm::parse(input.as_bytes(), &limits).expect("input parses");
         let mut out = String::new();
-        let reconciled = reconcile(
-            &parsed,
-            config,
-            &limits,
-            None,
-            None,
-            Output::Resources,
-            &mut |s| out.push_str(s),
-        );
-        (out, reconciled.results)
+        let run = Run {
+            limits: &limits,
+            function_config: None,
+            now: None,
+            output: Output::Resources,
+        };
+        let reconciled = reconcile(&parsed, config, run, &mut |s| out.push_str(s));
+        (out, reconciled.results, reconciled.plan)
     }
 
-    fn kubeconfig_secret(name: &str, user: &str) -> String {
+    /// A CAPI kubeconfig Secret in namespace `fleet`, its user entry given (indented as one).
+    pub(super) fn kubeconfig_secret(name: &str, user: &str) -> String {
         let cluster = name
             .trim_end_matches("-kubeconfig")
             .trim_end_matches("-user");
@@ -168,7 +170,7 @@ mod tests {
         )
     }
 
-    const TOKEN: &str = "        token: static-token\n";
+    pub(super) const TOKEN: &str = "        token: static-token\n";
     const AWS: &str = "        exec:\n          apiVersion: client.authentication.k8s.io/v1beta1\n          command: aws\n          args: [eks, get-token, --cluster-name, eks-1]\n";
     const DEVICECODE: &str = "        exec:\n          apiVersion: client.authentication.k8s.io/v1beta1\n          command: kubelogin\n          args: [get-token, --server-id, s]\n";
 

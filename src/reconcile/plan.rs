@@ -1,16 +1,11 @@
 //! Step 3: the plan. For every Argo CD cluster Secret the function owns (in the input) or would
 //! write, one decision — create, update, unchanged, rename, prune, or kept and why — made before
 //! anything is written, so the guards can check it and the renderer only carries it out.
-//!
-//! Before a conversion is placed, every cluster gets one Argo CD cluster: two conversions for one
-//! server, one Argo CD `name` or one Secret name are a collision, reported on both, unless a rule
-//! the book states picks one (`collide`).
 
 use std::collections::{HashMap, HashSet};
-use std::fmt;
 
 use crate::config::Mode;
-use crate::convert::argocd::OWNED_LABEL;
+use crate::convert::argocd::{ClusterSecret, OWNED_LABEL};
 use crate::convert::kubeconfig::without_userinfo;
 use crate::convert::login::{Login, login_of_json};
 use crate::convert::meta::label_value;
@@ -21,25 +16,11 @@ use crate::validate;
 use crate::yaml::Node;
 
 use super::changes::changes;
-use super::collide;
-use super::convert::Conversion;
+use super::collide::{Outcome, Survivor};
+use super::convert::{Conversion, Unsettled};
+use super::ids::{SecretId, SourceKey};
 use super::scan::{Owned, Scan};
 use super::{Ctx, Output};
-
-/// A Secret, by namespace and name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SecretId {
-    /// Its namespace (`default` when none is written).
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-}
-
-impl fmt::Display for SecretId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
 
 /// What happens to one Argo CD cluster Secret.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +110,13 @@ pub struct Plan {
     pub(crate) writes: Vec<Write>,
 }
 
+/// How a new Secret logs in, and why it is a fallback: a rename may not weaken either.
+#[derive(Debug, Clone)]
+pub(super) struct Strength {
+    pub login: Login,
+    pub degraded: Option<String>,
+}
+
 /// One decision, with what carrying it out needs.
 pub(super) struct Step<'x, 'a> {
     pub action: Action,
@@ -142,10 +130,9 @@ pub(super) struct Step<'x, 'a> {
     pub out: Option<Out<'x, 'a>>,
     /// The name of the source that made (or would make) the Secret.
     pub source_name: String,
-    /// The kubeconfig Secrets of the cluster, as label values (none for an owned Secret alone).
-    pub members: Vec<(String, String)>,
-    /// How the new Secret logs in, and why it is a fallback: a rename may not weaken either.
-    pub login: Option<(Login, Option<String>)>,
+    /// The kubeconfig Secrets of the cluster (none for an owned Secret alone).
+    pub members: Vec<SourceKey>,
+    pub strength: Option<Strength>,
     /// An owned Secret this run manages (of a source it reads, in its Argo CD namespace and
     /// `allowedNamespaces`): what `maxPrune` counts.
     pub managed: bool,
@@ -159,91 +146,60 @@ pub(super) struct Steps<'x, 'a> {
     pub store: TextStore,
 }
 
-/// Makes the plan: every conversion is gathered, one cluster per server, name and Secret name
-/// kept, each placed on the Secret of its name, then every owned Secret no conversion placed.
-pub(super) struct Planner<'x, 'a> {
+/// Makes the plan: every surviving conversion placed on the Secret of its name, then every owned
+/// Secret no conversion placed.
+pub(super) fn plan<'x, 'a>(
+    ctx: &mut Ctx<'x, 'a>,
+    scan: &Scan,
+    settled: Outcome,
+    unsettled: Vec<Unsettled>,
+    output: Output,
+) -> Steps<'x, 'a> {
+    let mut planner = Planner {
+        output,
+        store: TextStore::default(),
+        steps: Vec::new(),
+        unsettled: HashMap::new(),
+    };
+    for held in &scan.held {
+        planner.unsettle(std::slice::from_ref(&held.key), held.why);
+    }
+    for u in unsettled.iter().chain(&settled.unsettled) {
+        planner.unsettle(&u.members, &u.why);
+    }
+    // The Secret two clusters both map to, if the function owns one, stays as it is.
+    for contested in settled.contested {
+        let step = kept(ctx, scan, contested.at, contested.why);
+        planner.steps.push(step);
+    }
+    for Survivor { seq, conversion } in settled.survivors {
+        planner.place(ctx, scan, seq, conversion);
+    }
+    // Decided now or then, new Secrets go out in the order of conversion.
+    planner.steps.sort_unstable_by_key(|s| s.seq);
+    planner.match_owned(ctx, scan);
+    Steps {
+        steps: planner.steps,
+        store: planner.store,
+    }
+}
+
+struct Planner<'x, 'a> {
     output: Output,
     store: TextStore,
     steps: Vec<Step<'x, 'a>>,
-    conversions: Vec<Conversion>,
-    /// Kubeconfig Secrets (as label values) whose Argo CD Secret this run could not redo, and
-    /// why: such a Secret stays as it is, never pruned for it.
-    unsettled: HashMap<(String, String), String>,
-    /// Input indices of the owned Argo CD Secrets, and of those set aside by the scan (why).
-    owned: HashMap<usize, Option<&'static str>>,
-    /// Where each owned Secret (by input index) stands in the scan's list of them.
-    owned_at: HashMap<usize, usize>,
+    /// Kubeconfig Secrets whose Argo CD Secret this run could not redo, and why: such a Secret
+    /// stays as it is, never pruned for it.
+    unsettled: HashMap<SourceKey, String>,
 }
 
 impl<'x, 'a> Planner<'x, 'a> {
-    pub fn new(scan: &Scan, output: Output) -> Self {
-        let owned = scan
-            .owned
-            .iter()
-            .map(|o| (o.index, None))
-            .chain(scan.held_owned.iter().map(|&(i, why)| (i, Some(why))))
-            .collect();
-        let owned_at = scan
-            .owned
-            .iter()
-            .enumerate()
-            .map(|(at, o)| (o.index, at))
-            .collect();
-        Planner {
-            output,
-            store: TextStore::default(),
-            steps: Vec::new(),
-            conversions: Vec::new(),
-            owned_at,
-            unsettled: scan
-                .held
-                .iter()
-                .map(|(key, why)| (key.clone(), why.to_string()))
-                .collect(),
-            owned,
-        }
-    }
-
-    /// The cluster made of these kubeconfig Secrets got no conversion this time, for `reason`.
-    pub fn unsettle(&mut self, members: &[(String, String)], reason: &str) {
+    /// The cluster made of these kubeconfig Secrets got no conversion this time, for `why`.
+    fn unsettle(&mut self, members: &[SourceKey], why: &str) {
         for key in members {
             self.unsettled
                 .entry(key.clone())
-                .or_insert_with(|| reason.to_string());
-        }
-    }
-
-    /// A cluster's conversion, placed once every cluster is converted.
-    pub fn propose(&mut self, conversion: Conversion) {
-        self.conversions.push(conversion);
-    }
-
-    /// The plan: one Argo CD cluster per server, name and Secret, each placed, then every owned
-    /// Secret no conversion placed.
-    pub fn finish(mut self, ctx: &mut Ctx<'x, 'a>, scan: &Scan) -> Steps<'x, 'a> {
-        let conversions = std::mem::take(&mut self.conversions);
-        let collide::Outcome {
-            survivors,
-            unsettled,
-            contested,
-        } = collide::resolve(ctx, scan, conversions);
-        for (members, reason) in unsettled {
-            self.unsettle(&members, &reason);
-        }
-        // The Secret two clusters both map to, if the function owns one, stays as it is.
-        for (at, reason) in contested {
-            let step = self.kept(ctx, scan, at, reason);
-            self.steps.push(step);
-        }
-        for (seq, conversion) in survivors {
-            self.place(ctx, scan, seq, conversion);
-        }
-        // Decided now or then, new Secrets go out in the order of conversion.
-        self.steps.sort_unstable_by_key(|s| s.seq);
-        self.match_owned(ctx, scan);
-        Steps {
-            steps: self.steps,
-            store: self.store,
+                .or_insert_with(|| why.to_string());
         }
     }
 
@@ -251,156 +207,136 @@ impl<'x, 'a> Planner<'x, 'a> {
     fn place(&mut self, ctx: &mut Ctx<'x, 'a>, scan: &Scan, seq: usize, conversion: Conversion) {
         let Conversion {
             from,
-            kind,
+            source,
             members,
-            mut secret,
+            secret,
             degraded,
             ..
         } = conversion;
-        let target = SecretId {
-            namespace: secret.namespace.clone(),
-            name: secret.secret_name.clone(),
-        };
-        let login = secret.config.login();
-        let mut step = Step {
+        let target = SecretId::new(&secret.namespace, &secret.secret_name);
+        let step = Step {
             action: Action::Create,
             secret: target.clone(),
             cluster: secret.cluster_name.clone(),
             server: without_userinfo(&secret.server).0,
-            source: Some(SecretId {
-                namespace: secret.source_namespace.clone(),
-                name: secret.source_name.clone(),
-            }),
+            source: Some(SecretId::new(&secret.source_namespace, &secret.source_name)),
             old: None,
             out: None,
-            source_name: ctx.config.sources[kind].name.clone(),
+            source_name: ctx.config.sources[source].name.clone(),
             members,
-            login: Some((login, degraded.clone())),
+            strength: Some(Strength {
+                login: secret.config.login(),
+                degraded,
+            }),
             managed: true,
             seq,
         };
-        let existing = scan
-            .secrets
-            .get(&(target.namespace.clone(), target.name.clone()))
-            .copied();
-        let Some(at) = existing else {
-            if matches!(ctx.input.form, Form::ResourceList { .. }) {
-                secret.annotations = vec![(
-                    PATH_ANNOTATION.to_string(),
-                    format!("{}/{}.yaml", secret.namespace, secret.secret_name),
-                )];
-            }
-            let node = secret.to_node(ctx.config.data_field, true);
-            drop(secret);
-            if !self.written(ctx, from, &node) {
-                self.unsettle(&step.members, "its new Argo CD Secret fails validation");
-                return;
-            }
-            step.out = Some(self.out(ctx, node));
-            self.steps.push(step);
-            return;
-        };
-        let old_object = ctx.object(at);
-        match self.owned.get(&at) {
-            None => {
-                let message = format!(
-                    "{} already exists and is not owned by capi2argo (no {OWNED_LABEL}: \"true\" label); it is not overwritten",
-                    old_object.resource_ref()
-                );
-                ctx.report(from, Severity::Error, None, message);
-                self.unsettle(&step.members, "an unowned Secret has its name");
-                return;
-            }
-            Some(Some(why)) => {
-                let message = format!("{} is kept as it is: {why}", old_object.resource_ref());
-                ctx.report(from, Severity::Error, None, message);
-                let step = self.kept(ctx, scan, at, why.to_string());
-                self.steps.push(step);
-                return;
-            }
-            Some(None) => {}
+        match scan.secrets.get(&target).copied() {
+            None => self.create(ctx, from, step, secret),
+            Some(at) => match scan.owned_at(at) {
+                None => {
+                    let message = format!(
+                        "{} already exists and is not owned by capi2argo (no {OWNED_LABEL}: \"true\" label); it is not overwritten",
+                        ctx.object(at).resource_ref()
+                    );
+                    ctx.report(from, Severity::Error, None, message);
+                    self.unsettle(&step.members, "an unowned Secret has its name");
+                }
+                Some(Owned {
+                    held: Some(why), ..
+                }) => {
+                    let message =
+                        format!("{} is kept as it is: {why}", ctx.object(at).resource_ref());
+                    ctx.report(from, Severity::Error, None, message);
+                    let step = kept(ctx, scan, at, why.to_string());
+                    self.steps.push(step);
+                }
+                Some(owned) => self.replace(ctx, scan, from, step, secret, owned),
+            },
         }
-        let old = &ctx.item(at).node;
+    }
+
+    /// A Secret for a cluster that has none: created, when it passes validation.
+    fn create(
+        &mut self,
+        ctx: &mut Ctx<'x, 'a>,
+        from: usize,
+        mut step: Step<'x, 'a>,
+        mut secret: ClusterSecret,
+    ) {
+        if matches!(ctx.input.form, Form::ResourceList { .. }) {
+            secret.annotations = vec![(
+                PATH_ANNOTATION.to_string(),
+                format!("{}/{}.yaml", secret.namespace, secret.secret_name),
+            )];
+        }
+        let node = secret.to_node(ctx.config.data_field, true);
+        drop(secret);
+        if !written(ctx, from, &node) {
+            self.unsettle(&step.members, "its new Argo CD Secret fails validation");
+            return;
+        }
+        step.out = Some(self.out(ctx, node));
+        self.steps.push(step);
+    }
+
+    /// The owned Secret of the conversion's name: unchanged, updated, renamed in place or taken
+    /// over — or kept, when the conversion would weaken it or fails validation.
+    fn replace(
+        &mut self,
+        ctx: &mut Ctx<'x, 'a>,
+        scan: &Scan,
+        from: usize,
+        mut step: Step<'x, 'a>,
+        mut secret: ClusterSecret,
+        owned: &Owned,
+    ) {
+        let at = owned.index;
+        let old_object = ctx.object(at);
         step.old = Some(at);
-        let old_cluster = old_object
-            .secret_value("name")
-            .ok()
-            .flatten()
-            .map(|(_, v)| v.into_owned())
-            .unwrap_or_default();
-        if let Some(reason) = weakens(ctx, old, login, degraded.as_deref()) {
+        if let Some(reason) = step.strength.as_ref().and_then(|s| weakens(ctx, at, s)) {
             // Never weaken a working Secret: the existing one stays as it is.
             let message = format!("{} is kept as it is: {reason}", old_object.resource_ref());
             ctx.report(from, Severity::Error, None, message);
-            let step = self.kept(
-                ctx,
-                scan,
-                at,
-                format!("the new conversion would weaken it: {reason}"),
-            );
-            self.steps.push(step);
+            let reason = format!("the new conversion would weaken it: {reason}");
+            self.steps.push(kept(ctx, scan, at, reason));
             return;
         }
         secret.annotations = old_object.tool_annotations();
         let node = secret.to_node(ctx.config.data_field, true);
-        if !self.written(ctx, from, &node) {
-            let step = self.kept(ctx, scan, at, "its new conversion fails validation".into());
-            self.steps.push(step);
+        let new_cluster = std::mem::take(&mut secret.cluster_name);
+        drop(secret);
+        if !written(ctx, from, &node) {
+            let reason = "its new conversion fails validation".to_string();
+            self.steps.push(kept(ctx, scan, at, reason));
             return;
         }
         // Made from a kubeconfig Secret that is none of this cluster's: another cluster takes
         // the Secret over (its server changes under the same name).
-        let old_source = self
-            .owned_at
-            .get(&at)
-            .map(|&i| &scan.owned[i])
-            .filter(|o| {
-                // A label left empty names no other Secret.
-                let (namespace, name) = &o.source;
-                !name.is_empty()
-                    && !step
-                        .members
-                        .iter()
-                        .any(|(ns, n)| n == name && (namespace.is_empty() || ns == namespace))
-            })
-            .map(|o| source_id(scan, o));
-        let changed = changes(old, &node);
+        let taken_over =
+            !step.members.iter().any(|m| owned.source.names(m)) && !owned.source.name.is_empty();
+        let old_source = taken_over.then(|| scan.source_id(owned));
+        let changed = changes(&ctx.item(at).node, &node);
         if changed.is_empty() && old_source.is_none() {
             // Kept as it stands, to the byte: what a second run over the output must find.
             step.action = Action::Unchanged;
-        } else {
-            // An empty name was never a name: writing one renames nothing.
-            let renamed = !old_cluster.is_empty() && old_cluster != secret.cluster_name;
-            step.action = if renamed || old_source.is_some() {
-                Action::Rename {
-                    from: target,
-                    from_cluster: old_cluster,
-                    from_source: old_source,
-                }
-            } else {
-                Action::Update { changed }
-            };
-            step.out = Some(self.out(ctx, node));
+            self.steps.push(step);
+            return;
         }
-        self.steps.push(step);
-    }
-
-    /// Whether a Secret about to be written passes the validator (Argo CD's rules and the
-    /// policy); its errors become results for the kubeconfig Secret `from`. (Its warnings
-    /// repeat what the conversion already said.)
-    fn written(&mut self, ctx: &mut Ctx, from: usize, node: &Node) -> bool {
-        let target = Object::new(node).resource_ref();
-        let mut passed = true;
-        for finding in validate::check(node, &ctx.config.policy) {
-            if finding.severity != Severity::Error {
-                continue;
+        let old_cluster = secret_value(old_object, "name");
+        // An empty name was never a name: writing one renames nothing.
+        let renamed = !old_cluster.is_empty() && old_cluster != new_cluster;
+        step.action = if renamed || old_source.is_some() {
+            Action::Rename {
+                from: step.secret.clone(),
+                from_cluster: old_cluster,
+                from_source: old_source,
             }
-            let field = finding.field.as_deref().unwrap_or_default();
-            let message = format!("{target} not written: {field}: {}", finding.message);
-            ctx.report(from, Severity::Error, None, message);
-            passed = false;
-        }
-        passed
+        } else {
+            Action::Update { changed }
+        };
+        step.out = Some(self.out(ctx, node));
+        self.steps.push(step);
     }
 
     /// A new Secret for the output: its YAML text kept in the store (a fraction of its tree's
@@ -417,7 +353,7 @@ impl<'x, 'a> Planner<'x, 'a> {
     /// could not be decided, else pruned.
     fn match_owned(&mut self, ctx: &mut Ctx<'x, 'a>, scan: &Scan) {
         let placed: HashSet<usize> = self.steps.iter().filter_map(|s| s.old).collect();
-        let mut by_source: HashMap<&(String, String), usize> = HashMap::new();
+        let mut by_source: HashMap<&SourceKey, usize> = HashMap::new();
         for (i, step) in self.steps.iter().enumerate() {
             for key in &step.members {
                 by_source.entry(key).or_insert(i);
@@ -426,39 +362,45 @@ impl<'x, 'a> Planner<'x, 'a> {
         let mut renamed: Vec<(usize, &Owned)> = Vec::new();
         let mut rest = Vec::new();
         for o in scan.owned.iter().filter(|o| !placed.contains(&o.index)) {
-            match by_source.get(&o.source) {
-                Some(&i) => renamed.push((i, o)),
-                None => rest.push(o),
+            match (o.held, by_source.get(&o.source)) {
+                (Some(why), _) => rest.push((o, Some(why.to_string()))),
+                (None, Some(&i)) => renamed.push((i, o)),
+                (None, None) => rest.push((o, None)),
             }
         }
-        // The first Secret renamed away takes the new Secret along; any other one of the same
-        // cluster (left from an earlier name) only goes.
+        self.renamed_away(ctx, scan, renamed);
+        for (o, held) in rest {
+            let reason = held.or_else(|| self.why_kept(ctx, scan, o));
+            let mut step = kept(ctx, scan, o.index, String::new());
+            step.action = match reason {
+                Some(reason) => Action::Kept { reason },
+                None => Action::Prune,
+            };
+            self.steps.push(step);
+        }
+    }
+
+    /// Owned Secrets whose kubeconfig Secret now makes a Secret of another name (the step at
+    /// index `i`). The first renamed away takes the new Secret along; any other of the same
+    /// cluster (left from an earlier name) only goes. A weaker conversion keeps the old Secret,
+    /// and is not created in its place either.
+    fn renamed_away(&mut self, ctx: &mut Ctx<'x, 'a>, scan: &Scan, renamed: Vec<(usize, &Owned)>) {
         let mut taken: HashSet<usize> = HashSet::new();
         let mut dropped: HashSet<usize> = HashSet::new();
         let mut leftovers = Vec::new();
         for (i, o) in renamed {
             let old = ctx.object(o.index);
-            let from = SecretId {
-                namespace: old.namespace().to_string(),
-                name: old.name().unwrap_or_default().to_string(),
-            };
-            let from_cluster = old
-                .secret_value("name")
-                .ok()
-                .flatten()
-                .map(|(_, v)| v.into_owned())
-                .unwrap_or_default();
             let step = &self.steps[i];
-            let weaker = step.login.as_ref().and_then(|(login, degraded)| {
-                weakens(ctx, &ctx.item(o.index).node, *login, degraded.as_deref())
-            });
+            let weaker = step
+                .strength
+                .as_ref()
+                .and_then(|s| weakens(ctx, o.index, s));
             let action = if let Action::Kept { .. } = &step.action {
                 Action::Kept {
                     reason: format!("its cluster's Secret is now {}, which is kept", step.secret),
                 }
             } else if let Some(reason) = weaker {
-                // Renamed or not, a working Secret is not weakened: it stays, and the weaker
-                // conversion is not written in its place.
+                // Renamed or not, a working Secret is not weakened.
                 let message = format!("kept as it is, not renamed: {reason}");
                 ctx.report(o.index, Severity::Error, None, message);
                 if step.action == Action::Create {
@@ -469,8 +411,8 @@ impl<'x, 'a> Planner<'x, 'a> {
                 }
             } else {
                 Action::Rename {
-                    from,
-                    from_cluster,
+                    from: SecretId::of(old),
+                    from_cluster: secret_value(old, "name"),
                     from_source: None,
                 }
             };
@@ -481,7 +423,7 @@ impl<'x, 'a> Planner<'x, 'a> {
                 step.old = Some(o.index);
                 continue;
             }
-            let mut leftover = self.kept(ctx, scan, o.index, String::new());
+            let mut leftover = kept(ctx, scan, o.index, String::new());
             leftover.action = action;
             if renames {
                 leftover.secret = step.secret.clone();
@@ -491,7 +433,6 @@ impl<'x, 'a> Planner<'x, 'a> {
             }
             leftovers.push(leftover);
         }
-        // A weaker conversion whose Secret would have been renamed away is not created either.
         let mut index = 0;
         self.steps.retain(|_| {
             let keep = !dropped.contains(&index);
@@ -499,112 +440,121 @@ impl<'x, 'a> Planner<'x, 'a> {
             keep
         });
         self.steps.extend(leftovers);
-        for o in rest {
-            let reason = self.unmanaged(ctx, o).or_else(|| {
-                if let Some(why) = self.unsettled.get(&o.source) {
-                    Some(why.clone())
-                } else if !ctx.config.prune {
-                    Some("prune=false".into())
-                } else {
-                    None
-                }
-            });
-            let mut step = self.kept(ctx, scan, o.index, String::new());
-            step.action = match reason {
-                Some(reason) => Action::Kept { reason },
-                None => Action::Prune,
-            };
-            self.steps.push(step);
-        }
-        for &(at, why) in &scan.held_owned {
-            if !placed.contains(&at) {
-                let step = self.kept(ctx, scan, at, why.to_string());
-                self.steps.push(step);
-            }
-        }
     }
 
-    /// Why an owned Secret is another run's business, not this one's: made from a source this
-    /// run does not read, from a namespace `allowedNamespaces` leaves out, or outside its
-    /// Argo CD namespace.
-    fn unmanaged(&self, ctx: &Ctx, o: &Owned) -> Option<String> {
-        let config = ctx.config;
-        if !config.sources.iter().any(|s| s.name == o.kind) {
-            return Some(format!(
-                "made from source {}, which this run does not read (sources)",
-                o.kind
-            ));
-        }
-        if let Some(allowed) = &config.allowed_namespaces {
-            if !allowed.iter().any(|n| label_value(n) == o.source.0) {
-                return Some(format!(
-                    "made from a kubeconfig Secret in namespace {}, which allowedNamespaces leaves out",
-                    o.source.0
-                ));
+    /// Why an owned Secret that no conversion placed stays: it is another run's, its cluster
+    /// could not be redone this time, or pruning is off. `None`: it is pruned.
+    fn why_kept(&self, ctx: &Ctx, scan: &Scan, o: &Owned) -> Option<String> {
+        unmanaged(ctx, scan, o).or_else(|| {
+            if let Some(why) = self.unsettled.get(&o.source) {
+                Some(why.clone())
+            } else if !ctx.config.prune {
+                Some("prune=false".into())
+            } else {
+                None
             }
-        }
-        let namespace = ctx.object(o.index).namespace();
-        (namespace != config.argo_namespace).then(|| {
-            format!(
-                "in namespace {namespace}, not this run's argoNamespace {}",
-                config.argo_namespace
-            )
         })
     }
+}
 
-    /// A step keeping the owned Secret at input index `at` as it is.
-    fn kept(&self, ctx: &Ctx, scan: &Scan, at: usize, reason: String) -> Step<'x, 'a> {
-        let object = ctx.object(at);
-        let value = |key| {
-            object
-                .secret_value(key)
-                .ok()
-                .flatten()
-                .map(|(_, v)| v.into_owned())
-                .unwrap_or_default()
-        };
-        let owned = self.owned_at.get(&at).map(|&i| &scan.owned[i]);
-        Step {
-            action: Action::Kept { reason },
-            secret: SecretId {
-                namespace: object.namespace().to_string(),
-                name: object.name().unwrap_or_default().to_string(),
-            },
-            cluster: value("name"),
-            server: without_userinfo(&value("server")).0,
-            source: owned.map(|o| source_id(scan, o)),
-            old: Some(at),
-            out: None,
-            source_name: owned.map(|o| o.kind.clone()).unwrap_or_default(),
-            members: Vec::new(),
-            login: None,
-            managed: owned.is_some_and(|o| self.unmanaged(ctx, o).is_none()),
-            seq: usize::MAX,
+/// Whether a Secret about to be written passes the validator (Argo CD's rules and the policy);
+/// its errors become results for the kubeconfig Secret `from`. (Its warnings repeat what the
+/// conversion already said.)
+fn written(ctx: &mut Ctx, from: usize, node: &Node) -> bool {
+    let target = Object::new(node).resource_ref();
+    let mut passed = true;
+    for finding in validate::check(node, &ctx.config.policy, None) {
+        if finding.severity != Severity::Error {
+            continue;
+        }
+        let field = finding.field.as_deref().unwrap_or_default();
+        let message = format!("{target} not written: {field}: {}", finding.message);
+        ctx.report(from, Severity::Error, None, message);
+        passed = false;
+    }
+    passed
+}
+
+/// Why an owned Secret is another run's business, not this one's: made from a source this run
+/// does not read, from a namespace `allowedNamespaces` leaves out, from a kubeconfig Secret a
+/// source's `labels` leave out, or outside its Argo CD namespace.
+fn unmanaged(ctx: &Ctx, scan: &Scan, o: &Owned) -> Option<String> {
+    let config = ctx.config;
+    if !config.sources.iter().any(|s| s.name == o.kind) {
+        return Some(format!(
+            "made from source {}, which this run does not read (sources)",
+            o.kind
+        ));
+    }
+    if let Some(allowed) = &config.allowed_namespaces {
+        if !allowed.iter().any(|n| label_value(n) == o.source.namespace) {
+            return Some(format!(
+                "made from a kubeconfig Secret in namespace {}, which allowedNamespaces leaves out",
+                o.source.namespace
+            ));
         }
     }
+    if scan.excluded.contains(&o.source) {
+        return Some(format!(
+            "made from {}, which the settings leave to another run (a source's labels)",
+            scan.source_id(o)
+        ));
+    }
+    let namespace = ctx.object(o.index).namespace();
+    (namespace != config.argo_namespace).then(|| {
+        format!(
+            "in namespace {namespace}, not this run's argoNamespace {}",
+            config.argo_namespace
+        )
+    })
 }
 
-/// The kubeconfig Secret an owned Secret's labels name: its real namespace and name when it is
-/// in the input (the labels hold long names cut and hashed), else the labels as they are.
-fn source_id(scan: &Scan, o: &Owned) -> SecretId {
-    let (namespace, name) = scan.real_names.get(&o.source).unwrap_or(&o.source);
-    SecretId {
-        namespace: namespace.clone(),
-        name: name.clone(),
+/// A step keeping the owned Secret at input index `at` as it is.
+fn kept<'x, 'a>(ctx: &Ctx, scan: &Scan, at: usize, reason: String) -> Step<'x, 'a> {
+    let object = ctx.object(at);
+    let owned = scan.owned_at(at).filter(|o| o.held.is_none());
+    Step {
+        action: Action::Kept { reason },
+        secret: SecretId::of(object),
+        cluster: secret_value(object, "name"),
+        server: without_userinfo(&secret_value(object, "server")).0,
+        source: owned.map(|o| scan.source_id(o)),
+        old: Some(at),
+        out: None,
+        source_name: owned.map(|o| o.kind.clone()).unwrap_or_default(),
+        members: Vec::new(),
+        strength: None,
+        managed: owned.is_some_and(|o| unmanaged(ctx, scan, o).is_none()),
+        seq: usize::MAX,
     }
 }
 
-/// Why a conversion logging in with `after` may not replace the owned Secret `old`: it is a
-/// fallback, or it logs in more weakly than `old` does (read from `old`'s `config`). Pull mode
+/// A value of a Secret's data, empty when it has none or it cannot be read.
+fn secret_value(object: Object, key: &str) -> String {
+    object
+        .secret_value(key)
+        .ok()
+        .flatten()
+        .map(|(_, v)| v.into_owned())
+        .unwrap_or_default()
+}
+
+/// Why a conversion of `strength` may not replace the owned Secret at input index `at`: it is a
+/// fallback, or it logs in more weakly than that Secret does (read from its `config`). Pull mode
 /// carries no logins.
-fn weakens(ctx: &Ctx, old: &Node, after: Login, degraded: Option<&str>) -> Option<String> {
+fn weakens(ctx: &Ctx, at: usize, strength: &Strength) -> Option<String> {
     if ctx.config.mode == Mode::Pull {
         return None;
     }
-    let object = Object::new(old);
-    let config = object.secret_value("config").ok().flatten().map(|(_, c)| c);
+    let after = strength.login;
+    let config = ctx
+        .object(at)
+        .secret_value("config")
+        .ok()
+        .flatten()
+        .map(|(_, c)| c);
     let before = config.as_deref().and_then(login_of_json);
-    match (degraded, before) {
+    match (strength.degraded.as_deref(), before) {
         (Some(reason), Some(before)) if after <= before => Some(format!(
             "{reason} ({}); the Secret already has {}",
             after.describe(),
@@ -645,44 +595,45 @@ pub(super) fn public(ctx: &Ctx, steps: &Steps, output: Output) -> Plan {
         })
         .collect();
     entries.sort_unstable_by(|a, b| {
-        (
-            &a.secret,
-            a.action.word(),
-            &a.cluster,
-            &a.server,
-            &a.source,
-            &a.uid,
-        )
-            .cmp(&(
-                &b.secret,
-                b.action.word(),
-                &b.cluster,
-                &b.server,
-                &b.source,
-                &b.uid,
-            ))
+        let key = |e: &Entry| {
+            (
+                e.secret.clone(),
+                e.action.word(),
+                e.cluster.clone(),
+                e.server.clone(),
+                e.source.clone(),
+                e.uid.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
     });
     let writes = if output == Output::PlanOnly {
         steps
             .steps
             .iter()
-            .filter_map(|s| match &s.out {
-                Some(Out::New(node)) => {
-                    let replaces = matches!(s.action, Action::Update { .. })
-                        || matches!(&s.action, Action::Rename { from, .. } if *from == s.secret);
-                    Some(Write {
-                        node: node.clone(),
-                        replaces,
-                        resource_version: replaces
-                            .then(|| metadata(s.old, "resourceVersion"))
-                            .flatten(),
-                    })
-                }
-                _ => None,
-            })
+            .filter_map(|s| write_of(s, &metadata))
             .collect()
     } else {
         Vec::new()
     };
     Plan { entries, writes }
+}
+
+/// The write a step makes, when only the plan is made (its new Secret kept as a tree).
+fn write_of(
+    step: &Step,
+    metadata: &dyn Fn(Option<usize>, &str) -> Option<String>,
+) -> Option<Write> {
+    let Some(Out::New(node)) = &step.out else {
+        return None;
+    };
+    let replaces = matches!(step.action, Action::Update { .. })
+        || matches!(&step.action, Action::Rename { from, .. } if *from == step.secret);
+    Some(Write {
+        node: node.clone(),
+        replaces,
+        resource_version: replaces
+            .then(|| metadata(step.old, "resourceVersion"))
+            .flatten(),
+    })
 }

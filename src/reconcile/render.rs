@@ -35,7 +35,7 @@ pub(super) fn render(ctx: &mut Ctx, scan: &Scan, steps: Steps, sink: &mut krm::S
         }
     }
     // A copy goes wherever its first goes: out when the first is removed or rewritten.
-    for &(copy, first) in &scan.copies {
+    for &super::scan::Copy { copy, first } in &scan.copies {
         if removed.contains(&first) || replaced.contains_key(&first) {
             removed.insert(copy);
             let what = ctx.object(copy).resource_ref();
@@ -60,7 +60,7 @@ pub(super) fn render(ctx: &mut Ctx, scan: &Scan, steps: Steps, sink: &mut krm::S
 }
 
 /// Whether the Secret at input index `old` is the one `secret` names (a rewrite in place).
-fn in_place(ctx: &Ctx, old: usize, secret: &super::SecretId) -> bool {
+fn in_place(ctx: &Ctx, old: usize, secret: &super::ids::SecretId) -> bool {
     let object = ctx.object(old);
     object.namespace() == secret.namespace && object.name() == Some(secret.name.as_str())
 }

@@ -8,29 +8,37 @@ use crate::convert::argocd::{
     OWNED_LABEL, SECRET_TYPE_LABEL, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
 };
 use crate::fleet::cluster;
-use crate::fleet::source::{self, PRESETS, SOURCE_LABEL, Taken, Variant};
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::Object;
+use crate::sources::{self, PRESETS, Refusal, SOURCE_LABEL, Taken, Variant};
 use crate::yaml::{Node, same_content};
 
-use super::{Ctx, source_key};
+use super::Ctx;
+use super::ids::{ObjectKey, SecretId, SourceKey};
 
 /// What to do with a kubeconfig given as it is instead of in a Secret.
 const BARE_KUBECONFIG_HINT: &str = "this is a kubeconfig, not a Secret holding one; wrap it: kubectl create secret generic <cluster>-kubeconfig --from-file=value=<file> --dry-run=client -o yaml, then label it cluster.x-k8s.io/cluster-name=<cluster>";
 
 /// A kubeconfig Secret found in the input.
+#[derive(Debug)]
 pub(super) struct Candidate {
     pub index: usize,
     /// Which of the config's sources took it.
     pub source: usize,
-    pub namespace: String,
-    pub name: String,
+    pub id: SecretId,
     pub cluster: String,
     pub variant: Variant,
 }
 
+impl Candidate {
+    pub fn key(&self) -> SourceKey {
+        SourceKey::of(&self.id.namespace, &self.id.name)
+    }
+}
+
 /// An Argo CD cluster Secret in the input that is not the function's: never touched, but no
 /// Secret of the function's may give Argo CD a second cluster of its server or name.
+#[derive(Debug)]
 pub(super) struct Foreign {
     pub index: usize,
     pub name: String,
@@ -38,42 +46,52 @@ pub(super) struct Foreign {
 }
 
 /// An owned Argo CD Secret in the input, and the kubeconfig Secret its labels name.
+#[derive(Debug)]
 pub(super) struct Owned {
     pub index: usize,
-    /// The kubeconfig Secret's namespace and name, as label values.
-    pub source: (String, String),
-    /// The source (`capi2argo.dev/source`, `capi` when absent) that made it.
+    pub source: SourceKey,
+    /// The source (`capi2argo.dev/source`, the default source when absent) that made it.
     pub kind: String,
+    /// Why it cannot be decided on (its metadata is unsound, it is given twice): kept as it is.
+    pub held: Option<&'static str>,
+}
+
+/// A kubeconfig Secret the scan could not take, and why: its Argo CD Secrets stay as they are,
+/// never pruned for it.
+#[derive(Debug)]
+pub(super) struct Held {
+    pub key: SourceKey,
+    pub why: &'static str,
+}
+
+/// A second copy of an object (same identity, same content) and the first copy it follows:
+/// replaced or pruned with it, kept with it, so a second run finds one copy and changes nothing.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Copy {
+    pub copy: usize,
+    pub first: usize,
 }
 
 /// What the scan found, hashed for lookups.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub(super) struct Scan {
     pub candidates: Vec<Candidate>,
     pub owned: Vec<Owned>,
-    /// CAPI Clusters by namespace and name.
-    pub clusters: HashMap<(String, String), usize>,
+    /// CAPI Clusters by namespace and name (kind `Cluster`).
+    pub clusters: HashMap<ObjectKey, usize>,
     /// Control plane objects by namespace, kind and name (for the Kubernetes version).
-    pub control_planes: HashMap<(String, String, String), usize>,
-    /// Kubeconfig Secrets the scan could not take (unsound metadata, given twice), and why:
-    /// their Argo CD Secrets stay as they are, never pruned for it.
-    pub held: Vec<((String, String), &'static str)>,
-    /// Second copies of an object (same identity, same content) and the first copy they follow:
-    /// replaced or pruned with it, kept with it, so a second run finds one copy and changes nothing.
-    pub copies: Vec<(usize, usize)>,
+    pub control_planes: HashMap<ObjectKey, usize>,
+    pub held: Vec<Held>,
+    pub copies: Vec<Copy>,
     /// Every Secret of the input by namespace and name (the first of two that share them).
-    pub secrets: HashMap<(String, String), usize>,
-    /// Owned Argo CD Secrets the scan could not take (unsound metadata, given twice), and why:
-    /// kept exactly as they are.
-    pub held_owned: Vec<(usize, &'static str)>,
+    pub secrets: HashMap<SecretId, usize>,
     /// Argo CD cluster Secrets that are not the function's.
     pub foreign: Vec<Foreign>,
-    /// Kubeconfig Secrets a source takes in namespaces `allowedNamespaces` leaves out, as the
-    /// owned Secrets' labels name them: their Argo CD Secrets are another pipeline's.
-    pub excluded: HashSet<(String, String)>,
-    /// The kubeconfig Secrets of the input by the key their Argo CD Secrets' labels name them by
-    /// (label values: long names are cut and hashed), with their real namespace and name.
-    pub real_names: HashMap<(String, String), (String, String)>,
+    /// Kubeconfig Secrets the settings leave to another run (`allowedNamespaces`, a preset's
+    /// `labels`): their Argo CD Secrets are that run's.
+    pub excluded: HashSet<SourceKey>,
+    /// The kubeconfig Secrets of the input by the key their Argo CD Secrets' labels name them by.
+    pub real_names: HashMap<SourceKey, SecretId>,
 }
 
 impl Scan {
@@ -84,120 +102,102 @@ impl Scan {
             .filter(|c| c.source == source)
             .count()
     }
+
+    /// The owned Argo CD Secret at input index `index`.
+    pub fn owned_at(&self, index: usize) -> Option<&Owned> {
+        self.owned.iter().find(|o| o.index == index)
+    }
+
+    /// The CAPI Cluster `name` in `namespace`.
+    pub fn cluster(&self, namespace: &str, name: &str) -> Option<usize> {
+        self.clusters
+            .get(&ObjectKey::new(namespace, "Cluster", name))
+            .copied()
+    }
+
+    /// The kubeconfig Secret an owned Secret's labels name: its real namespace and name when it
+    /// is in the input (the labels hold long names cut and hashed), else the labels as they are.
+    pub fn source_id(&self, owned: &Owned) -> SecretId {
+        self.real_names
+            .get(&owned.source)
+            .cloned()
+            .unwrap_or_else(|| SecretId::new(&owned.source.namespace, &owned.source.name))
+    }
 }
 
 /// Finds kubeconfig Secrets, owned Argo CD Secrets and Clusters; reports items that are not
 /// objects at all, or cannot be read.
 pub(super) fn scan(ctx: &mut Ctx) -> Scan {
-    let mut scan = Scan::default();
-    // The first item of each identity the function reads, and the identities given twice
-    // with different content (which it takes neither of).
-    let mut first: HashMap<(String, String, String), usize> = HashMap::new();
-    let mut twice: HashSet<(String, String, String)> = HashSet::new();
+    let mut scanner = Scanner::default();
     for index in 0..ctx.input.items.len() {
+        scanner.item(ctx, index);
+    }
+    scanner.finish(ctx)
+}
+
+/// The scan under way: what it found, and the identities of what it reads.
+#[derive(Default)]
+struct Scanner {
+    scan: Scan,
+    /// The first item of each identity the function reads.
+    first: HashMap<ObjectKey, usize>,
+    /// The identities given twice with different content (which it takes neither of).
+    twice: HashSet<ObjectKey>,
+}
+
+impl Scanner {
+    fn item(&mut self, ctx: &mut Ctx, index: usize) {
         let node = &ctx.item(index).node;
         let object = Object::new(node);
         if object.is_secret() {
             if let Some(name) = object.name() {
-                scan.secrets
-                    .entry((object.namespace().to_string(), name.to_string()))
+                self.scan
+                    .secrets
+                    .entry(SecretId::new(object.namespace(), name))
                     .or_insert(index);
             }
         }
-        if node.as_map().is_none() {
-            let message = format!(
-                "item {index} is not a Kubernetes object (got {}); passed through unchanged",
-                node.type_name()
-            );
-            ctx.results.push(Finding::error(message));
-            continue;
-        }
-        // A list that could not be read as one (its items are not a list) is not taken apart.
-        if object
-            .kind()
-            .is_some_and(|k| k.ends_with("List") && k != "ResourceList")
-        {
-            ctx.results.push(object.finding(
-                Finding::warning(
-                    "looks like a list, but its items are not a list: passed through unchanged, nothing in it converted",
-                )
-                .at("items"),
-            ));
-            continue;
-        }
-        // A kubeconfig is `apiVersion: v1`, `kind: Config` (what kubectl writes).
-        if object.is(Some("v1"), "Config") {
-            ctx.results
-                .push(object.finding(Finding::warning(BARE_KUBECONFIG_HINT)));
-            continue;
+        if !readable(ctx, index) {
+            return;
         }
         // Only what the function reads must have sound metadata: Clusters, owned Argo CD
         // Secrets and kubeconfig Secrets. Any other Secret is none of its business.
         let relevant = cluster::is_cluster(node)
-            || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(ctx, node)));
+            || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(ctx, object)));
         if relevant && !metadata_is_sound(ctx, index) {
-            if object.is_secret() && is_owned(node) {
-                scan.held_owned
-                    .push((index, "its metadata cannot be read (see the error on it)"));
-            } else if let Some(name) = object.name().filter(|_| object.is_secret()) {
-                scan.held.push((
-                    source_key(object.namespace(), name),
-                    "its kubeconfig Secret's metadata cannot be read",
-                ));
-            }
-            continue;
+            self.unsound(object, index);
+            return;
         }
         let (Some(kind), Some(name)) = (object.kind(), object.name()) else {
-            continue;
+            return;
         };
-        let namespace = object.namespace().to_string();
-        if relevant {
-            let identity = (kind.to_string(), namespace.clone(), name.to_string());
-            match first.get(&identity) {
-                None => {
-                    first.insert(identity, index);
-                }
-                // The same object twice is one object.
-                Some(&at) if same_content(&ctx.item(at).node, node) => {
-                    scan.copies.push((index, at));
-                    continue;
-                }
-                Some(&at) => {
-                    let message = format!(
-                        "{} is given twice with different content (items {at} and {index}); neither is used",
-                        object.resource_ref()
-                    );
-                    ctx.report(index, Severity::Error, None, message);
-                    twice.insert(identity);
-                    continue;
-                }
-            }
+        let identity = ObjectKey::new(object.namespace(), kind, name);
+        if relevant && !self.first_of(ctx, identity.clone(), index) {
+            return;
         }
         if cluster::is_cluster(node) {
-            scan.clusters
-                .entry((namespace, name.to_string()))
-                .or_insert(index);
-            continue;
+            self.scan.clusters.entry(identity).or_insert(index);
+            return;
         }
         if kind.ends_with("ControlPlane") {
-            scan.control_planes
-                .entry((namespace, kind.to_string(), name.to_string()))
-                .or_insert(index);
-            continue;
+            self.scan.control_planes.entry(identity).or_insert(index);
+            return;
         }
         if !object.is_secret() {
-            continue;
+            return;
         }
         if object.label(OWNED_LABEL) == Some("true") {
-            let label = |key| object.label(key).unwrap_or_default().to_string();
-            scan.owned.push(Owned {
+            let label = |key| object.label(key).unwrap_or_default();
+            self.scan.owned.push(Owned {
                 index,
-                source: (label(SOURCE_NAMESPACE_LABEL), label(SOURCE_NAME_LABEL)),
-                kind: object.label(SOURCE_LABEL).unwrap_or("capi").to_string(),
+                source: SourceKey::labelled(
+                    label(SOURCE_NAMESPACE_LABEL),
+                    label(SOURCE_NAME_LABEL),
+                ),
+                kind: sources::source_of(object.label(SOURCE_LABEL)).to_string(),
+                held: None,
             });
-            continue;
-        }
-        if object.label(SECRET_TYPE_LABEL) == Some("cluster") {
+        } else if object.label(SECRET_TYPE_LABEL) == Some("cluster") {
             let value = |key| {
                 object
                     .secret_value(key)
@@ -206,24 +206,27 @@ pub(super) fn scan(ctx: &mut Ctx) -> Scan {
                     .map(|(_, v)| v.trim_end_matches('/').to_string())
                     .unwrap_or_default()
             };
-            scan.foreign.push(Foreign {
+            self.scan.foreign.push(Foreign {
                 index,
                 name: value("name"),
                 server: value("server"),
             });
-            continue;
+        } else {
+            self.kubeconfig_secret(ctx, object, index);
         }
+    }
+
+    /// A Secret that is none of the above: a kubeconfig Secret of a source, or nothing of ours.
+    fn kubeconfig_secret(&mut self, ctx: &mut Ctx, object: Object, index: usize) {
+        let id = SecretId::of(object);
+        let key = SourceKey::of(&id.namespace, &id.name);
         match candidate(ctx, object) {
             Ok(Some((source, taken))) => {
-                scan.real_names.insert(
-                    source_key(&namespace, name),
-                    (namespace.clone(), name.to_string()),
-                );
-                scan.candidates.push(Candidate {
+                self.scan.real_names.insert(key, id.clone());
+                self.scan.candidates.push(Candidate {
                     index,
                     source,
-                    namespace,
-                    name: name.to_string(),
+                    id,
                     cluster: taken.cluster,
                     variant: taken.variant,
                 });
@@ -231,42 +234,122 @@ pub(super) fn scan(ctx: &mut Ctx) -> Scan {
             Ok(None) => {}
             // Looks like a kubeconfig Secret but is not converted: say why, so a missing
             // label or an unknown suffix does not pass in silence.
-            Err(finding) => {
-                if finding.field.as_deref() == Some(NAMESPACE_FIELD) {
-                    let key = source_key(&namespace, name);
-                    scan.real_names
-                        .insert(key.clone(), (namespace.clone(), name.to_string()));
-                    scan.excluded.insert(key);
+            Err(refusal) => {
+                if let Refusal::LeftOut(_) = refusal {
+                    self.scan.real_names.insert(key.clone(), id);
+                    self.scan.excluded.insert(key);
                 }
-                ctx.results.push(object.finding(finding));
+                ctx.results.push(object.finding(refusal.into_finding()));
             }
         }
     }
-    if !twice.is_empty() {
+
+    /// Whether the item is the first of its identity; a second copy with the same content is
+    /// noted as a copy, one with other content is an error and neither copy is used.
+    fn first_of(&mut self, ctx: &mut Ctx, identity: ObjectKey, index: usize) -> bool {
+        let Some(&at) = self.first.get(&identity) else {
+            self.first.insert(identity, index);
+            return true;
+        };
+        if same_content(&ctx.item(at).node, &ctx.item(index).node) {
+            self.scan.copies.push(Copy {
+                copy: index,
+                first: at,
+            });
+        } else {
+            let object = ctx.object(index);
+            let message = format!(
+                "{} is given twice with different content (items {at} and {index}); neither is used",
+                object.resource_ref()
+            );
+            ctx.report(index, Severity::Error, None, message);
+            self.twice.insert(identity);
+        }
+        false
+    }
+
+    /// An owned Secret or a kubeconfig Secret whose metadata cannot be read: held as it is.
+    fn unsound(&mut self, object: Object, index: usize) {
+        if !object.is_secret() {
+            return;
+        }
+        if is_owned(object.node) {
+            self.scan.owned.push(Owned {
+                index,
+                source: SourceKey::default(),
+                kind: String::new(),
+                held: Some("its metadata cannot be read (see the error on it)"),
+            });
+        } else if let Some(name) = object.name() {
+            self.scan.held.push(Held {
+                key: SourceKey::of(object.namespace(), name),
+                why: "its kubeconfig Secret's metadata cannot be read",
+            });
+        }
+    }
+
+    /// Objects given twice with different content are taken as neither copy.
+    fn finish(mut self, ctx: &Ctx) -> Scan {
+        if self.twice.is_empty() {
+            return self.scan;
+        }
+        let twice = &self.twice;
         let taken = |index: usize| {
             let object = ctx.object(index);
-            let identity = (
-                object.kind().unwrap_or_default().to_string(),
-                object.namespace().to_string(),
-                object.name().unwrap_or_default().to_string(),
-            );
-            !twice.contains(&identity)
+            !twice.contains(&ObjectKey::new(
+                object.namespace(),
+                object.kind().unwrap_or_default(),
+                object.name().unwrap_or_default(),
+            ))
         };
+        let scan = &mut self.scan;
         for c in scan.candidates.iter().filter(|c| !taken(c.index)) {
-            scan.held.push((
-                source_key(&c.namespace, &c.name),
-                "its kubeconfig Secret is given twice with different content",
-            ));
+            scan.held.push(Held {
+                key: c.key(),
+                why: "its kubeconfig Secret is given twice with different content",
+            });
         }
         scan.candidates.retain(|c| taken(c.index));
-        for o in scan.owned.iter().filter(|o| !taken(o.index)) {
-            scan.held_owned
-                .push((o.index, "it is given twice with different content"));
+        for o in scan.owned.iter_mut().filter(|o| !taken(o.index)) {
+            o.held = Some("it is given twice with different content");
         }
-        scan.owned.retain(|o| taken(o.index));
         scan.clusters.retain(|_, i| taken(*i));
+        self.scan
     }
-    scan
+}
+
+/// Whether the item can be read as an object at all; a result says why not.
+fn readable(ctx: &mut Ctx, index: usize) -> bool {
+    let node = &ctx.item(index).node;
+    let object = Object::new(node);
+    if node.as_map().is_none() {
+        let message = format!(
+            "item {index} is not a Kubernetes object (got {}); passed through unchanged",
+            node.type_name()
+        );
+        ctx.results.push(Finding::error(message));
+        return false;
+    }
+    // A list that could not be read as one (its items are not a list) is not taken apart.
+    if object
+        .kind()
+        .is_some_and(|k| k.ends_with("List") && k != "ResourceList")
+    {
+        ctx.results.push(object.finding(
+            Finding::warning(
+                "looks like a list, but its items are not a list: passed through unchanged, nothing in it converted",
+            )
+            .at("items"),
+        ));
+        return false;
+    }
+    // A kubeconfig is `apiVersion: v1`, `kind: Config` (what kubectl writes).
+    if object.is(Some("v1"), "Config") {
+        ctx.results
+            .push(object.finding(Finding::warning(BARE_KUBECONFIG_HINT)));
+        return false;
+    }
+    true
 }
 
 /// Labelled as an Argo CD Secret this function owns (whatever else its metadata holds).
@@ -276,71 +359,81 @@ pub(super) fn is_owned(node: &Node) -> bool {
         .is_some_and(|s| s.text == "true")
 }
 
-/// The field of the result that says a kubeconfig Secret's namespace is outside
-/// `allowedNamespaces` (the scan keeps the Argo CD Secrets of those).
-const NAMESPACE_FIELD: &str = "metadata.namespace";
-
 /// Whether a Secret is a kubeconfig Secret of one of the sources (the first that takes it):
 /// the source and what it took; `Err` says why one that looks like it is not converted. A
 /// Secret no enabled source takes, but a preset that is not enabled would, gets a hint naming
 /// that preset, rather than the near miss of a source it is not meant for.
-fn candidate(ctx: &Ctx, object: Object) -> Result<Option<(usize, Taken)>, Finding> {
+fn candidate(ctx: &Ctx, object: Object) -> Result<Option<(usize, Taken)>, Refusal> {
     let mut near_miss: Option<Finding> = None;
     for (i, source) in ctx.config.sources.iter().enumerate() {
         match source.take(object) {
-            Ok(Some(taken)) => {
-                if !ctx.config.allows(object.namespace()) {
-                    return Err(Finding::info(format!(
+            Ok(Some(_)) if !ctx.config.allows(object.namespace()) => {
+                return Err(Refusal::LeftOut(
+                    Finding::info(format!(
                         "not converted: namespace {} is not in allowedNamespaces",
                         object.namespace()
                     ))
-                    .at(NAMESPACE_FIELD));
-                }
-                return Ok(Some((i, taken)));
+                    .at("metadata.namespace"),
+                ));
             }
+            Ok(Some(taken)) => return Ok(Some((i, taken))),
             Ok(None) => {}
-            Err(finding) => {
+            Err(refusal @ Refusal::LeftOut(_)) => return Err(refusal),
+            Err(Refusal::NotMeant(finding)) => {
                 // A warning (labels that name a kubeconfig, without the key) outranks an info.
-                let stronger = near_miss
+                if near_miss
                     .as_ref()
-                    .is_none_or(|n| finding.severity < n.severity);
-                if stronger {
+                    .is_none_or(|n| finding.severity < n.severity)
+                {
                     near_miss = Some(finding);
                 }
             }
         }
     }
-    if near_miss
+    let warned = near_miss
         .as_ref()
-        .is_some_and(|n| n.severity == Severity::Warning)
-    {
-        return near_miss.map_or(Ok(None), Err);
+        .is_some_and(|n| n.severity == Severity::Warning);
+    if !warned {
+        if let Some(hint) = preset_hint(ctx, object) {
+            return Err(Refusal::NotMeant(hint));
+        }
     }
+    near_miss.map_or(Ok(None), |f| Err(Refusal::NotMeant(f)))
+}
+
+/// A hint naming the preset that is not enabled but would take the Secret.
+fn preset_hint(ctx: &Ctx, object: Object) -> Option<Finding> {
     let enabled: Vec<&str> = ctx.config.sources.iter().map(|s| s.name.as_str()).collect();
-    for name in PRESETS.iter().filter(|p| !enabled.contains(p)) {
-        let Some(preset) = source::preset(name) else {
-            continue;
-        };
-        if let Ok(Some(taken)) = preset.take(object) {
+    PRESETS
+        .iter()
+        .filter(|p| !enabled.contains(&p.name))
+        .find_map(|preset| {
+            let Ok(Some(taken)) = preset.source().take(object) else {
+                return None;
+            };
+            let name = preset.name;
             let releases = if taken.releases.is_empty() {
                 String::new()
             } else {
                 format!("; the shape {name} writes in {}", taken.releases)
             };
-            return Err(Finding::info(format!(
-                "not converted: a {name} kubeconfig Secret (cluster {}{releases}); add {name} to sources to convert it (sources: {},{name})",
-                taken.cluster,
-                enabled.join(",")
-            ))
-            .at("metadata.name"));
-        }
-    }
-    near_miss.map_or(Ok(None), Err)
+            Some(
+                Finding::info(format!(
+                    "not converted: a {name} kubeconfig Secret (cluster {}{releases}); add {name} to sources to convert it (sources: {},{name})",
+                    taken.cluster,
+                    enabled.join(",")
+                ))
+                .at("metadata.name"),
+            )
+        })
 }
 
-/// Named like a kubeconfig Secret of one of the sources.
-fn names_a_kubeconfig(ctx: &Ctx, node: &Node) -> bool {
-    node.path(&["metadata", "name"])
+/// Named like a kubeconfig Secret of one of the sources (a name of any scalar type: one that is
+/// not a string is then reported as unsound metadata).
+fn names_a_kubeconfig(ctx: &Ctx, object: Object) -> bool {
+    object
+        .node
+        .path(&["metadata", "name"])
         .and_then(Node::scalar)
         .is_some_and(|s| ctx.config.sources.iter().any(|src| src.names_it(&s.text)))
 }

@@ -7,7 +7,8 @@ use crate::config::API_VERSION;
 use crate::krm::object::{Object, TOOL_ANNOTATION_PREFIXES};
 use crate::yaml::{Node, Value};
 
-use super::plan::{Action, Entry, Plan, SecretId, Write};
+use super::ids::SecretId;
+use super::plan::{Action, Entry, Plan, Write};
 
 /// How `capi2argo plan` shows the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,9 +10,57 @@ use super::tls;
 /// Seconds in a day.
 const DAY: i64 = 86_400;
 
+/// A connection's certificate, as each of the two formats that carry it names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Certificate {
+    /// The cluster's CA.
+    Authority,
+    /// The client's certificate.
+    Client,
+}
+
+impl Certificate {
+    /// Its field in Argo CD's `tlsClientConfig`.
+    pub fn config_field(self) -> &'static str {
+        match self {
+            Certificate::Authority => "caData",
+            Certificate::Client => "certData",
+        }
+    }
+
+    /// Its field in a kubeconfig.
+    pub fn kubeconfig_field(self) -> &'static str {
+        match self {
+            Certificate::Authority => "certificate-authority-data",
+            Certificate::Client => "client-certificate-data",
+        }
+    }
+}
+
+/// What a connection's CA and client certificates (PEM, as a kubeconfig's `*-data` and Argo
+/// CD's `caData`/`certData` hold them in base64) say about `now`: the one check of certificate
+/// lifetimes, for the validator and the conversion alike.
+pub fn tls_findings(
+    ca: Option<&[u8]>,
+    cert: Option<&[u8]>,
+    now: i64,
+    days: u32,
+) -> Vec<(Certificate, Finding)> {
+    let mut out = Vec::new();
+    for (which, pem) in [(Certificate::Authority, ca), (Certificate::Client, cert)] {
+        let Some(pem) = pem else {
+            continue;
+        };
+        for finding in findings(pem, now, days) {
+            out.push((which, finding));
+        }
+    }
+    out
+}
+
 /// What the certificates of one field say about `now`: an error for an expired one, a warning
 /// for one that expires within `days`, with the date; nothing when every one is valid longer.
-pub fn findings(pem: &[u8], field: &str, now: i64, days: u32) -> Vec<Finding> {
+fn findings(pem: &[u8], now: i64, days: u32) -> Vec<Finding> {
     let mut out = Vec::new();
     for validity in tls::validities(pem) {
         let left = validity.not_after - now;
@@ -24,32 +72,25 @@ pub fn findings(pem: &[u8], field: &str, now: i64, days: u32) -> Vec<Finding> {
                         "the certificate expired on {}: client-go refuses it, and Argo CD cannot reach the cluster",
                         date(validity.not_after)
                     ),
-                )
-                .at(field),
+                ),
             );
         } else if left < i64::from(days) * DAY {
-            out.push(
-                Finding::new(
-                    Severity::Warning,
-                    format!(
-                        "the certificate expires on {}, in {} days (expiryWarningDays={days})",
-                        date(validity.not_after),
-                        left / DAY
-                    ),
-                )
-                .at(field),
-            );
+            out.push(Finding::new(
+                Severity::Warning,
+                format!(
+                    "the certificate expires on {}, in {} days (expiryWarningDays={days})",
+                    date(validity.not_after),
+                    left / DAY
+                ),
+            ));
         } else if validity.not_before > now {
-            out.push(
-                Finding::new(
-                    Severity::Warning,
-                    format!(
-                        "the certificate is valid only from {}: client-go refuses it until then",
-                        date(validity.not_before)
-                    ),
-                )
-                .at(field),
-            );
+            out.push(Finding::new(
+                Severity::Warning,
+                format!(
+                    "the certificate is valid only from {}: client-go refuses it until then",
+                    date(validity.not_before)
+                ),
+            ));
         }
     }
     out

@@ -11,7 +11,7 @@ pub mod tls;
 use serde_json::Value;
 
 use crate::convert::argocd::{
-    ARGOCD_K8S_AUTH, CLUSTER_CONFIG_FIELDS, GoType, SECRET_DATA_KEYS, SECRET_TYPE_LABEL,
+    ARGOCD_K8S_AUTH, CLUSTER_CONFIG_FIELDS, Field, GoType, SECRET_DATA_KEYS, SECRET_TYPE_LABEL,
 };
 use crate::convert::exec::{
     ARGOCD_K8S_AUTH_API_VERSION, SUPPORTED_API_VERSIONS, azure_login_is_unattended,
@@ -38,9 +38,6 @@ pub struct Policy {
     pub forbid_expiring_tokens: bool,
     /// Labels every cluster Secret must carry.
     pub required_labels: Vec<String>,
-    /// The host's time (Unix seconds), when it gives one: `caData` and `certData` certificates
-    /// are checked against it.
-    pub now: Option<i64>,
     /// A certificate that expires within this many days is a warning.
     pub expiry_days: u32,
 }
@@ -52,7 +49,6 @@ impl Default for Policy {
             forbid_insecure: false,
             forbid_expiring_tokens: false,
             required_labels: Vec::new(),
-            now: None,
             expiry_days: 30,
         }
     }
@@ -81,6 +77,7 @@ pub fn is_cluster_secret(node: &Node) -> bool {
 pub fn validate_input(
     input: &Input,
     policy: &Policy,
+    now: Option<i64>,
     function_config: Option<ResourceRef>,
     sink: &mut Sink,
 ) -> Vec<Finding> {
@@ -90,7 +87,7 @@ pub fn validate_input(
         checked += 1;
         let object = Object::new(&item.node);
         results.extend(
-            check(&item.node, policy)
+            check(&item.node, policy, now)
                 .into_iter()
                 .map(|f| object.finding(f)),
         );
@@ -109,8 +106,9 @@ pub fn validate_input(
 }
 
 /// Every problem with one Argo CD cluster Secret, each naming its field (the caller names the
-/// Secret). Messages never hold a value of the Secret.
-pub fn check(node: &Node, policy: &Policy) -> Vec<Finding> {
+/// Secret). Messages never hold a value of the Secret. With the host's time (`now`, Unix
+/// seconds), `caData` and `certData` certificates are checked against it.
+pub fn check(node: &Node, policy: &Policy, now: Option<i64>) -> Vec<Finding> {
     let object = Object::new(node);
     let mut out = object.metadata_problems();
     metadata(&object, policy, &mut out);
@@ -200,7 +198,7 @@ pub fn check(node: &Node, policy: &Policy) -> Vec<Finding> {
         None => {}
         Some((field, text)) => match serde_json::from_str::<Value>(text) {
             Err(_) => out.push(Finding::error("is not JSON: Argo CD skips the cluster").at(field)),
-            Ok(config) => config_checks(&config, field, policy, &mut out),
+            Ok(config) => config_checks(&config, field, policy, now, &mut out),
         },
     }
     out
@@ -230,7 +228,13 @@ fn metadata(object: &Object, policy: &Policy, out: &mut Vec<Finding>) {
 }
 
 /// `config` against `ClusterConfig`'s fields and Go types, then client-go's rules.
-fn config_checks(config: &Value, field: &str, policy: &Policy, out: &mut Vec<Finding>) {
+fn config_checks(
+    config: &Value,
+    field: &str,
+    policy: &Policy,
+    now: Option<i64>,
+    out: &mut Vec<Finding>,
+) {
     go_types(config, CLUSTER_CONFIG_FIELDS, field, out);
     let at = |path: &str| format!("{field}.{path}");
     // `Value::pointer` would allocate for every step (it unescapes `~1`); these paths are plain keys.
@@ -272,12 +276,12 @@ fn config_checks(config: &Value, field: &str, policy: &Policy, out: &mut Vec<Fin
     let ca_bytes = decoded("caData");
     let cert = decoded("certData");
     let key = decoded("keyData");
-    if let Some(now) = policy.now {
-        for (pem, field) in [(&ca_bytes, "caData"), (&cert, "certData")] {
-            if let Some(pem) = pem {
-                let field = at(&format!("tlsClientConfig.{field}"));
-                out.extend(expiry::findings(pem, &field, now, policy.expiry_days));
-            }
+    if let Some(now) = now {
+        let days = policy.expiry_days;
+        for (which, finding) in
+            expiry::tls_findings(ca_bytes.as_deref(), cert.as_deref(), now, days)
+        {
+            out.push(finding.at(at(&format!("tlsClientConfig.{}", which.config_field()))));
         }
     }
     if let Some(ca) = ca_bytes {
@@ -458,7 +462,7 @@ fn exec_checks(exec: &Value, field: &str, policy: &Policy, shadowed: bool, out: 
 }
 
 /// Whether `value` decodes into a Go field of this type; every mismatch is a finding.
-fn go_types(value: &Value, fields: &[(&str, GoType)], field: &str, out: &mut Vec<Finding>) {
+fn go_types(value: &Value, fields: &[Field], field: &str, out: &mut Vec<Finding>) {
     let Some(object) = value.as_object() else {
         out.push(
             Finding::error("is not a JSON object: Argo CD skips the cluster").at(field.to_string()),
@@ -468,19 +472,17 @@ fn go_types(value: &Value, fields: &[(&str, GoType)], field: &str, out: &mut Vec
     for (key, v) in object {
         // Named only for a finding or a nested object: most fields need neither.
         let path = || format!("{field}.{key}");
-        let Some((name, go_type)) = fields.iter().find(|(name, _)| *name == key).or_else(|| {
-            fields
-                .iter()
-                .find(|(name, _)| name.eq_ignore_ascii_case(key))
-        }) else {
+        let Some(Field {
+            name, go: go_type, ..
+        }) = fields
+            .iter()
+            .find(|f| f.name == key)
+            .or_else(|| fields.iter().find(|f| f.name.eq_ignore_ascii_case(key)))
+        else {
             out.push(
                 Finding::error(format!(
                     "is not a field of Argo CD's config: it is ignored (fields: {})",
-                    fields
-                        .iter()
-                        .map(|(n, _)| *n)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    fields.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
                 ))
                 .at(path()),
             );
