@@ -69,21 +69,6 @@ pub fn url_credentials(url: &str) -> Option<Range<usize>> {
     userinfo(url)
 }
 
-/// The same ranges counted in UTF-16 code units, as JavaScript strings count (`ranges` sorted,
-/// on character boundaries of `text`).
-pub fn utf16_ranges(text: &str, ranges: &[Range<usize>]) -> Vec<Range<usize>> {
-    let mut bounds: Vec<usize> = ranges.iter().flat_map(|r| [r.start, r.end]).collect();
-    let mut units = 0;
-    let mut at = 0;
-    for bound in &mut bounds {
-        let target = (*bound).min(text.len());
-        units += text[at..target].encode_utf16().count();
-        at = target;
-        *bound = units;
-    }
-    bounds.chunks(2).map(|p| p[0]..p[1]).collect()
-}
-
 struct Rule<'l> {
     limits: &'l Limits,
 }
@@ -550,17 +535,6 @@ mod tests {
         let config_map =
             format!("kind: ConfigMap\ndata:\n  kubeconfig: |\n{block}  other: users of clusters\n");
         assert_eq!(hidden(&config_map), vec!["admin:hunter2", "in-a-configmap"]);
-    }
-
-    #[test]
-    fn utf16_offsets_count_what_javascript_counts() {
-        let text = "é😀 token: x y";
-        let (x, y) = (text.find('x').unwrap(), text.find('y').unwrap());
-        assert_eq!(
-            utf16_ranges(text, &[0..2, x..x + 1, y..y + 1]),
-            vec![0..1, 11..12, 13..14]
-        );
-        assert_eq!(text.encode_utf16().count(), 14);
     }
 
     #[test]

@@ -17,12 +17,12 @@
 
 mod config;
 mod credentials;
+mod documents;
 mod fleet;
 pub mod host;
 mod limits;
 mod reconcile;
 mod run;
-mod show;
 mod sources;
 mod validate;
 mod wrap;
@@ -46,15 +46,13 @@ pub mod yaml;
 mod yaml;
 
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
-pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, url_credentials, utf16_ranges};
+pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, url_credentials};
+pub use documents::{Document, documents, items_json};
 pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
 pub use reconcile::view::Format as PlanFormat;
 pub use reconcile::{Action, Entry, Plan, SecretId};
-pub use run::{
-    Files, Finished, NoFiles, Options, Outcome, RunError, items_json, plan, run, run_streaming,
-};
-pub use show::{ClusterSecretText, cluster_secrets};
+pub use run::{Files, Finished, NoFiles, Options, Outcome, RunError, plan, run, run_streaming};
 pub use validate::expiry::parse_instant;
 pub use wrap::{WRAP_NAMESPACE, WrappedKubeconfig, wrap_kubeconfig};

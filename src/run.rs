@@ -88,22 +88,6 @@ pub enum RunError {
     FunctionConfig(String),
 }
 
-/// The items of an input (any form the function reads) as a JSON array: for hosts that show
-/// what came out, such as the browser playground.
-pub fn items_json(input: &[u8], limits: &Limits) -> Result<String, RunError> {
-    let parsed = krm::parse(input, limits)?;
-    let items = Node::seq(
-        parsed
-            .items
-            .into_iter()
-            .map(|i| i.node.into_owned())
-            .collect(),
-    );
-    let mut out = String::new();
-    crate::yaml::emit::write_json(&mut out, &items, None);
-    Ok(out)
-}
-
 /// Runs the function over one input.
 pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
     let mut output = String::new();

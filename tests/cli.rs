@@ -439,3 +439,39 @@ fn resource_files_are_read_relative_to_the_working_directory() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `capi2argo wrap` puts a bare kubeconfig into the Secret Cluster API writes, which the
+/// function then converts; anything else is refused with exit 2 and nothing on stdout.
+#[test]
+fn wrap_puts_a_kubeconfig_into_its_secret_for_the_conversion() {
+    let kubeconfig = "apiVersion: v1\nkind: Config\nclusters:\n- name: lab\n  cluster: {server: 'https://api.lab.example:6443'}\nusers:\n- name: u\n  user: {token: t}\ncontexts:\n- name: admin@lab\n  context: {cluster: lab, user: u}\ncurrent-context: admin@lab\n";
+    let wrapped = capi2argo(&["wrap"], kubeconfig.as_bytes());
+    assert_eq!(wrapped.status.code(), Some(0), "{}", text(&wrapped.stderr));
+    let secret = text(&wrapped.stdout);
+    assert!(secret.contains("name: lab-kubeconfig"), "{secret}");
+    let converted = capi2argo(&[], &wrapped.stdout);
+    assert_eq!(
+        converted.status.code(),
+        Some(0),
+        "{}",
+        text(&converted.stderr)
+    );
+    let out = text(&converted.stdout);
+    assert!(
+        out.contains("name: cluster-lab\n") && out.contains("server: https://api.lab.example:6443"),
+        "{out}"
+    );
+    for refused in [
+        &b"apiVersion: v1\nkind: Secret\nmetadata: {name: x}\n"[..],
+        b"a: [",
+    ] {
+        let out = capi2argo(&["wrap"], refused);
+        assert_eq!(out.status.code(), Some(2));
+        assert!(out.stdout.is_empty());
+        assert!(
+            text(&out.stderr).contains("not one kubeconfig"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+}

@@ -11,8 +11,14 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use capi2argo::host::{self, Args};
+use capi2argo::host;
 use capi2argo::{NoFiles, Options};
+
+/// The command's own argument parser: the cases run the library as the command runs it.
+#[path = "../src/cli/args.rs"]
+#[allow(dead_code)]
+mod args;
+use args::Args;
 
 /// What a run printed and how it exited.
 #[derive(Debug, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use super::Ctx;
 use super::ids::{ObjectKey, SecretId, SourceKey};
 
 /// What to do with a kubeconfig given as it is instead of in a Secret.
-const BARE_KUBECONFIG_HINT: &str = "this is a kubeconfig, not a Secret holding one; wrap it: kubectl create secret generic <cluster>-kubeconfig --from-file=value=<file> --dry-run=client -o yaml, then label it cluster.x-k8s.io/cluster-name=<cluster>";
+const BARE_KUBECONFIG_HINT: &str = "this is a kubeconfig, not a Secret holding one; capi2argo wrap <file> puts it into the Secret Cluster API would write for it";
 
 /// A kubeconfig Secret found in the input.
 #[derive(Debug)]

@@ -1,5 +1,7 @@
 //! JavaScript bindings (wasm-bindgen) over the capi2argo core: the same transformation, errors as JS `Error`s.
 
+mod text;
+
 use capi2argo::Options;
 use capi2argo::host::{self, Exit, Report};
 use wasm_bindgen::prelude::*;
@@ -216,11 +218,7 @@ pub fn items_json(input: &str) -> Result<JsValue, JsError> {
 pub fn credential_ranges(text: &str) -> Result<Vec<u32>, JsError> {
     let ranges = capi2argo::credential_ranges(text, &capi2argo::Limits::default())
         .map_err(|e| JsError::new(&e.to_string()))?;
-    Ok(capi2argo::utf16_ranges(text, &ranges)
-        .into_iter()
-        .flat_map(|r| [r.start, r.end])
-        .map(|at| u32::try_from(at).unwrap_or(u32::MAX))
-        .collect())
+    Ok(text::flat(text, &ranges))
 }
 
 /// Where the `user:password` of a URL stands, as `[start, end]` in UTF-16 code units (empty
@@ -228,12 +226,8 @@ pub fn credential_ranges(text: &str) -> Result<Vec<u32>, JsError> {
 #[wasm_bindgen(js_name = urlCredentials)]
 pub fn url_credentials(url: &str) -> Vec<u32> {
     capi2argo::url_credentials(url)
-        .map(|r| capi2argo::utf16_ranges(url, &[r]))
+        .map(|r| text::flat(url, &[r]))
         .unwrap_or_default()
-        .into_iter()
-        .flat_map(|r| [r.start, r.end])
-        .map(|at| u32::try_from(at).unwrap_or(u32::MAX))
-        .collect()
 }
 
 /// A bare kubeconfig (YAML or JSON) put into the Secret Cluster API writes for it:
@@ -258,10 +252,11 @@ pub fn wrap_kubeconfig(text: &str) -> Result<JsValue, JsError> {
 /// of its own: `[{ name, namespace, owned, text }]`. Throws when the text is unusable.
 #[wasm_bindgen(js_name = clusterSecrets, unchecked_return_type = "ClusterSecret[]")]
 pub fn cluster_secrets(text: &str) -> Result<JsValue, JsError> {
-    let secrets = capi2argo::cluster_secrets(text, &capi2argo::Limits::default())
+    let documents = capi2argo::documents(text.as_bytes(), &capi2argo::Limits::default())
         .map_err(|e| JsError::new(&e.to_string()))?;
-    let list: Vec<serde_json::Value> = secrets
+    let list: Vec<serde_json::Value> = documents
         .into_iter()
+        .filter(|d| d.cluster_secret)
         .map(|s| {
             serde_json::json!({
                 "name": s.name,

@@ -1,93 +1,13 @@
-//! The `capi2argo` command: a thin shell that reads input and files, runs the core through the
-//! host driver, writes output and sets the exit code.
+//! What the command reads: its input and function config, bounded as they are read, and the
+//! files a configuration names, confined to the working directory.
 
-use std::io::{IsTerminal, Read, Write};
+use std::io::Read;
 use std::path::Path;
-use std::process::ExitCode;
 
-use capi2argo::host::{self, Args, Exit};
-use capi2argo::{Files, Options};
-
-fn main() -> ExitCode {
-    let args = match Args::try_parse_from(std::env::args_os()) {
-        Ok(args) => args,
-        Err(e) => {
-            let _ = e.print();
-            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
-        }
-    };
-    let code = match run(&args) {
-        Ok(exit) => exit,
-        Err(message) => {
-            eprintln!("capi2argo: {message}");
-            Exit::Unusable
-        }
-    };
-    ExitCode::from(code as u8)
-}
-
-fn run(args: &Args) -> Result<Exit, String> {
-    let limit = args.max_input_bytes;
-    let input = match args.input_path() {
-        Some(path) if path.as_os_str() != "-" => read_file(path, limit)?,
-        _ => {
-            let stdin = std::io::stdin();
-            if stdin.is_terminal() {
-                eprintln!(
-                    "capi2argo: reading a ResourceList, a List or YAML documents from standard input (end with Ctrl-D; --help for usage)"
-                );
-            }
-            read_bounded(stdin.lock(), limit, "input", None)?
-        }
-    };
-    let function_config = match &args.fn_config {
-        Some(path) => Some(
-            String::from_utf8(read_file(path, limit)?)
-                .map_err(|_| format!("{} is not UTF-8", path.display()))?,
-        ),
-        None => None,
-    };
-    let pinned = std::env::var(host::NOW_VARIABLE).ok();
-    let options = Options {
-        // The process ends with this run.
-        exits_after: true,
-        now: Some(host::now(pinned.as_deref(), std::time::SystemTime::now())?),
-        ..args.options(function_config)
-    };
-    // Written as produced: the output of a large fleet never sits in memory whole.
-    //
-    // A standard output on /dev/null, opened for writing or for reading and writing (what Go's
-    // os/exec and Python's subprocess.DEVNULL pass), takes the output and the exit code is the
-    // run's. A standard output the parent closed ends up the same: before main, Rust's runtime
-    // puts /dev/null, opened for reading and writing, on a closed descriptor 0, 1 or 2, so by
-    // now nothing tells the two apart (looking earlier would need `unsafe`, which this crate
-    // forbids), and a closed standard output is taken as the discarded output it amounts to.
-    // Output that cannot be written (disk full, a broken pipe) is still an error, below.
-    let mut stdout = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
-    let mut written = Ok(());
-    let mut files = WorkingDir { budget: limit };
-    let mut sink = |piece: &str| {
-        if written.is_ok() {
-            written = stdout.write_all(piece.as_bytes());
-        }
-    };
-    let report = match args.plan_format() {
-        Some(format) => host::drive_plan(&input, &options, &mut files, format, &mut sink),
-        None => host::drive(&input, &options, &mut files, &mut sink),
-    };
-    if report.exit != Exit::Unusable {
-        // Output that could not be written is lost output: never a success.
-        written
-            .and_then(|()| stdout.flush())
-            .map_err(|e| format!("cannot write output: {e}"))?;
-    }
-    // Best effort: a closed stderr must not hide the exit code.
-    let _ = std::io::stderr().lock().write_all(report.stderr.as_bytes());
-    Ok(report.exit)
-}
+use capi2argo::Files;
 
 /// Reads at most `limit` bytes of `path`; more is an error, noticed while reading.
-fn read_file(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
+pub fn read_file(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
     let file =
         std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let size = file.metadata().ok().map(|meta| meta.len());
@@ -97,7 +17,7 @@ fn read_file(path: &Path, limit: usize) -> Result<Vec<u8>, String> {
 /// Reads until the end or one byte past `limit`, whichever comes first: an endless or huge
 /// input stops at the limit instead of filling memory. `size`, a regular file's length, sizes
 /// the buffer once; a stream's length is known only at its end.
-fn read_bounded(
+pub fn read_bounded(
     reader: impl Read,
     limit: usize,
     what: &str,
@@ -168,9 +88,16 @@ fn read_in_pieces(mut reader: impl Read) -> std::io::Result<Vec<u8>> {
 /// the directory, as it would in an Argo CD repo-server), nothing but regular files (a FIFO would
 /// block, a device never end), every file read up to the input limit and all of them together
 /// within it too.
-struct WorkingDir {
+pub struct WorkingDir {
     /// What is left of `--max-input-bytes` for all files together.
     budget: usize,
+}
+
+impl WorkingDir {
+    /// The working directory, with `budget` bytes for all the files read from it together.
+    pub fn new(budget: usize) -> Self {
+        WorkingDir { budget }
+    }
 }
 
 impl Files for WorkingDir {

@@ -1,6 +1,5 @@
-//! The Argo CD cluster Secrets of a text the function reads or writes, each as a YAML document
-//! of its own: what a host that shows the function's output (the playground) lists, in convert
-//! mode the Secrets the function owns, in validate mode every one the validator checked.
+//! The items of an input, each as a YAML document of its own with what names it: for hosts that
+//! list or show what a run read or wrote (the playground lists the Argo CD cluster Secrets).
 
 use crate::convert::argocd::OWNED_LABEL;
 use crate::krm::object::Object;
@@ -9,31 +8,38 @@ use crate::krm::{self, Form, Out, TextStore};
 use crate::limits::Limits;
 use crate::run::RunError;
 use crate::validate::is_cluster_secret;
+use crate::yaml::Node;
 
-/// One Argo CD cluster Secret (`argocd.argoproj.io/secret-type: cluster`, the Secrets the
-/// validator checks) and its YAML.
+/// One item of an input, and its YAML.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterSecretText {
+pub struct Document {
+    /// `apiVersion`, empty when absent.
+    pub api_version: String,
+    /// `kind`, empty when absent.
+    pub kind: String,
     /// `metadata.name`.
     pub name: String,
     /// The namespace as written, if any.
     pub namespace: Option<String>,
-    /// Whether the function owns it (`capi-to-argocd/owned: "true"`): one it wrote.
+    /// An Argo CD cluster Secret (`argocd.argoproj.io/secret-type: cluster`, what the validator
+    /// checks).
+    pub cluster_secret: bool,
+    /// Labelled as the function's own (`capi-to-argocd/owned: "true"`).
     pub owned: bool,
-    /// The Secret as one YAML document, beginning with `---`: copied from a stream or List as
-    /// it was written, written by the emitter for a ResourceList's items.
+    /// The item as one YAML document, beginning with `---`: copied from a stream or List as it
+    /// was written, written by the emitter for a ResourceList's items.
     pub text: String,
 }
 
-/// Every Argo CD cluster Secret of `text` (a ResourceList, List or stream, YAML or JSON), in order.
-pub fn cluster_secrets(text: &str, limits: &Limits) -> Result<Vec<ClusterSecretText>, RunError> {
-    let mut input = krm::parse(text.as_bytes(), limits)?;
+/// Every item of `text` (a ResourceList, List or stream, YAML or JSON), in order.
+pub fn documents(text: &[u8], limits: &Limits) -> Result<Vec<Document>, RunError> {
+    let mut input = krm::parse(text, limits)?;
     // A ResourceList's items stand in its `items` list: as documents they are written anew.
     let in_list = matches!(input.form, Form::ResourceList { .. });
     input.form = Form::Stream;
     let store = TextStore::default();
     let mut found = Vec::new();
-    for item in input.items.iter().filter(|i| is_cluster_secret(&i.node)) {
+    for item in &input.items {
         let object = Object::new(&item.node);
         let out = if in_list {
             Out::New(item.node.clone().into_owned())
@@ -47,14 +53,33 @@ pub fn cluster_secrets(text: &str, limits: &Limits) -> Result<Vec<ClusterSecretT
         if !text.ends_with('\n') {
             text.push('\n');
         }
-        found.push(ClusterSecretText {
+        found.push(Document {
+            api_version: object.api_version().unwrap_or_default().to_string(),
+            kind: object.kind().unwrap_or_default().to_string(),
             name: object.name().unwrap_or_default().to_string(),
             namespace: object.namespace_written().map(String::from),
+            cluster_secret: is_cluster_secret(&item.node),
             owned: object.label(OWNED_LABEL) == Some("true"),
             text,
         });
     }
     Ok(found)
+}
+
+/// The items of an input (any form the function reads) as a JSON array: for hosts that show
+/// what came out without a YAML reader of their own.
+pub fn items_json(input: &[u8], limits: &Limits) -> Result<String, RunError> {
+    let parsed = krm::parse(input, limits)?;
+    let items = Node::seq(
+        parsed
+            .items
+            .into_iter()
+            .map(|i| i.node.into_owned())
+            .collect(),
+    );
+    let mut out = String::new();
+    crate::yaml::emit::write_json(&mut out, &items, None);
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -69,14 +94,16 @@ mod tests {
     #[test]
     fn stream_documents_are_copied_as_written() {
         let text = format!("{OWNED}---\n{OTHER}---\n{HAND}");
-        let found = cluster_secrets(&text, &Limits::default()).unwrap();
-        assert_eq!(found.len(), 2);
+        let found = documents(text.as_bytes(), &Limits::default()).unwrap();
+        assert_eq!(found.len(), 3);
         assert_eq!(found[0].text, format!("---\n{OWNED}"));
-        assert!(found[0].owned);
-        assert_eq!(found[1].text, format!("---\n{HAND}"));
-        assert!(!found[1].owned);
-        assert_eq!(found[1].namespace, None);
-        assert_eq!(found[1].name, "cluster-b");
+        assert!(found[0].owned && found[0].cluster_secret);
+        assert_eq!(found[1].text, format!("---\n{OTHER}"));
+        assert!(!found[1].cluster_secret);
+        assert_eq!(found[2].text, format!("---\n{HAND}"));
+        assert!(!found[2].owned && found[2].cluster_secret);
+        assert_eq!(found[2].namespace, None);
+        assert_eq!(found[2].name, "cluster-b");
     }
 
     #[test]
@@ -93,9 +120,9 @@ mod tests {
             indent(OWNED),
             indent(HAND)
         );
-        let found = cluster_secrets(&text, &Limits::default()).unwrap();
-        assert_eq!(found.len(), 2);
-        for (doc, original) in found.iter().zip([OWNED, HAND]) {
+        let found = documents(text.as_bytes(), &Limits::default()).unwrap();
+        assert_eq!(found.len(), 3);
+        for (doc, original) in found.iter().zip([OTHER, OWNED, HAND]) {
             assert!(doc.text.starts_with("---\n"));
             let limits = Limits::default();
             let ours = parse_stream(&doc.text, &limits).unwrap();
@@ -106,6 +133,6 @@ mod tests {
 
     #[test]
     fn unreadable_text_is_an_error() {
-        assert!(cluster_secrets("a: [", &Limits::default()).is_err());
+        assert!(documents(b"a: [", &Limits::default()).is_err());
     }
 }
