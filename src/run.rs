@@ -6,7 +6,7 @@ use crate::krm::finding::{Finding, ResourceRef};
 use crate::krm::object::Object;
 use crate::krm::{self, Input, InputError, Item, Out};
 use crate::limits::Limits;
-use crate::reconcile::{Output, Plan, Run, reconcile};
+use crate::reconcile::{Output, Plan, Run, cut_unread, reconcile};
 use crate::validate;
 use crate::yaml::{Node, parse_stream};
 
@@ -125,7 +125,7 @@ fn execute(
     sink: &mut krm::Sink,
 ) -> Result<Finished, RunError> {
     let limits = &options.limits;
-    let mut parsed = krm::parse_reading(input, limits, Some(reads_kind))?;
+    let mut parsed = krm::parse_reading(input, limits, Some(cut_unread))?;
     let override_doc = function_config_override(options)?;
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
     if let Err(errors) = Config::from_parts(override_doc.as_ref(), &options.overrides, limits) {
@@ -160,7 +160,7 @@ fn execute(
         now: options.now,
         output,
     };
-    let reconciled = reconcile(&parsed, &config, run, sink);
+    let reconciled = reconcile(&mut parsed, &config, run, sink);
     if options.exits_after {
         std::mem::forget(parsed);
     }
@@ -182,23 +182,14 @@ fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunEr
         .ok_or_else(|| RunError::FunctionConfig("function config is empty".into()))
 }
 
-/// The kinds conversion reads beyond their metadata: kubeconfig and Argo CD Secrets, CAPI
-/// Clusters and control planes (for lifecycle and version).
-fn reads_kind(kind: &str) -> bool {
-    matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane")
-}
-
-/// Items copied verbatim that the function never reads keep only what results name them by
-/// (kind and metadata): the rest of their tree would only hold memory until the output is
-/// written. (A ResourceList's are cut while it is read; this is for the other forms.)
+/// Items copied verbatim give up what the function never reads of them (a ResourceList's are
+/// cut while it is read; this is for the other forms).
 fn slim(items: &mut [Item]) {
     for item in items
         .iter_mut()
         .filter(|i| !matches!(i.text, krm::Text::Rewrite(_)))
     {
-        if !reads_kind(Object::new(&item.node).kind().unwrap_or_default()) {
-            item.node.retain_keys(krm::NAMING_KEYS);
-        }
+        cut_unread(&mut item.node);
     }
 }
 

@@ -76,22 +76,25 @@ pub enum InputError {
 /// What a reader that does not read an item needs of it: what results name it by.
 pub const NAMING_KEYS: &[&str] = &["apiVersion", "kind", "metadata"];
 
+/// What a reader cuts from an item it reads only part of; whether it cut anything.
+pub type Cut = fn(&mut Node) -> bool;
+
 /// Decodes and parses the input into its form and items.
 pub fn parse<'a>(input: &'a [u8], limits: &Limits) -> Result<Input<'a>, InputError> {
     parse_reading(input, limits, None)
 }
 
-/// [`parse`], for a reader that reads only the kinds `reads` says yes to: a ResourceList's
-/// other items are cut to their [`NAMING_KEYS`] while the input is read, so a large list's
-/// pass-through resources never hold memory past their own entry. A cut item that would have
-/// to be written from its tree (not copied) brings the whole input to be read again, uncut:
-/// the output never loses a field.
+/// [`parse`], for a reader that reads only part of each item: `cut` takes from each entry of a
+/// ResourceList, while the input is read, what that reader never reads (and says whether it took
+/// anything), so a large list's trees never hold memory past their own entry. A cut item that
+/// would have to be written from its tree (not copied) brings the whole input to be read again,
+/// uncut: the output never loses a field.
 pub fn parse_reading<'a>(
     input: &'a [u8],
     limits: &Limits,
-    reads: Option<fn(&str) -> bool>,
+    cut: Option<Cut>,
 ) -> Result<Input<'a>, InputError> {
-    let Some(reads) = reads else {
+    let Some(cut_entry) = cut else {
         return read(input, limits, None);
     };
     let mut cut: Vec<usize> = Vec::new();
@@ -100,8 +103,7 @@ pub fn parse_reading<'a>(
             kv[0].as_str() == Some("kind")
                 && kv.get(1).and_then(Node::as_str) == Some("ResourceList")
         });
-        let kind = entry.get("kind").and_then(Node::as_str).unwrap_or_default();
-        if in_list && !reads(kind) && verbatim::may_cut(entry) && entry.retain_keys(NAMING_KEYS) {
+        if in_list && verbatim::may_cut(entry) && cut_entry(entry) {
             cut.push(entry.span.start());
         }
     };
@@ -111,7 +113,7 @@ pub fn parse_reading<'a>(
     // output writes from its tree).
     let holds = matches!(parsed.form, Form::ResourceList { .. })
         && parsed.items.iter().all(|item| {
-            matches!(item.text, Text::Span(_) | Text::Owned(_))
+            matches!(item.text, Text::Span(_) | Text::Moved(_))
                 || cut.binary_search(&item.node.span.start()).is_err()
         });
     if cut.is_empty() || holds {
@@ -444,8 +446,10 @@ mod tests {
 
     const LIST: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n";
 
-    fn secrets_only(kind: &str) -> bool {
-        kind == "Secret"
+    /// A reader of Secrets alone: anything else is cut to what names it.
+    fn secrets_only(item: &mut Node) -> bool {
+        let kind = item.get("kind").and_then(Node::as_str).unwrap_or_default();
+        kind != "Secret" && item.retain_keys(NAMING_KEYS)
     }
 
     #[test]

@@ -6,8 +6,10 @@ pub mod finding;
 pub mod input;
 pub mod object;
 pub mod render;
+pub mod store;
 pub mod verbatim;
 
 pub use input::{Form, Input, InputError, Item, NAMING_KEYS, parse, parse_reading};
-pub use render::{Out, Sink, TextStore, failure, render};
+pub use render::{Out, Sink, failure, render};
+pub use store::TextStore;
 pub use verbatim::Text;

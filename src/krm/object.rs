@@ -14,6 +14,14 @@ const LEGACY_PATH_ANNOTATION: &str = "config.kubernetes.io/path";
 const INDEX_ANNOTATION: &str = "internal.config.kubernetes.io/index";
 const LEGACY_INDEX_ANNOTATION: &str = "config.kubernetes.io/index";
 
+/// The annotations that say where an item lives: what a result's `file` is read from.
+pub const FILE_ANNOTATIONS: &[&str] = &[
+    PATH_ANNOTATION,
+    LEGACY_PATH_ANNOTATION,
+    INDEX_ANNOTATION,
+    LEGACY_INDEX_ANNOTATION,
+];
+
 /// Prefixes of the annotations kpt and kustomize own on every item they hand a function.
 pub const TOOL_ANNOTATION_PREFIXES: &[&str] = &[
     "config.kubernetes.io/",
@@ -170,6 +178,12 @@ impl<'n, 'a> Object<'n, 'a> {
             return Ok(Some((field(), Cow::Owned(text))));
         }
         Ok(None)
+    }
+
+    /// The base64 text of a Secret's `data` value as it stands in the input, when it is a
+    /// string there.
+    pub fn data_text(&self, key: &str) -> Option<&'n str> {
+        self.node.path(&["data", key]).and_then(Node::as_str)
     }
 
     /// What is wrong with the metadata, as the API server would refuse it: each problem as a

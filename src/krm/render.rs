@@ -5,6 +5,7 @@ use crate::yaml::Node;
 use crate::yaml::emit::{write_block, write_document, write_json, write_seq_item};
 
 use super::input::{Form, Input, Item};
+use super::store::{Origin, Stored, TextStore};
 use super::verbatim::Text;
 
 /// An output item: an input item kept as it was, or a new one.
@@ -13,61 +14,25 @@ pub enum Out<'x, 'a> {
     /// A new item as a tree: JSON output writes the whole list as one value.
     New(Node<'static>),
     /// A new item already written as the YAML it becomes, kept in a [`TextStore`]: a large
-    /// fleet's new Secrets wait for the output as their text, a fraction of their trees' size.
+    /// fleet's new Secrets wait for the output as their text, their long values left in the
+    /// input where they came from.
     Written(Stored),
 }
 
-/// The text of new items until the output is written, in chunks of at least [`CHUNK`] bytes.
-///
-/// One allocation per Secret would sit between the short-lived allocations of the conversions
-/// around it, and what those free could then only be reused piecemeal: the heap grew by a
-/// fifth of a large fleet's peak. Chunks this large are mapped apart from the heap (glibc maps
-/// allocations past its threshold, 128 KiB at first), and each holds hundreds of Secrets.
-#[derive(Debug, Default)]
-pub struct TextStore {
-    chunks: Vec<String>,
-}
-
-/// The smallest chunk of a [`TextStore`]: 1 MiB.
-pub const CHUNK: usize = 1 << 20;
-
-/// Where a [`TextStore`] keeps one text.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stored {
-    chunk: usize,
-    range: std::ops::Range<usize>,
-}
-
-impl TextStore {
-    /// Keeps what `write` writes (a text longer than a chunk's room grows its chunk).
-    pub fn write(&mut self, write: impl FnOnce(&mut String)) -> Stored {
-        // A new Secret with certificates is a few KiB; a chunk with less room is closed.
-        let room = self.chunks.last().map_or(0, |c| c.capacity() - c.len());
-        if room < 16 << 10 {
-            self.chunks.push(String::with_capacity(CHUNK));
-        }
-        let chunk = self.chunks.len() - 1;
-        let text = &mut self.chunks[chunk];
-        let start = text.len();
-        write(text);
-        Stored {
-            chunk,
-            range: start..text.len(),
-        }
-    }
-
-    pub fn get(&self, at: &Stored) -> &str {
-        &self.chunks[at.chunk][at.range.clone()]
-    }
-}
-
 impl<'x, 'a> Out<'x, 'a> {
-    /// A new item for `input`'s output, written into `store` at once when the output is YAML.
-    pub fn new(input: &Input, node: Node<'static>, store: &mut TextStore) -> Self {
+    /// A new item for `input`'s output, written into `store` at once when the output is YAML;
+    /// each of `values` that the text holds as it stands in the input (`Origin`) is kept as
+    /// where it stands, and read again when the item is written.
+    pub fn new(
+        input: &Input,
+        node: Node<'static>,
+        values: &[(&str, Origin)],
+        store: &mut TextStore,
+    ) -> Self {
         if input.form == (Form::ResourceList { json: true }) {
             return Out::New(node);
         }
-        Out::Written(store.write(|text| write_new(text, input, &node)))
+        Out::Written(store.write(|text| write_new(text, input, &node), values))
     }
 }
 
@@ -109,7 +74,7 @@ fn render_json(
                 Out::New(node) => node.clone(),
                 // `Out::new` keeps trees for JSON output; text written for YAML
                 // output is read back rather than lost.
-                Out::Written(at) => read_back(store.get(at)),
+                Out::Written(at) => read_back(&store.text(at, input.text)),
             })
             .collect(),
     );
@@ -178,10 +143,10 @@ impl<'i, 'a> Writer<'i, 'a> {
                         ..
                     }) => copy(&input.text[range.clone()], sink),
                     Out::Keep(Item {
-                        text: Text::Owned(text),
+                        text: Text::Moved(moved),
                         ..
-                    }) => copy(text, sink),
-                    Out::Written(at) => copy(store.get(at), sink),
+                    }) => copy(&moved.text(input.text).unwrap_or_default(), sink),
+                    Out::Written(at) => store.write_out(at, input.text, sink),
                     Out::Keep(Item { node, .. }) | Out::New(node) => {
                         write_new(buf, input, node);
                         flush(buf, sink);
@@ -205,15 +170,15 @@ impl<'i, 'a> Writer<'i, 'a> {
                     copy(text, sink);
                 }
                 Out::Keep(Item {
-                    text: Text::Owned(text),
+                    text: Text::Moved(moved),
                     ..
                 }) => {
                     sink("---\n");
-                    copy(text, sink);
+                    copy(&moved.text(input.text).unwrap_or_default(), sink);
                 }
                 Out::Written(at) => {
                     sink("---\n");
-                    copy(store.get(at), sink);
+                    store.write_out(at, input.text, sink);
                 }
                 Out::Keep(Item { node, .. }) | Out::New(node) => {
                     sink("---\n");
@@ -400,22 +365,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_text_store_gives_back_every_text_across_chunks() {
-        let mut store = TextStore::default();
-        let mut texts: Vec<String> = (0..700).map(|i| format!("{i}:").repeat(i * 5)).collect();
-        texts.push("x".repeat(CHUNK + 1));
-        texts.push("after".into());
-        let stored: Vec<Stored> = texts
-            .iter()
-            .map(|t| store.write(|s| s.push_str(t)))
-            .collect();
-        for (text, at) in texts.iter().zip(&stored) {
-            assert_eq!(store.get(at), text);
-        }
-        assert!(store.chunks.len() > 2);
-    }
-
     /// A new item comes out the same whether it waits as a tree or as its written text, in
     /// every form (text meant for YAML output is read back if JSON output ever gets it).
     #[test]
@@ -446,15 +395,16 @@ mod tests {
             };
             let tree = written(&|_, _| Out::New(secret()));
             assert_eq!(
-                written(&|input, store| Out::new(input, secret(), store)),
+                written(&|input, store| Out::new(input, secret(), &[], store)),
                 tree,
                 "{input}"
             );
             if parsed.form == (Form::ResourceList { json: true }) {
                 let yaml = |_: &Input, store: &mut TextStore| {
-                    Out::Written(
-                        store.write(|text| crate::yaml::emit::write_document(text, &secret())),
-                    )
+                    Out::Written(store.write(
+                        |text| crate::yaml::emit::write_document(text, &secret()),
+                        &[],
+                    ))
                 };
                 assert_eq!(written(&yaml), tree);
             }

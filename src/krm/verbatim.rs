@@ -24,8 +24,10 @@ use crate::yaml::{Node, Style, Value, YAML_SPACE, line_start, parse_stream, same
 pub enum Text {
     /// Copied from the input: this byte range.
     Span(Range<usize>),
-    /// Text that is not in the input as such (a List entry moved left), checked to read the same.
-    Owned(String),
+    /// A List entry moved left into a document of its own, checked to read the same; its text
+    /// is made again from the input as it is written (a copy of every entry would hold as much
+    /// memory as the input itself).
+    Moved(Moved),
     /// Written by the emitter, for this reason.
     Rewrite(Rewrite),
 }
@@ -134,16 +136,41 @@ pub fn moved(
     if let Err(reason) = origin.portable(node, &range) {
         return Text::Rewrite(reason);
     }
-    let Some(text) = deindent(input, node, range) else {
+    let Some(dash) = node.indicator.map(|i| i.pos()) else {
+        return Text::Rewrite(Rewrite::Moved);
+    };
+    let entry = Moved {
+        range,
+        start: node.span.start(),
+        dash,
+    };
+    let Some(text) = entry.text(input) else {
         return Text::Rewrite(Rewrite::Moved);
     };
     let reads_the_same = parse_stream(&text, limits).is_ok_and(|docs| {
         docs.len() == 1 && same_content(&docs[0].root, node) && same_form(&docs[0].root, node)
     });
     if reads_the_same {
-        Text::Owned(text)
+        Text::Moved(entry)
     } else {
         Text::Rewrite(Rewrite::Moved)
+    }
+}
+
+/// A List entry that moves left: its range, where its node begins and where its dash stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    range: Range<usize>,
+    start: usize,
+    dash: usize,
+}
+
+impl Moved {
+    /// The entry's lines moved left by its content column, its dash line reduced to what
+    /// follows the dash; `None` when a line cannot move that far (fewer spaces than that before
+    /// its text), or the entry's lines are broken otherwise than by `\n` and `\r\n`.
+    pub fn text(&self, input: &str) -> Option<String> {
+        deindent(input, self.start, self.dash, self.range.clone())
     }
 }
 
@@ -163,7 +190,7 @@ fn same_form(a: &Node, b: &Node) -> bool {
 
 /// The entry's lines with `col` columns removed, its dash line reduced to what follows the
 /// dash; `None` when a line cannot move that far (fewer spaces than that before its text).
-fn deindent(input: &str, node: &Node, range: Range<usize>) -> Option<String> {
+fn deindent(input: &str, start: usize, dash: usize, range: Range<usize>) -> Option<String> {
     let chunk = &input[range.clone()];
     // Lines broken by a lone `\r`, NEL, LS or PS are left to the emitter.
     if chunk.contains(['\u{85}', '\u{2028}', '\u{2029}'])
@@ -171,16 +198,15 @@ fn deindent(input: &str, node: &Node, range: Range<usize>) -> Option<String> {
     {
         return None;
     }
-    let node_line = line_start(input, node.span.start());
-    let col = input[node_line..node.span.start()].chars().count();
-    if !input[node_line..node.span.start()]
+    let node_line = line_start(input, start);
+    let col = input[node_line..start].chars().count();
+    if !input[node_line..start]
         .bytes()
         .all(|b| b == b' ' || b == b'-')
     {
         // Something other than indentation and the dash stands before the entry (a mark).
         return None;
     }
-    let dash = node.indicator?.pos();
     let mut out = String::with_capacity(chunk.len());
     let mut at = range.start;
     for line in chunk.split_inclusive('\n') {
@@ -190,8 +216,8 @@ fn deindent(input: &str, node: &Node, range: Range<usize>) -> Option<String> {
         if line_at <= dash && dash < at {
             // The dash line: what stands after the dash, when the entry starts below it, or
             // the entry's first line from its start.
-            if node.span.start() < at {
-                out.push_str(&input[node.span.start()..at]);
+            if start < at {
+                out.push_str(&input[start..at]);
             } else {
                 let rest = input[dash + 1..line_at + body.len()].trim_start_matches(YAML_SPACE);
                 if !rest.is_empty() {

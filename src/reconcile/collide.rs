@@ -35,98 +35,106 @@ pub(super) struct Contested {
     pub why: String,
 }
 
-/// A conversion that survived, with its place in the order of conversion.
-pub(super) struct Survivor {
-    pub seq: usize,
-    pub conversion: Conversion,
-}
-
 /// What is left once every collision is settled.
-#[derive(Default)]
-pub(super) struct Outcome {
-    pub survivors: Vec<Survivor>,
+pub(super) struct Outcome<'x, 'a> {
+    /// The conversions to place, in the order of conversion.
+    pub survivors: Vec<Conversion<'x, 'a>>,
     /// Clusters whose Argo CD Secret stays as it is, and why.
     pub unsettled: Vec<Unsettled>,
     pub contested: Vec<Contested>,
 }
 
-/// The conversions in play: each slot empties when its conversion yields or collides.
+/// The conversions, and which are still in play: one leaves when it yields or collides.
 struct Field<'c, 'x, 'a> {
     ctx: &'c mut Ctx<'x, 'a>,
-    alive: Vec<Option<Conversion>>,
-    out: Outcome,
+    all: Vec<Conversion<'x, 'a>>,
+    alive: Vec<bool>,
+    out: Outcome<'x, 'a>,
 }
 
 /// Settles every collision among `conversions`.
-pub(super) fn resolve(ctx: &mut Ctx, scan: &Scan, conversions: Vec<Conversion>) -> Outcome {
+pub(super) fn resolve<'x, 'a>(
+    ctx: &mut Ctx<'x, 'a>,
+    scan: &Scan,
+    conversions: Vec<Conversion<'x, 'a>>,
+) -> Outcome<'x, 'a> {
     let mut field = Field {
         ctx,
-        alive: conversions.into_iter().map(Some).collect(),
-        out: Outcome::default(),
+        alive: vec![true; conversions.len()],
+        all: conversions,
+        out: Outcome {
+            survivors: Vec::new(),
+            unsettled: Vec::new(),
+            contested: Vec::new(),
+        },
     };
     field.copies();
     field.same_server();
     field.same_name();
     field.same_secret(scan);
     field.foreign(scan);
-    let Field { alive, mut out, .. } = field;
-    out.survivors = alive
-        .into_iter()
-        .enumerate()
-        .filter_map(|(seq, c)| c.map(|conversion| Survivor { seq, conversion }))
-        .collect();
+    let Field {
+        mut all,
+        alive,
+        mut out,
+        ..
+    } = field;
+    let mut alive = alive.into_iter();
+    all.retain(|_| alive.next().unwrap_or(false));
+    out.survivors = all;
     out
 }
 
 fn named(c: &Conversion) -> String {
-    format!("{}/{}", c.secret.source_namespace, c.secret.source_name)
+    c.made_from.to_string()
 }
 
-impl Field<'_, '_, '_> {
+impl<'x, 'a> Field<'_, 'x, 'a> {
     /// The conversions still in play, grouped by `key`, in the order of the keys; groups of two
     /// or more only.
     fn groups(&self, key: impl Fn(&Conversion) -> String) -> Vec<Vec<usize>> {
         let mut by: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for (i, c) in self.alive.iter().enumerate() {
-            if let Some(c) = c {
-                by.entry(key(c)).or_default().push(i);
-            }
+        for (i, c) in self.all.iter().enumerate().filter(|&(i, _)| self.alive[i]) {
+            by.entry(key(c)).or_default().push(i);
         }
         by.into_values().filter(|g| g.len() > 1).collect()
     }
 
-    fn get(&self, i: usize) -> Option<&Conversion> {
-        self.alive[i].as_ref()
+    fn get(&self, i: usize) -> Option<&Conversion<'x, 'a>> {
+        self.alive[i].then(|| &self.all[i])
     }
 
     /// `loser` is the same cluster as `winner`: not converted, said on it; its kubeconfig
     /// Secrets join the winner's, so an Argo CD Secret made from them earlier is the winner's to
     /// rename.
     fn yield_to(&mut self, loser: usize, winner: usize, why: &str) {
-        let Some(lost) = self.alive[loser].take() else {
+        if !(self.alive[loser] && self.alive[winner]) {
             return;
-        };
-        let Some(won) = self.alive[winner].as_mut() else {
-            return;
-        };
+        }
+        self.alive[loser] = false;
+        let members = std::mem::take(&mut self.all[loser].members);
+        let won = &mut self.all[winner];
         let message = format!(
             "not converted: {why}; {} is converted for this cluster",
             named(won)
         );
-        won.members.extend(lost.members);
-        self.ctx.report(lost.from, Severity::Info, None, message);
+        won.members.extend(members);
+        self.ctx
+            .report(self.all[loser].from, Severity::Info, None, message);
     }
 
     /// A collision: each conversion of `group` is an error, none is converted, and the Argo CD
     /// Secrets made from them stay as they are.
     fn collision(&mut self, group: &[usize], message: &str, why: &str) {
         for &i in group {
-            if let Some(c) = self.alive[i].take() {
+            if std::mem::take(&mut self.alive[i]) {
+                let c = &mut self.all[i];
+                let members = std::mem::take(&mut c.members);
                 let message = message.to_string();
                 self.ctx
                     .report(c.from, Severity::Error, Some("metadata.name"), message);
                 self.out.unsettled.push(Unsettled {
-                    members: c.members,
+                    members,
                     why: why.to_string(),
                 });
             }
@@ -140,20 +148,16 @@ impl Field<'_, '_, '_> {
         let config = self.ctx.config;
         let sources = &config.sources;
         let mut pairs = Vec::new();
-        for (i, c) in self.alive.iter().enumerate() {
-            let Some(label) = c
-                .as_ref()
-                .and_then(|c| sources[c.source].precedence.copied_as)
-            else {
+        for (i, c) in self.all.iter().enumerate().filter(|&(i, _)| self.alive[i]) {
+            let Some(label) = sources[c.source].precedence.copied_as else {
                 continue;
             };
-            let Some(c) = c else { continue };
-            for (j, d) in self.alive.iter().enumerate() {
-                let Some(d) = d.as_ref().filter(|d| d.source != c.source) else {
+            for (j, d) in self.all.iter().enumerate() {
+                if !self.alive[j] || d.source == c.source {
                     continue;
-                };
+                }
                 let copy = self.ctx.object(d.from);
-                if d.secret.source_namespace == c.secret.source_namespace
+                if d.made_from.namespace == c.made_from.namespace
                     && copy.label(label) == Some(c.cluster.as_str())
                 {
                     pairs.push((i, j, label, c.cluster.clone()));
@@ -178,7 +182,7 @@ impl Field<'_, '_, '_> {
     }
 
     fn same_server(&mut self) {
-        for group in self.groups(|c| c.secret.server.clone()) {
+        for group in self.groups(|c| c.server.clone()) {
             let first = group
                 .iter()
                 .filter_map(|&i| self.get(i).map(|c| c.source))
@@ -216,7 +220,7 @@ impl Field<'_, '_, '_> {
                 .collect();
             let server = self
                 .get(winners[0])
-                .map(|c| without_userinfo(&c.secret.server).0)
+                .map(|c| without_userinfo(&c.server).0)
                 .unwrap_or_default();
             let message = format!(
                 "clusters {} have the same server {server}: Argo CD keys clusters by server and would use only one of them (argo-cd 2288, 9606); neither is converted",
@@ -228,8 +232,9 @@ impl Field<'_, '_, '_> {
     }
 
     fn same_name(&mut self) {
-        for group in self.groups(|c| c.secret.cluster_name.clone()) {
-            let members: Vec<&Conversion> = group.iter().filter_map(|&i| self.get(i)).collect();
+        for group in self.groups(|c| c.cluster_name.clone()) {
+            let members: Vec<&Conversion<'x, 'a>> =
+                group.iter().filter_map(|&i| self.get(i)).collect();
             let one_source = members.windows(2).all(|w| w[0].source == w[1].source);
             let reachable: Vec<usize> = group
                 .iter()
@@ -245,7 +250,7 @@ impl Field<'_, '_, '_> {
                 continue;
             }
             let names: Vec<String> = members.iter().map(|c| named(c)).collect();
-            let cluster = members[0].secret.cluster_name.clone();
+            let cluster = members[0].cluster_name.clone();
             let config = self.ctx.config;
             let from_kubeconfig = members.iter().any(|c| {
                 config.name_from == NameFrom::Kubeconfig
@@ -267,9 +272,10 @@ impl Field<'_, '_, '_> {
 
     fn same_secret(&mut self, scan: &Scan) {
         let ns = self.ctx.config.argo_namespace.clone();
-        for group in self.groups(|c| c.secret.secret_name.clone()) {
-            let members: Vec<&Conversion> = group.iter().filter_map(|&i| self.get(i)).collect();
-            let name = members[0].secret.secret_name.clone();
+        for group in self.groups(|c| c.secret.name.clone()) {
+            let members: Vec<&Conversion<'x, 'a>> =
+                group.iter().filter_map(|&i| self.get(i)).collect();
+            let name = members[0].secret.name.clone();
             let names: Vec<String> = members.iter().map(|c| named(c)).collect();
             let message = format!(
                 "clusters {} all map to Argo CD Secret {ns}/{name}; set namespacedNames=true to keep them apart",
@@ -296,9 +302,9 @@ impl Field<'_, '_, '_> {
                 continue;
             };
             let clash = scan.foreign.iter().find_map(|f| {
-                let what = if !f.server.is_empty() && f.server == c.secret.server {
+                let what = if !f.server.is_empty() && f.server == c.server {
                     format!("has the server {}", without_userinfo(&f.server).0)
-                } else if !f.name.is_empty() && f.name == c.secret.cluster_name {
+                } else if !f.name.is_empty() && f.name == c.cluster_name {
                     format!("is Argo CD cluster {}", f.name)
                 } else {
                     return None;
@@ -308,17 +314,16 @@ impl Field<'_, '_, '_> {
             let Some((at, what)) = clash else {
                 continue;
             };
-            let Some(c) = self.alive[i].take() else {
-                continue;
-            };
+            self.alive[i] = false;
+            let c = &mut self.all[i];
             let other = self.ctx.object(at).resource_ref();
             let message = format!(
                 "{other} (labelled {SECRET_TYPE_LABEL}=cluster, not capi2argo's) already {what}: a second Secret would give Argo CD two clusters for one; not converted (remove that Secret, or label it capi-to-argocd/owned=\"true\" for capi2argo to manage)"
             );
             self.ctx.report(c.from, Severity::Error, None, message);
-            let source = format!("{}/{}", c.secret.source_namespace, c.secret.source_name);
+            let source = c.made_from.to_string();
             self.out.unsettled.push(Unsettled {
-                members: c.members,
+                members: std::mem::take(&mut c.members),
                 why: format!("{other} already has its cluster ({source})"),
             });
         }

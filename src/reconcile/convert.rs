@@ -3,22 +3,37 @@
 
 use std::collections::BTreeMap;
 
+use std::borrow::Cow;
+
 use crate::config::{Mode, NameFrom};
 use crate::convert::argocd::{ClusterConfig, ClusterSecret, Sensitive};
 use crate::convert::kubeconfig::{self, Connection, Credentials, without_userinfo};
 use crate::convert::login::Login;
 use crate::convert::meta as names;
 use crate::fleet::cluster;
+use crate::krm::TextStore;
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::Object;
 use crate::sources::{SERVER_ANNOTATION, SOURCE_LABEL, Variant};
 
-use super::ids::SourceKey;
+use super::draft::{self, Draft};
+use super::ids::{SecretId, SourceKey};
 use super::scan::{Candidate, Scan};
-use super::{Ctx, fleet};
+use super::{Ctx, Output, fleet};
+
+/// How a new Secret logs in, and why it is a fallback: a rename may not weaken either.
+#[derive(Debug, Clone)]
+pub(super) struct Strength {
+    pub login: Login,
+    /// Why this conversion is worse than what the cluster's Secrets could give (a preferred
+    /// kubeconfig failed, so a weaker one stood in): it may not replace a working Secret.
+    pub degraded: Option<String>,
+}
 
 /// A cluster's converted Argo CD Secret, before it is placed.
-pub(super) struct Conversion {
+pub(super) struct Conversion<'x, 'a> {
+    /// Its place in the order of conversion, in which new Secrets go out.
+    pub seq: usize,
     /// The kubeconfig Secret it is made from (input index).
     pub from: usize,
     /// Which of the config's sources took that Secret.
@@ -27,13 +42,19 @@ pub(super) struct Conversion {
     pub cluster: String,
     /// Every kubeconfig Secret of the cluster.
     pub members: Vec<SourceKey>,
-    pub secret: ClusterSecret,
-    /// Why this conversion is worse than what the cluster's Secrets could give (a preferred
-    /// kubeconfig failed, so a weaker one stood in): it may not replace a working Secret.
-    pub degraded: Option<String>,
+    /// Its Argo CD Secret.
+    pub secret: SecretId,
+    /// Its Argo CD cluster name and server (as written, user and password included).
+    pub cluster_name: String,
+    pub server: String,
+    /// The kubeconfig Secret it is made from.
+    pub made_from: SecretId,
+    pub strength: Strength,
     /// Argo CD, in its own pod, can reach the server (not a loopback address or a bare Service
     /// name, unless the server annotation gives another).
     pub reachable: bool,
+    /// The Secret it writes; `None` when the Secret of its name is not one the plan replaces.
+    pub draft: Option<Draft<'x, 'a>>,
 }
 
 /// Kubeconfig Secrets whose Argo CD Secret this run does not redo, and why: such a Secret
@@ -45,16 +66,20 @@ pub(super) struct Unsettled {
 }
 
 /// What the conversions gave: a conversion for each cluster that has one, and the clusters
-/// that have none this time.
+/// that have none this time; the text of the Secrets they write.
 #[derive(Default)]
-pub(super) struct Converted {
-    pub conversions: Vec<Conversion>,
+pub(super) struct Converted<'x, 'a> {
+    pub conversions: Vec<Conversion<'x, 'a>>,
     pub unsettled: Vec<Unsettled>,
+    pub store: TextStore,
 }
 
 /// What reading one kubeconfig Secret gave.
-struct Read {
+struct Read<'x> {
     connection: Option<Connection>,
+    /// The kubeconfig, and its base64 text in the input when it came from `data`.
+    text: Cow<'x, str>,
+    encoded: Option<&'x str>,
     /// The Secret field the kubeconfig was read from (`data.value`, `stringData.config`…).
     field: String,
     diagnostics: Vec<Finding>,
@@ -65,9 +90,9 @@ struct Read {
 }
 
 /// The kubeconfig Secret a cluster's Argo CD Secret is made from, and what it gave.
-struct Chosen<'c> {
+struct Chosen<'c, 'x> {
     member: &'c Candidate,
-    read: Read,
+    read: Read<'x>,
     /// Why it is a fallback (see [`Conversion::degraded`]).
     degraded: Option<String>,
 }
@@ -82,8 +107,13 @@ pub(super) fn secret_name(ctx: &Ctx, namespace: &str, cluster: &str) -> String {
     names::dns1123_subdomain(&base)
 }
 
-/// One Argo CD Secret per cluster (its kubeconfig Secrets grouped), fleet metadata applied.
-pub(super) fn convert_all(ctx: &mut Ctx, scan: &Scan) -> Converted {
+/// One Argo CD Secret per cluster (its kubeconfig Secrets grouped), fleet metadata applied,
+/// each drafted as it is made.
+pub(super) fn convert_all<'x, 'a>(
+    ctx: &mut Ctx<'x, 'a>,
+    scan: &Scan,
+    output: Output,
+) -> Converted<'x, 'a> {
     let mut groups: BTreeMap<(usize, &str, &str), Vec<&Candidate>> = BTreeMap::new();
     for c in &scan.candidates {
         groups
@@ -128,7 +158,7 @@ pub(super) fn convert_all(ctx: &mut Ctx, scan: &Scan) -> Converted {
             chosen.degraded.clone(),
             chosen.read.reachable,
         );
-        let Some(mut secret) = cluster_secret(ctx, namespace, name, chosen) else {
+        let Some((mut secret, read)) = cluster_secret(ctx, namespace, name, chosen) else {
             converted
                 .unsettled
                 .push(unsettled("its kubeconfig Secret could not be converted"));
@@ -141,14 +171,31 @@ pub(super) fn convert_all(ctx: &mut Ctx, scan: &Scan) -> Converted {
                 .labels
                 .insert(SOURCE_LABEL.into(), label.to_string());
         }
-        converted.conversions.push(Conversion {
+        let conversion = Conversion {
+            seq: converted.conversions.len(),
             from,
             source,
             cluster: name.to_string(),
             members: keys,
-            secret,
-            degraded,
+            secret: SecretId::new(&secret.namespace, &secret.secret_name),
+            cluster_name: secret.cluster_name.clone(),
+            server: secret.server.clone(),
+            made_from: SecretId::new(&secret.source_namespace, &secret.source_name),
+            strength: Strength {
+                login: secret.config.login(),
+                degraded,
+            },
             reachable,
+            draft: None,
+        };
+        let kubeconfig = draft::Read {
+            encoded: read.encoded,
+            decoded: &read.text,
+        };
+        let draft = draft::draft(ctx, scan, &mut converted.store, output, secret, kubeconfig);
+        converted.conversions.push(Conversion {
+            draft,
+            ..conversion
         });
     }
     used.report_unused(ctx);
@@ -185,7 +232,7 @@ fn lifecycle_skips(ctx: &mut Ctx, at: usize) -> bool {
 /// reach (vcluster's exported Secret over its `vc-<name>`, which points at the pod's own
 /// loopback), else any plain one, a user one, and a sibling last. Every member's findings are
 /// reported; those of one not chosen as warnings naming the one that was.
-fn choose<'c>(ctx: &mut Ctx, members: &[&'c Candidate]) -> Option<Chosen<'c>> {
+fn choose<'c, 'x>(ctx: &mut Ctx<'x, '_>, members: &[&'c Candidate]) -> Option<Chosen<'c, 'x>> {
     let mut reads: Vec<Read> = members.iter().map(|c| read(ctx, c)).collect();
     let chosen = pick(ctx.config.mode, members, &reads);
     for (i, read) in reads.iter_mut().enumerate() {
@@ -216,7 +263,7 @@ fn choose<'c>(ctx: &mut Ctx, members: &[&'c Candidate]) -> Option<Chosen<'c>> {
 }
 
 /// The member Argo CD should use, by the order [`choose`] gives.
-fn pick(mode: Mode, members: &[&Candidate], reads: &[Read]) -> Option<usize> {
+fn pick(mode: Mode, members: &[&Candidate], reads: &[Read<'_>]) -> Option<usize> {
     let by_variant = |v: Variant| {
         let mut found: Vec<usize> = (0..members.len())
             .filter(|&i| members[i].variant == v && reads[i].connection.is_some())
@@ -249,7 +296,7 @@ fn pick(mode: Mode, members: &[&Candidate], reads: &[Read]) -> Option<usize> {
 fn fallback_reason(
     mode: Mode,
     members: &[&Candidate],
-    reads: &[Read],
+    reads: &[Read<'_>],
     chosen: &Candidate,
 ) -> Option<String> {
     if mode != Mode::Push || chosen.variant != Variant::Plain {
@@ -267,15 +314,16 @@ fn fallback_reason(
 
 /// The Argo CD Secret of a cluster from the kubeconfig chosen for it: its server, its login (or
 /// none in pull mode), its names.
-fn cluster_secret(
-    ctx: &mut Ctx,
+fn cluster_secret<'x>(
+    ctx: &mut Ctx<'x, '_>,
     namespace: &str,
     cluster: &str,
-    chosen: Chosen,
-) -> Option<ClusterSecret> {
+    chosen: Chosen<'_, 'x>,
+) -> Option<(ClusterSecret, Read<'x>)> {
     let member = chosen.member;
-    let field = chosen.read.field;
-    let connection = chosen.read.connection?;
+    let mut read = chosen.read;
+    let field = std::mem::take(&mut read.field);
+    let connection = read.connection.take()?;
     let object = ctx.object(member.index);
     let server = match server_of(ctx, object, &connection.server, &field) {
         Ok(server) => server,
@@ -304,7 +352,7 @@ fn cluster_secret(
     } else {
         named.to_string()
     };
-    Some(ClusterSecret {
+    let secret = ClusterSecret {
         secret_name: secret_name(ctx, namespace, cluster),
         namespace: ctx.config.argo_namespace.clone(),
         cluster_name,
@@ -315,7 +363,8 @@ fn cluster_secret(
         annotations: Vec::new(),
         fields: Default::default(),
         shard: None,
-    })
+    };
+    Some((secret, read))
 }
 
 /// Pull mode: the login left out, and any user and password in the server's or proxy's URL.
@@ -436,7 +485,7 @@ fn server_of(ctx: &mut Ctx, object: Object, server: &str, field: &str) -> Result
 }
 
 /// Decodes and reads one kubeconfig Secret.
-fn read(ctx: &Ctx, c: &Candidate) -> Read {
+fn read<'x>(ctx: &Ctx<'x, '_>, c: &Candidate) -> Read<'x> {
     let object = ctx.object(c.index);
     let source = &ctx.config.sources[c.source];
     let (field, text) = match kubeconfig_text(object, &source.keys) {
@@ -480,6 +529,9 @@ fn read(ctx: &Ctx, c: &Candidate) -> Read {
         })
         .collect();
     let mut connection = reading.connection;
+    let encoded = field
+        .strip_prefix("data.")
+        .and_then(|key| object.data_text(key));
     // Rancher keeps the token beside the kubeconfig rather than in it.
     if let Some(conn) = connection
         .as_mut()
@@ -511,6 +563,8 @@ fn read(ctx: &Ctx, c: &Candidate) -> Read {
             .is_some_and(|c| kubeconfig::unreachable_host(&c.server).is_none());
     Read {
         connection,
+        text,
+        encoded,
         field,
         diagnostics,
         interactive: reading.interactive,
@@ -518,10 +572,12 @@ fn read(ctx: &Ctx, c: &Candidate) -> Read {
     }
 }
 
-impl Read {
-    fn failed(finding: Finding) -> Read {
+impl Read<'_> {
+    fn failed(finding: Finding) -> Self {
         Read {
             connection: None,
+            text: Cow::Borrowed(""),
+            encoded: None,
             field: String::new(),
             diagnostics: vec![finding],
             interactive: false,
@@ -534,7 +590,7 @@ impl Read {
 fn kubeconfig_text<'n>(
     object: Object<'n, '_>,
     keys: &[String],
-) -> Result<Option<(String, std::borrow::Cow<'n, str>)>, Finding> {
+) -> Result<Option<(String, Cow<'n, str>)>, Finding> {
     for key in keys {
         if let Some(found) = object.secret_value(key)? {
             return Ok(Some(found));

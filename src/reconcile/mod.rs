@@ -16,10 +16,12 @@
 mod changes;
 mod collide;
 mod convert;
+mod draft;
 mod fleet;
 mod guard;
 mod ids;
 mod plan;
+mod reads;
 mod render;
 mod scan;
 pub mod view;
@@ -32,6 +34,7 @@ use crate::limits::Limits;
 
 pub use ids::SecretId;
 pub use plan::{Action, Entry, Plan};
+pub use reads::cut_unread;
 
 /// What a reconciliation produced besides its output.
 #[derive(Debug)]
@@ -63,19 +66,35 @@ pub struct Run<'r> {
 
 /// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
 /// plan is asked for), and returns the results and the plan.
-pub fn reconcile(input: &Input, config: &Config, run: Run, sink: &mut krm::Sink) -> Reconciled {
+pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::Sink) -> Reconciled {
+    let mut scanning = Ctx {
+        input: &*input,
+        config,
+        limits: run.limits,
+        function_config: run.function_config.clone(),
+        now: run.now,
+        results: Vec::new(),
+    };
+    let scan = scan::scan(&mut scanning);
+    let results = scanning.results;
+    reads::lighten(input, &scan, config);
     let mut ctx = Ctx {
-        input,
+        input: &*input,
         config,
         limits: run.limits,
         function_config: run.function_config,
         now: run.now,
-        results: Vec::new(),
+        results,
     };
-    let scan = scan::scan(&mut ctx);
-    let converted = convert::convert_all(&mut ctx, &scan);
+    let converted = convert::convert_all(&mut ctx, &scan, run.output);
     let settled = collide::resolve(&mut ctx, &scan, converted.conversions);
-    let mut steps = plan::plan(&mut ctx, &scan, settled, converted.unsettled, run.output);
+    let mut steps = plan::plan(
+        &mut ctx,
+        &scan,
+        settled,
+        converted.unsettled,
+        converted.store,
+    );
     // Per-Secret errors become warnings with strict=false; a guard's refusal does not.
     if !config.strict {
         for r in &mut ctx.results {
@@ -148,7 +167,7 @@ mod tests {
     /// Reconciles a YAML stream; the output text, the results and the plan.
     pub(super) fn run_plan(input: &str, config: &Config) -> (String, Vec<Finding>, Plan) {
         let limits = Limits::default();
-        let parsed = krm::parse(input.as_bytes(), &limits).expect("input parses");
+        let mut parsed = krm::parse(input.as_bytes(), &limits).expect("input parses");
         let mut out = String::new();
         let run = Run {
             limits: &limits,
@@ -156,7 +175,7 @@ mod tests {
             now: None,
             output: Output::Resources,
         };
-        let reconciled = reconcile(&parsed, config, run, &mut |s| out.push_str(s));
+        let reconciled = reconcile(&mut parsed, config, run, &mut |s| out.push_str(s));
         (out, reconciled.results, reconciled.plan)
     }
 

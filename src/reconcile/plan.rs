@@ -5,19 +5,18 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::config::Mode;
-use crate::convert::argocd::{ClusterSecret, OWNED_LABEL};
+use crate::convert::argocd::OWNED_LABEL;
 use crate::convert::kubeconfig::without_userinfo;
-use crate::convert::login::{Login, login_of_json};
+use crate::convert::login::login_of_json;
 use crate::convert::meta::label_value;
 use crate::krm::finding::Severity;
-use crate::krm::object::{Object, PATH_ANNOTATION};
-use crate::krm::{Form, Out, TextStore};
-use crate::validate;
+use crate::krm::object::Object;
+use crate::krm::{Out, TextStore};
 use crate::yaml::Node;
 
-use super::changes::changes;
-use super::collide::{Outcome, Survivor};
-use super::convert::{Conversion, Unsettled};
+use super::collide::Outcome;
+use super::convert::{Conversion, Strength, Unsettled};
+use super::draft::Draft;
 use super::ids::{SecretId, SourceKey};
 use super::scan::{Owned, Scan};
 use super::{Ctx, Output};
@@ -110,13 +109,6 @@ pub struct Plan {
     pub(crate) writes: Vec<Write>,
 }
 
-/// How a new Secret logs in, and why it is a fallback: a rename may not weaken either.
-#[derive(Debug, Clone)]
-pub(super) struct Strength {
-    pub login: Login,
-    pub degraded: Option<String>,
-}
-
 /// One decision, with what carrying it out needs.
 pub(super) struct Step<'x, 'a> {
     pub action: Action,
@@ -151,14 +143,14 @@ pub(super) struct Steps<'x, 'a> {
 pub(super) fn plan<'x, 'a>(
     ctx: &mut Ctx<'x, 'a>,
     scan: &Scan,
-    settled: Outcome,
+    settled: Outcome<'x, 'a>,
     unsettled: Vec<Unsettled>,
-    output: Output,
+    store: TextStore,
 ) -> Steps<'x, 'a> {
+    // Sized once: a fleet's steps are many, and a list that doubles leaves room for as many more.
+    let steps = settled.survivors.len() + settled.contested.len() + scan.owned.len();
     let mut planner = Planner {
-        output,
-        store: TextStore::default(),
-        steps: Vec::new(),
+        steps: Vec::with_capacity(steps),
         unsettled: HashMap::new(),
     };
     for held in &scan.held {
@@ -172,21 +164,19 @@ pub(super) fn plan<'x, 'a>(
         let step = kept(ctx, scan, contested.at, contested.why);
         planner.steps.push(step);
     }
-    for Survivor { seq, conversion } in settled.survivors {
-        planner.place(ctx, scan, seq, conversion);
+    for conversion in settled.survivors {
+        planner.place(ctx, scan, conversion);
     }
     // Decided now or then, new Secrets go out in the order of conversion.
     planner.steps.sort_unstable_by_key(|s| s.seq);
     planner.match_owned(ctx, scan);
     Steps {
         steps: planner.steps,
-        store: planner.store,
+        store,
     }
 }
 
 struct Planner<'x, 'a> {
-    output: Output,
-    store: TextStore,
     steps: Vec<Step<'x, 'a>>,
     /// Kubeconfig Secrets whose Argo CD Secret this run could not redo, and why: such a Secret
     /// stays as it is, never pruned for it.
@@ -204,79 +194,81 @@ impl<'x, 'a> Planner<'x, 'a> {
     }
 
     /// Decides what a conversion does to the Secret of its name.
-    fn place(&mut self, ctx: &mut Ctx<'x, 'a>, scan: &Scan, seq: usize, conversion: Conversion) {
+    fn place(&mut self, ctx: &mut Ctx<'x, 'a>, scan: &Scan, conversion: Conversion<'x, 'a>) {
         let Conversion {
+            seq,
             from,
             source,
             members,
             secret,
-            degraded,
+            cluster_name,
+            server,
+            made_from,
+            strength,
+            draft,
             ..
         } = conversion;
-        let target = SecretId::new(&secret.namespace, &secret.secret_name);
         let step = Step {
             action: Action::Create,
-            secret: target.clone(),
-            cluster: secret.cluster_name.clone(),
-            server: without_userinfo(&secret.server).0,
-            source: Some(SecretId::new(&secret.source_namespace, &secret.source_name)),
+            secret,
+            cluster: cluster_name,
+            server: without_userinfo(&server).0,
+            source: Some(made_from),
             old: None,
             out: None,
             source_name: ctx.config.sources[source].name.clone(),
             members,
-            strength: Some(Strength {
-                login: secret.config.login(),
-                degraded,
-            }),
+            strength: Some(strength),
             managed: true,
             seq,
         };
-        match scan.secrets.get(&target).copied() {
-            None => self.create(ctx, from, step, secret),
-            Some(at) => match scan.owned_at(at) {
-                None => {
-                    let message = format!(
-                        "{} already exists and is not owned by capi2argo (no {OWNED_LABEL}: \"true\" label); it is not overwritten",
-                        ctx.object(at).resource_ref()
-                    );
-                    ctx.report(from, Severity::Error, None, message);
-                    self.unsettle(&step.members, "an unowned Secret has its name");
-                }
+        let Some(at) = scan.secrets.get(&step.secret).copied() else {
+            if let Some(draft) = draft {
+                self.create(ctx, from, step, draft);
+            }
+            return;
+        };
+        match (scan.owned_at(at), draft) {
+            (Some(owned), Some(draft)) if owned.held.is_none() => {
+                self.replace(ctx, scan, from, step, draft, owned)
+            }
+            (
                 Some(Owned {
                     held: Some(why), ..
-                }) => {
-                    let message =
-                        format!("{} is kept as it is: {why}", ctx.object(at).resource_ref());
-                    ctx.report(from, Severity::Error, None, message);
-                    let step = kept(ctx, scan, at, why.to_string());
-                    self.steps.push(step);
-                }
-                Some(owned) => self.replace(ctx, scan, from, step, secret, owned),
-            },
+                }),
+                _,
+            ) => {
+                let message = format!("{} is kept as it is: {why}", ctx.object(at).resource_ref());
+                ctx.report(from, Severity::Error, None, message);
+                let step = kept(ctx, scan, at, why.to_string());
+                self.steps.push(step);
+            }
+            _ => {
+                let message = format!(
+                    "{} already exists and is not owned by capi2argo (no {OWNED_LABEL}: \"true\" label); it is not overwritten",
+                    ctx.object(at).resource_ref()
+                );
+                ctx.report(from, Severity::Error, None, message);
+                self.unsettle(&step.members, "an unowned Secret has its name");
+            }
         }
     }
 
-    /// A Secret for a cluster that has none: created, when it passes validation.
-    fn create(
-        &mut self,
-        ctx: &mut Ctx<'x, 'a>,
-        from: usize,
-        mut step: Step<'x, 'a>,
-        mut secret: ClusterSecret,
-    ) {
-        if matches!(ctx.input.form, Form::ResourceList { .. }) {
-            secret.annotations = vec![(
-                PATH_ANNOTATION.to_string(),
-                format!("{}/{}.yaml", secret.namespace, secret.secret_name),
-            )];
+    /// Whether the draft passes the validator; its refusals are said on the kubeconfig Secret.
+    fn passes(ctx: &mut Ctx, from: usize, draft: &Draft) -> bool {
+        for message in &draft.invalid {
+            ctx.report(from, Severity::Error, None, message.clone());
         }
-        let node = secret.to_node(ctx.config.data_field, true);
-        drop(secret);
-        if !written(ctx, from, &node) {
+        draft.invalid.is_empty()
+    }
+
+    /// A Secret for a cluster that has none: created, when it passes validation.
+    fn create(&mut self, ctx: &mut Ctx, from: usize, mut step: Step<'x, 'a>, draft: Draft<'x, 'a>) {
+        if !Self::passes(ctx, from, &draft) {
             self.unsettle(&step.members, "its new Argo CD Secret fails validation");
             return;
         }
-        step.out = Some(self.out(ctx, node));
+        step.out = Some(draft.out);
         self.steps.push(step);
     }
 
@@ -288,25 +280,23 @@ impl<'x, 'a> Planner<'x, 'a> {
         scan: &Scan,
         from: usize,
         mut step: Step<'x, 'a>,
-        mut secret: ClusterSecret,
+        draft: Draft<'x, 'a>,
         owned: &Owned,
     ) {
         let at = owned.index;
-        let old_object = ctx.object(at);
         step.old = Some(at);
         if let Some(reason) = step.strength.as_ref().and_then(|s| weakens(ctx, at, s)) {
             // Never weaken a working Secret: the existing one stays as it is.
-            let message = format!("{} is kept as it is: {reason}", old_object.resource_ref());
+            let message = format!(
+                "{} is kept as it is: {reason}",
+                ctx.object(at).resource_ref()
+            );
             ctx.report(from, Severity::Error, None, message);
             let reason = format!("the new conversion would weaken it: {reason}");
             self.steps.push(kept(ctx, scan, at, reason));
             return;
         }
-        secret.annotations = old_object.tool_annotations();
-        let node = secret.to_node(ctx.config.data_field, true);
-        let new_cluster = std::mem::take(&mut secret.cluster_name);
-        drop(secret);
-        if !written(ctx, from, &node) {
+        if !Self::passes(ctx, from, &draft) {
             let reason = "its new conversion fails validation".to_string();
             self.steps.push(kept(ctx, scan, at, reason));
             return;
@@ -314,18 +304,17 @@ impl<'x, 'a> Planner<'x, 'a> {
         // Made from a kubeconfig Secret that is none of this cluster's: another cluster takes
         // the Secret over (its server changes under the same name).
         let taken_over =
-            !step.members.iter().any(|m| owned.source.names(m)) && !owned.source.name.is_empty();
+            !owned.source.name.is_empty() && !step.members.iter().any(|m| owned.source.names(m));
         let old_source = taken_over.then(|| scan.source_id(owned));
-        let changed = changes(&ctx.item(at).node, &node);
-        if changed.is_empty() && old_source.is_none() {
+        if draft.changed.is_empty() && old_source.is_none() {
             // Kept as it stands, to the byte: what a second run over the output must find.
             step.action = Action::Unchanged;
             self.steps.push(step);
             return;
         }
-        let old_cluster = secret_value(old_object, "name");
+        let old_cluster = secret_value(ctx.object(at), "name");
         // An empty name was never a name: writing one renames nothing.
-        let renamed = !old_cluster.is_empty() && old_cluster != new_cluster;
+        let renamed = !old_cluster.is_empty() && old_cluster != step.cluster;
         step.action = if renamed || old_source.is_some() {
             Action::Rename {
                 from: step.secret.clone(),
@@ -333,19 +322,12 @@ impl<'x, 'a> Planner<'x, 'a> {
                 from_source: old_source,
             }
         } else {
-            Action::Update { changed }
+            Action::Update {
+                changed: draft.changed,
+            }
         };
-        step.out = Some(self.out(ctx, node));
+        step.out = Some(draft.out);
         self.steps.push(step);
-    }
-
-    /// A new Secret for the output: its YAML text kept in the store (a fraction of its tree's
-    /// size), or the tree itself when the output is JSON or only the plan is made.
-    fn out(&mut self, ctx: &Ctx<'x, 'a>, node: Node<'static>) -> Out<'x, 'a> {
-        match self.output {
-            Output::PlanOnly => Out::New(node),
-            Output::Resources => Out::new(ctx.input, node, &mut self.store),
-        }
     }
 
     /// Every owned Secret no conversion placed: renamed away when its kubeconfig Secret now
@@ -455,24 +437,6 @@ impl<'x, 'a> Planner<'x, 'a> {
             }
         })
     }
-}
-
-/// Whether a Secret about to be written passes the validator (Argo CD's rules and the policy);
-/// its errors become results for the kubeconfig Secret `from`. (Its warnings repeat what the
-/// conversion already said.)
-fn written(ctx: &mut Ctx, from: usize, node: &Node) -> bool {
-    let target = Object::new(node).resource_ref();
-    let mut passed = true;
-    for finding in validate::check(node, &ctx.config.policy, None) {
-        if finding.severity != Severity::Error {
-            continue;
-        }
-        let field = finding.field.as_deref().unwrap_or_default();
-        let message = format!("{target} not written: {field}: {}", finding.message);
-        ctx.report(from, Severity::Error, None, message);
-        passed = false;
-    }
-    passed
 }
 
 /// Why an owned Secret is another run's business, not this one's: made from a source this run

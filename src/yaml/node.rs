@@ -461,6 +461,25 @@ impl<'a> Node<'a> {
         Some((path, key.to_string()))
     }
 
+    /// A mapping's value for `key`, to change it.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Node<'a>> {
+        let Value::Map(entries) = &mut self.value else {
+            return None;
+        };
+        entries
+            .iter_mut()
+            .find(|(k, _)| k.scalar().is_some_and(|s| s.text == key))
+            .map(|(_, v)| v)
+    }
+
+    /// Keeps only the entries of a mapping whose scalar keys `keep` says yes to (what goes is
+    /// freed; the mapping keeps its room, as moving it would only allocate again).
+    pub fn retain_entries(&mut self, mut keep: impl FnMut(&str) -> bool) {
+        if let Value::Map(entries) = &mut self.value {
+            entries.retain(|(k, _)| k.scalar().is_some_and(|s| keep(&s.text)));
+        }
+    }
+
     /// Keeps only the entries of a mapping whose keys are in `keep`; whether any went.
     pub fn retain_keys(&mut self, keep: &[&str]) -> bool {
         let Value::Map(entries) = &mut self.value else {

@@ -1,0 +1,106 @@
+//! The Argo CD Secret a conversion would write, drafted as soon as the conversion is made: with
+//! the annotations of the Secret of its name it would replace (or kpt's path for a new one),
+//! checked by the validator, compared with the owned Secret of its name, and kept as text whose
+//! long values are read again from the input when it is written. A conversion then waits for the
+//! plan and its guards as a decision's worth of memory, not as a copy of the Secret.
+
+use crate::convert::argocd::ClusterSecret;
+use crate::krm::finding::Severity;
+use crate::krm::object::{Object, PATH_ANNOTATION};
+use crate::krm::{Form, Out, TextStore, store};
+use crate::validate;
+
+use super::changes::changes;
+use super::ids::SecretId;
+use super::scan::Scan;
+use super::{Ctx, Output};
+
+/// A drafted Argo CD Secret.
+pub(super) struct Draft<'x, 'a> {
+    /// What the validator refuses in it, as results for its kubeconfig Secret (said when the
+    /// conversion is placed, and nothing is written then).
+    pub invalid: Vec<String>,
+    /// What differs from the owned Secret of its name, when there is one.
+    pub changed: Vec<String>,
+    pub out: Out<'x, 'a>,
+}
+
+/// Where a kubeconfig was read from: the base64 text in the input (for a `data` value) and the
+/// kubeconfig it decodes to.
+pub(super) struct Read<'k> {
+    pub encoded: Option<&'k str>,
+    pub decoded: &'k str,
+}
+
+/// The draft of `secret`, unless the Secret of its name is one the plan will not replace (not
+/// the function's, or held as it is).
+pub(super) fn draft<'x, 'a>(
+    ctx: &Ctx<'x, 'a>,
+    scan: &Scan,
+    store: &mut TextStore,
+    output: Output,
+    mut secret: ClusterSecret,
+    kubeconfig: Read,
+) -> Option<Draft<'x, 'a>> {
+    let target = SecretId::new(&secret.namespace, &secret.secret_name);
+    let old = match scan.secrets.get(&target) {
+        None => None,
+        Some(&at) => match scan.owned_at(at) {
+            Some(owned) if owned.held.is_none() => Some(at),
+            _ => return None,
+        },
+    };
+    match old {
+        Some(at) => secret.annotations = ctx.object(at).tool_annotations(),
+        None if matches!(ctx.input.form, Form::ResourceList { .. }) => {
+            secret.annotations = vec![(
+                PATH_ANNOTATION.to_string(),
+                format!("{}/{}.yaml", secret.namespace, secret.secret_name),
+            )];
+        }
+        None => {}
+    }
+    let node = secret.to_node(ctx.config.data_field, true);
+    let invalid = refusals(ctx, &node);
+    let changed = old.map_or_else(Vec::new, |at| changes(&ctx.item(at).node, &node));
+    let out = match output {
+        Output::PlanOnly => Out::New(node),
+        Output::Resources => {
+            let tls = &secret.config.tls_client_config;
+            let long: Vec<&str> = [
+                tls.ca_data.as_deref(),
+                tls.cert_data.as_deref(),
+                tls.key_data.as_ref().map(|k| k.0.as_str()),
+                secret.config.bearer_token.as_ref().map(|t| t.0.as_str()),
+            ]
+            .into_iter()
+            .flatten()
+            .filter(|v| v.len() >= 64)
+            .collect();
+            let values = match kubeconfig.encoded {
+                Some(encoded) => store::origins(ctx.input.text, encoded, kubeconfig.decoded, &long),
+                None => Vec::new(),
+            };
+            Out::new(ctx.input, node, &values, store)
+        }
+    };
+    Some(Draft {
+        invalid,
+        changed,
+        out,
+    })
+}
+
+/// What the validator (Argo CD's rules and the policy) refuses in a Secret about to be written,
+/// as messages naming it. (Its warnings repeat what the conversion already said.)
+fn refusals(ctx: &Ctx, node: &crate::yaml::Node) -> Vec<String> {
+    let target = Object::new(node).resource_ref();
+    validate::check(node, &ctx.config.policy, None)
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| {
+            let field = f.field.as_deref().unwrap_or_default();
+            format!("{target} not written: {field}: {}", f.message)
+        })
+        .collect()
+}

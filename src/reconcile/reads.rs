@@ -1,0 +1,114 @@
+//! What reconciliation reads of an item, and what it lets go of the rest: cut while the input
+//! is read (items of kinds it does not read keep what results name them by; Secrets not its own,
+//! what kpt keeps for itself but where they live), and once the scan has looked at everything
+//! (kubeconfig Secrets keep what conversion and its results read). A large fleet's trees would
+//! otherwise hold memory until the output is written, for nothing. Only items copied from the
+//! input are cut: one the emitter writes needs its whole tree (the reader checks, and reads the
+//! input again uncut when a cut item turns out to be one).
+
+use crate::config::Config;
+use crate::krm::object::{FILE_ANNOTATIONS, Object, TOOL_ANNOTATION_PREFIXES};
+use crate::krm::{self, Input, Item, NAMING_KEYS};
+use crate::yaml::Node;
+
+use super::scan::{self, Scan};
+
+/// The kinds conversion reads beyond their metadata: kubeconfig and Argo CD Secrets, CAPI
+/// Clusters and control planes (for lifecycle and version).
+fn reads_kind(kind: &str) -> bool {
+    matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane")
+}
+
+/// Metadata fields no step reads of any item.
+const UNREAD_METADATA: &[&str] = &[
+    "creationTimestamp",
+    "managedFields",
+    "generation",
+    "selfLink",
+];
+
+/// Cuts from an item what reconciliation never reads of it; whether anything went.
+pub fn cut_unread(item: &mut Node) -> bool {
+    let object = Object::new(item);
+    if !reads_kind(object.kind().unwrap_or_default()) {
+        let mut cut = item.retain_keys(NAMING_KEYS);
+        if let Some(metadata) = item.get_mut("metadata") {
+            cut |= retain(metadata, |k| {
+                matches!(k, "name" | "namespace" | "annotations")
+            });
+            if let Some(annotations) = metadata.get_mut("annotations") {
+                cut |= retain(annotations, |k| FILE_ANNOTATIONS.contains(&k));
+            }
+        }
+        return cut;
+    }
+    let owned = object.is_secret() && scan::is_owned(item);
+    let secret = object.is_secret();
+    let Some(metadata) = item.get_mut("metadata") else {
+        return false;
+    };
+    // An owned Secret's identity makes the plan's requests conditional, and its tool
+    // annotations go with it to its replacement; anyone else's only say where it lives.
+    let others = secret && !owned;
+    let mut cut = retain(metadata, |k| {
+        let identity = matches!(k, "uid" | "resourceVersion");
+        !(UNREAD_METADATA.contains(&k) || others && identity)
+    });
+    if others {
+        if let Some(annotations) = metadata.get_mut("annotations") {
+            cut |= retain(annotations, |k| {
+                !TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p))
+                    || FILE_ANNOTATIONS.contains(&k)
+            });
+        }
+    }
+    cut
+}
+
+/// Keeps the entries of a mapping whose keys `keep` says yes to; whether any went.
+fn retain(node: &mut Node, keep: impl Fn(&str) -> bool) -> bool {
+    let before = node.as_map().map_or(0, <[_]>::len);
+    node.retain_entries(keep);
+    node.as_map().map_or(0, <[_]>::len) < before
+}
+
+/// Once the scan has looked at every item: the trees of items of kinds it does not read go
+/// (they keep their text), and of each kubeconfig Secret what conversion and its results do not
+/// read (its owners stay for a source whose rule picks among its Secrets by them).
+pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
+    if input.form == (krm::Form::ResourceList { json: true }) {
+        return;
+    }
+    let copied = |item: &Item| !matches!(item.text, krm::Text::Rewrite(_));
+    for item in input.items.iter_mut().filter(|i| copied(i)) {
+        if !reads_kind(Object::new(&item.node).kind().unwrap_or_default()) {
+            item.node.retain_keys(&[]);
+        }
+    }
+    for c in &scan.candidates {
+        let item = &mut input.items[c.index];
+        if !copied(item) {
+            continue;
+        }
+        let owners = config.sources[c.source].precedence.prefer.is_some();
+        retain(&mut item.node, |k| {
+            matches!(
+                k,
+                "apiVersion" | "kind" | "metadata" | "data" | "stringData"
+            )
+        });
+        let Some(metadata) = item.node.get_mut("metadata") else {
+            continue;
+        };
+        retain(metadata, |k| {
+            matches!(k, "name" | "namespace" | "labels" | "annotations")
+                || (owners && k == "ownerReferences")
+        });
+        if let Some(annotations) = metadata.get_mut("annotations") {
+            retain(annotations, |k| {
+                !TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p))
+                    || FILE_ANNOTATIONS.contains(&k)
+            });
+        }
+    }
+}
