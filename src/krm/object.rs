@@ -14,13 +14,25 @@ const LEGACY_PATH_ANNOTATION: &str = "config.kubernetes.io/path";
 const INDEX_ANNOTATION: &str = "internal.config.kubernetes.io/index";
 const LEGACY_INDEX_ANNOTATION: &str = "config.kubernetes.io/index";
 
-/// The annotations that say where an item lives: what a result's `file` is read from.
-pub const FILE_ANNOTATIONS: &[&str] = &[
-    PATH_ANNOTATION,
-    LEGACY_PATH_ANNOTATION,
-    INDEX_ANNOTATION,
-    LEGACY_INDEX_ANNOTATION,
+/// The annotations a result's `file` is read from, each with the legacy spelling read where
+/// kpt's own is missing.
+const FILE_ANNOTATIONS: [[&str; 2]; 2] = [
+    [PATH_ANNOTATION, LEGACY_PATH_ANNOTATION],
+    [INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION],
 ];
+
+/// Of `annotations`, the ones a result's `file` is read from (where the item lives).
+pub fn file_annotations(annotations: &Node) -> Vec<&'static str> {
+    FILE_ANNOTATIONS
+        .iter()
+        .filter_map(|spellings| {
+            spellings
+                .iter()
+                .copied()
+                .find(|k| annotations.get(k).is_some())
+        })
+        .collect()
+}
 
 /// Prefixes of the annotations kpt and kustomize own on every item they hand a function.
 pub const TOOL_ANNOTATION_PREFIXES: &[&str] = &[
@@ -130,8 +142,8 @@ impl<'n, 'a> Object<'n, 'a> {
                 .map(String::from)
         };
         Some(FileRef {
-            path: annotation([PATH_ANNOTATION, LEGACY_PATH_ANNOTATION])?,
-            index: annotation([INDEX_ANNOTATION, LEGACY_INDEX_ANNOTATION]),
+            path: annotation(FILE_ANNOTATIONS[0])?,
+            index: annotation(FILE_ANNOTATIONS[1]),
         })
     }
 

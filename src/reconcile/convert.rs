@@ -189,6 +189,8 @@ pub(super) fn convert_all<'x, 'a>(
             draft: None,
         };
         let kubeconfig = draft::Read {
+            from,
+            field: &read.field,
             encoded: read.encoded,
             decoded: &read.text,
         };
@@ -322,7 +324,7 @@ fn cluster_secret<'x>(
 ) -> Option<(ClusterSecret, Read<'x>)> {
     let member = chosen.member;
     let mut read = chosen.read;
-    let field = std::mem::take(&mut read.field);
+    let field = read.field.clone();
     let connection = read.connection.take()?;
     let object = ctx.object(member.index);
     let server = match server_of(ctx, object, &connection.server, &field) {
@@ -339,7 +341,6 @@ fn cluster_secret<'x>(
             (server, connection.config)
         }
     };
-    certificates_in_time(ctx, object, &config, &field);
     let from_kubeconfig = ctx.config.name_from == NameFrom::Kubeconfig
         || ctx.config.sources[member.source].names_from_kubeconfig();
     let named = if from_kubeconfig {
@@ -421,31 +422,6 @@ fn pushed(ctx: &mut Ctx, object: Object, field: &str, server: &str, config: &Clu
             )
             .at(field),
         ));
-    }
-}
-
-/// The kubeconfig's CA and client certificates against the host's clock: one that expired, or
-/// expires within `expiryWarningDays`, is a warning with its date (the validator calls an
-/// expired one an error; converting, the Secret is still written, the certificate being what
-/// Cluster API gives until it rotates it).
-fn certificates_in_time(ctx: &mut Ctx, object: Object, config: &ClusterConfig, field: &str) {
-    let Some(now) = ctx.now else {
-        return;
-    };
-    let days = ctx.config.policy.expiry_days;
-    let tls = &config.tls_client_config;
-    let pem = |data: Option<&String>| data.and_then(|d| crate::validate::tls::go_bytes(d));
-    let (ca, cert) = (pem(tls.ca_data.as_ref()), pem(tls.cert_data.as_ref()));
-    for (which, finding) in
-        crate::validate::expiry::tls_findings(ca.as_deref(), cert.as_deref(), now, days)
-    {
-        let message = format!(
-            "kubeconfig {}: {}",
-            which.kubeconfig_field(),
-            finding.message
-        );
-        ctx.results
-            .push(object.finding(Finding::warning(message).at(field)));
     }
 }
 

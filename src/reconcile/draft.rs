@@ -5,7 +5,7 @@
 //! plan and its guards as a decision's worth of memory, not as a copy of the Secret.
 
 use crate::convert::argocd::ClusterSecret;
-use crate::krm::finding::Severity;
+use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::{Object, PATH_ANNOTATION};
 use crate::krm::{Form, Out, TextStore, store};
 use crate::validate;
@@ -22,20 +22,27 @@ pub(super) struct Draft<'x, 'a> {
     pub invalid: Vec<String>,
     /// What differs from the owned Secret of its name, when there is one.
     pub changed: Vec<String>,
-    pub out: Out<'x, 'a>,
+    /// The Secret as the output holds it; `None` when it is what the Secret it replaces is
+    /// already (an unchanged Secret is never written, so its text is not kept).
+    pub out: Option<Out<'x, 'a>>,
 }
 
-/// Where a kubeconfig was read from: the base64 text in the input (for a `data` value) and the
-/// kubeconfig it decodes to.
+/// Where a kubeconfig was read from: its Secret (input index) and field, the base64 text in the
+/// input (for a `data` value) and the kubeconfig it decodes to.
 pub(super) struct Read<'k> {
+    pub from: usize,
+    pub field: &'k str,
     pub encoded: Option<&'k str>,
     pub decoded: &'k str,
 }
 
 /// The draft of `secret`, unless the Secret of its name is one the plan will not replace (not
-/// the function's, or held as it is).
+/// the function's, or held as it is). What its certificates' lifetimes say about the host's
+/// time is said on the kubeconfig they came from, as warnings (the validator calls an expired one
+/// an error; converting, the Secret is still written, the certificate being what its platform
+/// gives until it rotates it).
 pub(super) fn draft<'x, 'a>(
-    ctx: &Ctx<'x, 'a>,
+    ctx: &mut Ctx<'x, 'a>,
     scan: &Scan,
     store: &mut TextStore,
     output: Output,
@@ -43,11 +50,11 @@ pub(super) fn draft<'x, 'a>(
     kubeconfig: Read,
 ) -> Option<Draft<'x, 'a>> {
     let target = SecretId::new(&secret.namespace, &secret.secret_name);
-    let old = match scan.secrets.get(&target) {
-        None => None,
+    let (old, replaceable) = match scan.secrets.get(&target) {
+        None => (None, true),
         Some(&at) => match scan.owned_at(at) {
-            Some(owned) if owned.held.is_none() => Some(at),
-            _ => return None,
+            Some(owned) if owned.held.is_none() => (Some(at), true),
+            _ => (None, false),
         },
     };
     match old {
@@ -61,10 +68,34 @@ pub(super) fn draft<'x, 'a>(
         None => {}
     }
     let node = secret.to_node(ctx.config.data_field, true);
-    let invalid = refusals(ctx, &node);
+    let (found, dated) = validate::check_dated(&node, &ctx.config.policy, ctx.now);
+    let object = ctx.object(kubeconfig.from);
+    for (which, finding) in dated {
+        let message = format!(
+            "kubeconfig {}: {}",
+            which.kubeconfig_field(),
+            finding.message
+        );
+        let warning = Finding::warning(message).at(kubeconfig.field);
+        ctx.results.push(object.finding(warning));
+    }
+    if !replaceable {
+        return None;
+    }
+    // Its warnings repeat what the conversion already said.
+    let target = Object::new(&node).resource_ref();
+    let invalid = found
+        .into_iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| {
+            let field = f.field.as_deref().unwrap_or_default();
+            format!("{target} not written: {field}: {}", f.message)
+        })
+        .collect();
     let changed = old.map_or_else(Vec::new, |at| changes(&ctx.item(at).node, &node));
     let out = match output {
-        Output::PlanOnly => Out::New(node),
+        Output::PlanOnly => Some(Out::New(node)),
+        Output::Resources if old.is_some() && changed.is_empty() => None,
         Output::Resources => {
             let tls = &secret.config.tls_client_config;
             let long: Vec<&str> = [
@@ -81,7 +112,7 @@ pub(super) fn draft<'x, 'a>(
                 Some(encoded) => store::origins(ctx.input.text, encoded, kubeconfig.decoded, &long),
                 None => Vec::new(),
             };
-            Out::new(ctx.input, node, &values, store)
+            Some(Out::new(ctx.input, node, &values, store))
         }
     };
     Some(Draft {
@@ -89,18 +120,4 @@ pub(super) fn draft<'x, 'a>(
         changed,
         out,
     })
-}
-
-/// What the validator (Argo CD's rules and the policy) refuses in a Secret about to be written,
-/// as messages naming it. (Its warnings repeat what the conversion already said.)
-fn refusals(ctx: &Ctx, node: &crate::yaml::Node) -> Vec<String> {
-    let target = Object::new(node).resource_ref();
-    validate::check(node, &ctx.config.policy, None)
-        .into_iter()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| {
-            let field = f.field.as_deref().unwrap_or_default();
-            format!("{target} not written: {field}: {}", f.message)
-        })
-        .collect()
 }

@@ -268,7 +268,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             self.unsettle(&step.members, "its new Argo CD Secret fails validation");
             return;
         }
-        step.out = Some(draft.out);
+        step.out = draft.out;
         self.steps.push(step);
     }
 
@@ -326,7 +326,8 @@ impl<'x, 'a> Planner<'x, 'a> {
                 changed: draft.changed,
             }
         };
-        step.out = Some(draft.out);
+        // Taken over as it stands: the Secret is written as it is.
+        step.out = Some(draft.out.unwrap_or(Out::Keep(ctx.item(at))));
         self.steps.push(step);
     }
 

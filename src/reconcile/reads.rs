@@ -7,9 +7,9 @@
 //! input again uncut when a cut item turns out to be one).
 
 use crate::config::Config;
-use crate::krm::object::{FILE_ANNOTATIONS, Object, TOOL_ANNOTATION_PREFIXES};
+use crate::krm::object::{Object, TOOL_ANNOTATION_PREFIXES, file_annotations};
 use crate::krm::{self, Input, Item, NAMING_KEYS};
-use crate::yaml::Node;
+use crate::yaml::{Node, Value};
 
 use super::scan::{self, Scan};
 
@@ -37,7 +37,8 @@ pub fn cut_unread(item: &mut Node) -> bool {
                 matches!(k, "name" | "namespace" | "annotations")
             });
             if let Some(annotations) = metadata.get_mut("annotations") {
-                cut |= retain(annotations, |k| FILE_ANNOTATIONS.contains(&k));
+                let file = file_annotations(annotations);
+                cut |= retain(annotations, |k| file.contains(&k));
             }
         }
         return cut;
@@ -56,13 +57,26 @@ pub fn cut_unread(item: &mut Node) -> bool {
     });
     if others {
         if let Some(annotations) = metadata.get_mut("annotations") {
-            cut |= retain(annotations, |k| {
-                !TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p))
-                    || FILE_ANNOTATIONS.contains(&k)
+            cut |= not_tools(annotations);
+        }
+    }
+    // Owners are read for their kind, group, name and whether they control the object.
+    if let Some(Value::Seq(owners)) = metadata.get_mut("ownerReferences").map(|o| &mut o.value) {
+        for owner in owners {
+            cut |= retain(owner, |k| {
+                matches!(k, "apiVersion" | "kind" | "name" | "controller")
             });
         }
     }
     cut
+}
+
+/// Keeps annotations that are not kpt's or kustomize's own, but for where the item lives.
+fn not_tools(annotations: &mut Node) -> bool {
+    let file = file_annotations(annotations);
+    retain(annotations, |k| {
+        !TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p)) || file.contains(&k)
+    })
 }
 
 /// Keeps the entries of a mapping whose keys `keep` says yes to; whether any went.
@@ -105,10 +119,7 @@ pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
                 || (owners && k == "ownerReferences")
         });
         if let Some(annotations) = metadata.get_mut("annotations") {
-            retain(annotations, |k| {
-                !TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p))
-                    || FILE_ANNOTATIONS.contains(&k)
-            });
+            not_tools(annotations);
         }
     }
 }

@@ -90,7 +90,8 @@ pub(super) struct Scan {
     /// Kubeconfig Secrets the settings leave to another run (`allowedNamespaces`, a preset's
     /// `labels`): their Argo CD Secrets are that run's.
     pub excluded: HashSet<SourceKey>,
-    /// The kubeconfig Secrets of the input by the key their Argo CD Secrets' labels name them by.
+    /// The kubeconfig Secrets of the input whose names their Argo CD Secrets' labels cannot
+    /// hold as they are (cut and hashed to a label value), by that label key.
     pub real_names: HashMap<SourceKey, SecretId>,
 }
 
@@ -220,9 +221,12 @@ impl Scanner {
     fn kubeconfig_secret(&mut self, ctx: &mut Ctx, object: Object, index: usize) {
         let id = SecretId::of(object);
         let key = SourceKey::of(&id.namespace, &id.name);
+        let hashed = key.namespace != id.namespace || key.name != id.name;
         match candidate(ctx, object) {
             Ok(Some((source, taken))) => {
-                self.scan.real_names.insert(key, id.clone());
+                if hashed {
+                    self.scan.real_names.insert(key, id.clone());
+                }
                 self.scan.candidates.push(Candidate {
                     index,
                     source,
@@ -236,7 +240,9 @@ impl Scanner {
             // label or an unknown suffix does not pass in silence.
             Err(refusal) => {
                 if let Refusal::LeftOut(_) = refusal {
-                    self.scan.real_names.insert(key.clone(), id);
+                    if hashed {
+                        self.scan.real_names.insert(key.clone(), id);
+                    }
                     self.scan.excluded.insert(key);
                 }
                 ctx.results.push(object.finding(refusal.into_finding()));

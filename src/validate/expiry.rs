@@ -5,7 +5,7 @@
 
 use crate::krm::finding::{Finding, Severity};
 
-use super::tls;
+use super::tls::Validity;
 
 /// Seconds in a day.
 const DAY: i64 = 86_400;
@@ -37,21 +37,17 @@ impl Certificate {
     }
 }
 
-/// What a connection's CA and client certificates (PEM, as a kubeconfig's `*-data` and Argo
-/// CD's `caData`/`certData` hold them in base64) say about `now`: the one check of certificate
-/// lifetimes, for the validator and the conversion alike.
+/// What a connection's CA and client certificates say about `now`, from when each is valid:
+/// the one check of certificate lifetimes.
 pub fn tls_findings(
-    ca: Option<&[u8]>,
-    cert: Option<&[u8]>,
+    ca: &[Validity],
+    cert: &[Validity],
     now: i64,
     days: u32,
 ) -> Vec<(Certificate, Finding)> {
     let mut out = Vec::new();
-    for (which, pem) in [(Certificate::Authority, ca), (Certificate::Client, cert)] {
-        let Some(pem) = pem else {
-            continue;
-        };
-        for finding in findings(pem, now, days) {
+    for (which, validities) in [(Certificate::Authority, ca), (Certificate::Client, cert)] {
+        for finding in findings(validities, now, days) {
             out.push((which, finding));
         }
     }
@@ -60,9 +56,9 @@ pub fn tls_findings(
 
 /// What the certificates of one field say about `now`: an error for an expired one, a warning
 /// for one that expires within `days`, with the date; nothing when every one is valid longer.
-fn findings(pem: &[u8], now: i64, days: u32) -> Vec<Finding> {
+fn findings(validities: &[Validity], now: i64, days: u32) -> Vec<Finding> {
     let mut out = Vec::new();
-    for validity in tls::validities(pem) {
+    for validity in validities {
         let left = validity.not_after - now;
         if left < 0 {
             out.push(

@@ -109,6 +109,19 @@ pub fn validate_input(
 /// Secret). Messages never hold a value of the Secret. With the host's time (`now`, Unix
 /// seconds), `caData` and `certData` certificates are checked against it.
 pub fn check(node: &Node, policy: &Policy, now: Option<i64>) -> Vec<Finding> {
+    let (mut out, dated) = check_dated(node, policy, now);
+    out.extend(dated.into_iter().map(|(_, finding)| finding));
+    out
+}
+
+/// [`check`], with what the certificates' lifetimes say about `now` apart, by certificate: the
+/// conversion reports those on the kubeconfig they came from, as warnings.
+pub fn check_dated(
+    node: &Node,
+    policy: &Policy,
+    now: Option<i64>,
+) -> (Vec<Finding>, Vec<(expiry::Certificate, Finding)>) {
+    let mut dated = Vec::new();
     let object = Object::new(node);
     let mut out = object.metadata_problems();
     metadata(&object, policy, &mut out);
@@ -198,10 +211,13 @@ pub fn check(node: &Node, policy: &Policy, now: Option<i64>) -> Vec<Finding> {
         None => {}
         Some((field, text)) => match serde_json::from_str::<Value>(text) {
             Err(_) => out.push(Finding::error("is not JSON: Argo CD skips the cluster").at(field)),
-            Ok(config) => config_checks(&config, field, policy, now, &mut out),
+            Ok(config) => {
+                let when = now.map(|now| (now, &mut dated));
+                config_checks(&config, field, policy, when, &mut out)
+            }
         },
     }
-    out
+    (out, dated)
 }
 
 fn metadata(object: &Object, policy: &Policy, out: &mut Vec<Finding>) {
@@ -232,7 +248,7 @@ fn config_checks(
     config: &Value,
     field: &str,
     policy: &Policy,
-    now: Option<i64>,
+    dated: Option<(i64, &mut Vec<(expiry::Certificate, Finding)>)>,
     out: &mut Vec<Finding>,
 ) {
     go_types(config, CLUSTER_CONFIG_FIELDS, field, out);
@@ -273,24 +289,28 @@ fn config_checks(
         }
         bytes
     };
-    let ca_bytes = decoded("caData");
-    let cert = decoded("certData");
+    // Each certificate read once, for the checks and for when it is valid.
+    let ca = decoded("caData").map(|pem| tls::certificates(&pem));
+    let cert = decoded("certData").map(|pem| tls::certificates(&pem));
     let key = decoded("keyData");
-    if let Some(now) = now {
+    if let Some((now, dated)) = dated {
+        fn validities(c: &Option<tls::Certificates>) -> &[tls::Validity] {
+            c.as_ref().map_or(&[], |c| c.validities.as_slice())
+        }
         let days = policy.expiry_days;
-        for (which, finding) in
-            expiry::tls_findings(ca_bytes.as_deref(), cert.as_deref(), now, days)
+        for (which, finding) in expiry::tls_findings(validities(&ca), validities(&cert), now, days)
         {
-            out.push(finding.at(at(&format!("tlsClientConfig.{}", which.config_field()))));
+            let finding = finding.at(at(&format!("tlsClientConfig.{}", which.config_field())));
+            dated.push((which, finding));
         }
     }
-    if let Some(ca) = ca_bytes {
-        if let Err(reason) = tls::check_ca(&ca) {
+    if let Some(ca) = &ca {
+        if let Err(reason) = tls::check_ca(ca) {
             out.push(Finding::error(reason).at(at("tlsClientConfig.caData")));
         }
     }
-    match (cert, key) {
-        (Some(cert), Some(key)) => match tls::check_pair(&cert, &key) {
+    match (&cert, key) {
+        (Some(cert), Some(key)) => match tls::check_pair(cert, &key) {
             Ok(_) => {}
             Err(tls::PairError::Certificate(reason)) => {
                 out.push(Finding::error(reason).at(at("tlsClientConfig.certData")));

@@ -113,9 +113,8 @@ fn ec_private(der: &[u8]) -> Option<PublicKey> {
     })
 }
 
-/// The public key of a certificate's DER.
-fn certificate_key(der: &[u8]) -> Result<PublicKey, String> {
-    let cert = Certificate::from_der(der).map_err(|_| "is not an X.509 certificate")?;
+/// The public key of a certificate.
+fn certificate_key(cert: &Certificate) -> Result<PublicKey, String> {
     let spki = cert.tbs_certificate().subject_public_key_info();
     let bits = spki.subject_public_key.raw_bytes();
     let oid = spki.algorithm.oid;
@@ -158,20 +157,6 @@ fn private_key(block: &Block) -> Result<PublicKey, String> {
     }
 }
 
-/// Certificates (`caData`, `certData`): every block a readable certificate. Returns the first
-/// one's public key (the client certificate's, for `certData`).
-fn certificates(pem: &[u8]) -> Result<PublicKey, String> {
-    let mut first = None;
-    for block in blocks(pem)? {
-        if block.label != "CERTIFICATE" {
-            return Err(format!("holds a {} block, not a CERTIFICATE", block.label));
-        }
-        let key = certificate_key(&block.der)?;
-        first.get_or_insert(key);
-    }
-    first.ok_or_else(|| "holds no certificate".into())
-}
-
 /// When a certificate is valid, in Unix seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Validity {
@@ -179,44 +164,86 @@ pub struct Validity {
     pub not_after: i64,
 }
 
+/// The certificates of a PEM text (`caData`, `certData`), read once: whether every block is a
+/// readable certificate (and the first one's public key: the client certificate's, for
+/// `certData`), and when each readable one is valid.
+pub struct Certificates {
+    first: Result<PublicKey, String>,
+    /// The validity of every readable certificate, in order.
+    pub validities: Vec<Validity>,
+}
+
+/// Reads the certificates of `pem`.
+pub fn certificates(pem: &[u8]) -> Certificates {
+    let blocks = match blocks(pem) {
+        Ok(blocks) => blocks,
+        Err(reason) => {
+            return Certificates {
+                first: Err(reason),
+                validities: Vec::new(),
+            };
+        }
+    };
+    let mut first = None;
+    let mut wrong = None;
+    let mut validities = Vec::new();
+    for block in &blocks {
+        if block.label != "CERTIFICATE" {
+            wrong
+                .get_or_insert_with(|| format!("holds a {} block, not a CERTIFICATE", block.label));
+            continue;
+        }
+        let Ok(cert) = Certificate::from_der(&block.der) else {
+            wrong.get_or_insert_with(|| "is not an X.509 certificate".to_string());
+            continue;
+        };
+        let validity = cert.tbs_certificate().validity();
+        let seconds = |t: &x509_cert::time::Time| {
+            i64::try_from(t.to_unix_duration().as_secs()).unwrap_or(i64::MAX)
+        };
+        validities.push(Validity {
+            not_before: seconds(&validity.not_before),
+            not_after: seconds(&validity.not_after),
+        });
+        if wrong.is_none() && first.is_none() {
+            match certificate_key(&cert) {
+                Ok(key) => first = Some(key),
+                Err(reason) => wrong = Some(reason),
+            }
+        }
+    }
+    let first = match (wrong, first) {
+        (Some(reason), _) => Err(reason),
+        (None, Some(key)) => Ok(key),
+        (None, None) => Err("holds no certificate".into()),
+    };
+    Certificates { first, validities }
+}
+
 /// The validity of every certificate in `pem`, in order (blocks that are not readable
 /// certificates are left out: the other checks say what is wrong with them).
 pub fn validities(pem: &[u8]) -> Vec<Validity> {
-    let Ok(blocks) = blocks(pem) else {
-        return Vec::new();
-    };
-    blocks
-        .iter()
-        .filter(|b| b.label == "CERTIFICATE")
-        .filter_map(|b| Certificate::from_der(&b.der).ok())
-        .map(|cert| {
-            let validity = &cert.tbs_certificate().validity();
-            let seconds = |t: &x509_cert::time::Time| {
-                i64::try_from(t.to_unix_duration().as_secs()).unwrap_or(i64::MAX)
-            };
-            Validity {
-                not_before: seconds(&validity.not_before),
-                not_after: seconds(&validity.not_after),
-            }
-        })
-        .collect()
+    certificates(pem).validities
 }
 
 /// Checks CA data; `Err` is what is wrong.
-pub fn check_ca(pem: &[u8]) -> Result<(), String> {
-    certificates(pem).map(|_| ())
+pub fn check_ca(ca: &Certificates) -> Result<(), String> {
+    ca.first.as_ref().map(|_| ()).map_err(Clone::clone)
 }
 
 /// Checks a client certificate and key; `Err` is what is wrong. `Ok(false)` when the key does
 /// not carry its public half, so the pair could not be compared.
-pub fn check_pair(cert_pem: &[u8], key_pem: &[u8]) -> Result<bool, PairError> {
-    let cert = certificates(cert_pem).map_err(PairError::Certificate)?;
+pub fn check_pair(cert: &Certificates, key_pem: &[u8]) -> Result<bool, PairError> {
+    let cert = cert
+        .first
+        .as_ref()
+        .map_err(|e| PairError::Certificate(e.clone()))?;
     let keys = blocks(key_pem).map_err(PairError::Key)?;
     let [block] = keys.as_slice() else {
         return Err(PairError::Key("holds more than one PEM block".into()));
     };
     let key = private_key(block).map_err(PairError::Key)?;
-    match (&cert, &key) {
+    match (cert, &key) {
         (_, PublicKey::Unknown) | (PublicKey::Unknown, _) => Ok(false),
         (a, b) if a == b => Ok(true),
         _ => Err(PairError::Mismatch),
@@ -263,20 +290,42 @@ mod tests {
         let rsa_key = fixture_pem("kubeadm", "client-key-data");
         let ec_cert = fixture_pem("talos", "client-certificate-data");
         let ec_key = fixture_pem("talos", "client-key-data");
-        assert_eq!(check_pair(&rsa_cert, &rsa_key), Ok(true));
-        assert_eq!(check_pair(&ec_cert, &ec_key), Ok(true));
-        assert_eq!(check_pair(&rsa_cert, &ec_key), Err(PairError::Mismatch));
-        assert_eq!(check_pair(&ec_cert, &rsa_key), Err(PairError::Mismatch));
-        assert!(check_ca(&fixture_pem("kubeadm", "certificate-authority-data")).is_ok());
+        assert_eq!(check_pair(&certificates(&rsa_cert), &rsa_key), Ok(true));
+        assert_eq!(check_pair(&certificates(&ec_cert), &ec_key), Ok(true));
+        assert_eq!(
+            check_pair(&certificates(&rsa_cert), &ec_key),
+            Err(PairError::Mismatch)
+        );
+        assert_eq!(
+            check_pair(&certificates(&ec_cert), &rsa_key),
+            Err(PairError::Mismatch)
+        );
+        assert!(
+            check_ca(&certificates(&fixture_pem(
+                "kubeadm",
+                "certificate-authority-data"
+            )))
+            .is_ok()
+        );
     }
 
     #[test]
     fn not_pem_and_wrong_blocks_are_named() {
-        assert_eq!(check_ca(b"hello"), Err("holds no PEM block".into()));
+        assert_eq!(
+            check_ca(&certificates(b"hello")),
+            Err("holds no PEM block".into())
+        );
         let key = fixture_pem("kubeadm", "client-key-data");
-        assert!(check_ca(&key).unwrap_err().contains("not a CERTIFICATE"));
+        assert!(
+            check_ca(&certificates(&key))
+                .unwrap_err()
+                .contains("not a CERTIFICATE")
+        );
         let cert = fixture_pem("kubeadm", "client-certificate-data");
-        assert!(matches!(check_pair(&cert, &cert), Err(PairError::Key(_))));
+        assert!(matches!(
+            check_pair(&certificates(&cert), &cert),
+            Err(PairError::Key(_))
+        ));
         assert_eq!(go_bytes("QUJD\nREVG"), Some(b"ABCDEF".to_vec()));
         assert_eq!(go_bytes("QUJD="), None);
     }
@@ -324,15 +373,18 @@ mod tests {
     #[test]
     fn pkcs8_keys() {
         assert_eq!(
-            check_pair(P256_CERT.as_bytes(), P256_KEY.as_bytes()),
+            check_pair(&certificates(P256_CERT.as_bytes()), P256_KEY.as_bytes()),
             Ok(true)
         );
         assert_eq!(
-            check_pair(ED25519_CERT.as_bytes(), ED25519_KEY.as_bytes()),
+            check_pair(
+                &certificates(ED25519_CERT.as_bytes()),
+                ED25519_KEY.as_bytes()
+            ),
             Ok(false)
         );
         assert_eq!(
-            check_pair(ED25519_CERT.as_bytes(), P256_KEY.as_bytes()),
+            check_pair(&certificates(ED25519_CERT.as_bytes()), P256_KEY.as_bytes()),
             Err(PairError::Mismatch)
         );
     }
