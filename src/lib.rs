@@ -21,6 +21,7 @@ mod documents;
 mod fleet;
 pub mod host;
 mod limits;
+mod raw;
 mod reconcile;
 mod run;
 mod sources;

@@ -2,12 +2,13 @@
 //! the book's settings table (`docs/src/configuration.md`), "did you mean" and the playground's
 //! form all read this table, so none of them can drift from the others.
 
-use super::{Config, MaxPrune, Mode, NameFrom, Raw, Task};
+use super::{Config, MaxPrune, Mode, NameFrom, Task};
 use crate::convert::argocd::DataField;
 use crate::convert::meta::is_dns1123_label;
-use crate::fleet::inventory;
+use crate::fleet::{fields, inventory};
 use crate::krm::finding::Finding;
 use crate::limits::Limits;
+use crate::raw::Raw;
 use crate::yaml::{Node, parse_stream};
 
 /// One setting.
@@ -23,9 +24,29 @@ pub struct Key {
     pub(super) set: Setter,
 }
 
+/// The words a [`Key::default`] uses for "not set": they describe, they are not values.
+const UNSET: &[&str] = &["none", "all", "current-context"];
+
+impl Key {
+    /// The default as a value the setting takes; `None` when the default is that nothing is set.
+    pub fn default_value(&self) -> Option<&'static str> {
+        (!UNSET.contains(&self.default)).then_some(self.default)
+    }
+}
+
 /// Reads a raw value into the config; an `Err` finding's field is the path below the key (for
 /// nested settings).
 pub(super) type Setter = fn(&mut Config, &Raw, &Limits) -> Result<(), Finding>;
+
+/// A per-cluster field of the config-wide defaults, read as an inventory entry reads it.
+fn field(c: &mut Config, name: &str, raw: &Raw) -> Result<(), Finding> {
+    match fields::set(&mut c.defaults, name, raw) {
+        Some(result) => result.map_err(bad),
+        None => Err(bad(format!(
+            "{name} is not a field of a cluster's Argo CD Secret"
+        ))),
+    }
+}
 
 /// A problem with the value itself (no path below the key).
 fn bad(message: String) -> Finding {
@@ -41,7 +62,7 @@ pub static KEYS: &[Key] = &[
         kind: "choice:convert|validate",
         set: |c, raw, _| {
             let options = [("convert", Task::Convert), ("validate", Task::Validate)];
-            c.task = choice(raw, &options).map_err(bad)?;
+            c.task = raw.choice(&options).map_err(bad)?;
             Ok(())
         },
     },
@@ -51,7 +72,7 @@ pub static KEYS: &[Key] = &[
         doc: "namespace of the generated Secrets",
         kind: "text",
         set: |c, raw, _| {
-            let ns = text(raw).map_err(bad)?;
+            let ns = raw.text().map_err(bad)?;
             if !is_dns1123_label(&ns) {
                 return Err(bad(format!("{ns:?} is not a valid namespace name")));
             }
@@ -65,7 +86,7 @@ pub static KEYS: &[Key] = &[
         doc: "`true`: Secret `cluster-<ns>-<cluster>`, Argo CD name `<ns>-<cluster>` (needed when two namespaces hold clusters of the same name)",
         kind: "bool",
         set: |c, raw, _| {
-            c.namespaced_names = boolean(raw).map_err(bad)?;
+            c.namespaced_names = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -75,7 +96,7 @@ pub static KEYS: &[Key] = &[
         doc: "only convert Secrets in these namespaces (comma list in a ConfigMap, list or comma string when typed)",
         kind: "list",
         set: |c, raw, _| {
-            let list = list(raw).map_err(bad)?;
+            let list = raw.list().map_err(bad)?;
             c.allowed_namespaces = (!list.is_empty()).then_some(list);
             Ok(())
         },
@@ -86,7 +107,7 @@ pub static KEYS: &[Key] = &[
         doc: "kubeconfig context to use",
         kind: "text",
         set: |c, raw, _| {
-            let ctx = text(raw).map_err(bad)?;
+            let ctx = raw.text().map_err(bad)?;
             c.context = (!ctx.is_empty()).then_some(ctx);
             Ok(())
         },
@@ -97,7 +118,9 @@ pub static KEYS: &[Key] = &[
         doc: "`pull`: no credentials in `config` (server, CA, TLS server name and proxy only), for the Open Cluster Management pull model",
         kind: "choice:push|pull",
         set: |c, raw, _| {
-            c.mode = choice(raw, &[("push", Mode::Push), ("pull", Mode::Pull)]).map_err(bad)?;
+            c.mode = raw
+                .choice(&[("push", Mode::Push), ("pull", Mode::Pull)])
+                .map_err(bad)?;
             Ok(())
         },
     },
@@ -111,7 +134,7 @@ pub static KEYS: &[Key] = &[
                 ("secret", NameFrom::Secret),
                 ("kubeconfig", NameFrom::Kubeconfig),
             ];
-            c.name_from = choice(raw, &options).map_err(bad)?;
+            c.name_from = raw.choice(&options).map_err(bad)?;
             Ok(())
         },
     },
@@ -125,7 +148,7 @@ pub static KEYS: &[Key] = &[
                 ("stringData", DataField::StringData),
                 ("data", DataField::Data),
             ];
-            c.data_field = choice(raw, &options).map_err(bad)?;
+            c.data_field = raw.choice(&options).map_err(bad)?;
             Ok(())
         },
     },
@@ -135,7 +158,7 @@ pub static KEYS: &[Key] = &[
         doc: "drop owned Argo CD Secrets (label `capi-to-argocd/owned: \"true\"`) in the input whose source Secret is gone or no longer converted, within the guards `allowEmpty` and `maxPrune`; an owned Secret whose source failed this time is kept; unowned Secrets are never touched",
         kind: "bool",
         set: |c, raw, _| {
-            c.prune = boolean(raw).map_err(bad)?;
+            c.prune = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -145,7 +168,7 @@ pub static KEYS: &[Key] = &[
         doc: "guard: `true` lets a run prune the owned Secrets of a source when the input holds no kubeconfig Secret of that source at all (an empty or broken input looks like that)",
         kind: "bool",
         set: |c, raw, _| {
-            c.allow_empty = boolean(raw).map_err(bad)?;
+            c.allow_empty = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -155,7 +178,7 @@ pub static KEYS: &[Key] = &[
         doc: "guard: the most owned Secrets one run may prune, a count or a percentage of the owned Secrets in the input; one is always allowed. A run that would prune more prunes none",
         kind: "text",
         set: |c, raw, _| {
-            let value = scalar_text(raw).unwrap_or_default();
+            let value = raw.scalar_text().unwrap_or_default();
             c.max_prune = max_prune(&value).map_err(bad)?;
             Ok(())
         },
@@ -166,7 +189,7 @@ pub static KEYS: &[Key] = &[
         doc: "guard: `true` lets a cluster's Argo CD `name` change (`nameFrom`, a source's clusterName) or its Secret be replaced by one of another name (`namespacedNames`, `argoNamespace`); otherwise the owned Secret is kept as it is",
         kind: "bool",
         set: |c, raw, _| {
-            c.allow_rename = boolean(raw).map_err(bad)?;
+            c.allow_rename = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -176,7 +199,7 @@ pub static KEYS: &[Key] = &[
         doc: "`false`: per-Secret errors become warnings and the exit code is 0",
         kind: "bool",
         set: |c, raw, _| {
-            c.strict = boolean(raw).map_err(bad)?;
+            c.strict = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -185,52 +208,35 @@ pub static KEYS: &[Key] = &[
         default: "none",
         doc: "Argo CD project of every cluster (`project` key)",
         kind: "text",
-        set: |c, raw, _| {
-            let project = text(raw).map_err(bad)?;
-            c.defaults.project = (!project.is_empty()).then_some(project);
-            Ok(())
-        },
+        set: |c, raw, _| field(c, "project", raw),
     },
     Key {
         name: "namespaces",
         default: "none",
         doc: "namespaces Argo CD may deploy to (`namespaces` key, comma-joined); list, or comma list in a ConfigMap",
         kind: "list",
-        set: |c, raw, _| {
-            let list = list(raw).map_err(bad)?;
-            c.defaults.namespaces = (!list.is_empty()).then_some(list);
-            Ok(())
-        },
+        set: |c, raw, _| field(c, "namespaces", raw),
     },
     Key {
         name: "clusterResources",
         default: "none",
         doc: "`true`: `clusterResources: \"true\"` (cluster-scoped resources allowed despite `namespaces`)",
         kind: "bool",
-        set: |c, raw, _| {
-            c.defaults.cluster_resources = Some(boolean(raw).map_err(bad)?);
-            Ok(())
-        },
+        set: |c, raw, _| field(c, "clusterResources", raw),
     },
     Key {
         name: "labels",
         default: "none",
         doc: "labels for every Secret: a map, or `k=v,k2=v2` in a ConfigMap",
         kind: "map",
-        set: |c, raw, _| {
-            c.defaults.labels = map(raw, true).map_err(bad)?;
-            Ok(())
-        },
+        set: |c, raw, _| field(c, "labels", raw),
     },
     Key {
         name: "annotations",
         default: "none",
         doc: "annotations for every Secret, same forms",
         kind: "map",
-        set: |c, raw, _| {
-            c.defaults.annotations = map(raw, false).map_err(bad)?;
-            Ok(())
-        },
+        set: |c, raw, _| field(c, "annotations", raw),
     },
     Key {
         name: "shards",
@@ -238,7 +244,7 @@ pub static KEYS: &[Key] = &[
         doc: "spread clusters over N application-controller shards (`shard` key)",
         kind: "number",
         set: |c, raw, _| {
-            c.shards = match scalar_text(raw).as_deref().map(str::parse::<u32>) {
+            c.shards = match raw.scalar_text().as_deref().map(str::parse::<u32>) {
                 Some(Ok(0)) => None,
                 Some(Ok(n)) => Some(n),
                 _ => {
@@ -256,7 +262,7 @@ pub static KEYS: &[Key] = &[
         doc: "copy every label of the CAPI `Cluster` (see below)",
         kind: "bool",
         set: |c, raw, _| {
-            c.copy_cluster_labels = boolean(raw).map_err(bad)?;
+            c.copy_cluster_labels = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -266,7 +272,7 @@ pub static KEYS: &[Key] = &[
         doc: "copy every annotation of the CAPI `Cluster`",
         kind: "bool",
         set: |c, raw, _| {
-            c.copy_cluster_annotations = boolean(raw).map_err(bad)?;
+            c.copy_cluster_annotations = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -276,7 +282,7 @@ pub static KEYS: &[Key] = &[
         doc: "`true`: a Cluster being deleted, or whose status says its control plane is not initialised, gets no Argo CD Secret this time (an existing one is kept); reported either way",
         kind: "bool",
         set: |c, raw, _| {
-            c.skip_not_ready = boolean(raw).map_err(bad)?;
+            c.skip_not_ready = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -286,7 +292,7 @@ pub static KEYS: &[Key] = &[
         doc: "policy: the exec commands a cluster Secret may run, anything else an error (`awsAuthConfig` runs argocd-k8s-auth); unset: any when converting, only argocd-k8s-auth when validating. Applies to the function's own output too",
         kind: "list",
         set: |c, raw, _| {
-            c.policy.allowed_exec_commands = Some(list(raw).map_err(bad)?);
+            c.policy.allowed_exec_commands = Some(raw.list().map_err(bad)?);
             Ok(())
         },
     },
@@ -296,7 +302,7 @@ pub static KEYS: &[Key] = &[
         doc: "policy: `insecure: true` (no TLS verification) is an error",
         kind: "bool",
         set: |c, raw, _| {
-            c.policy.forbid_insecure = boolean(raw).map_err(bad)?;
+            c.policy.forbid_insecure = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -306,7 +312,7 @@ pub static KEYS: &[Key] = &[
         doc: "policy: a bearer token that expires by itself (EKS, Google, JWTs with exp) is an error, not a warning",
         kind: "bool",
         set: |c, raw, _| {
-            c.policy.forbid_expiring_tokens = boolean(raw).map_err(bad)?;
+            c.policy.forbid_expiring_tokens = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },
@@ -316,7 +322,8 @@ pub static KEYS: &[Key] = &[
         doc: "policy: a `certData` or `caData` certificate that expires within this many days is a warning, one that has expired an error (when validating; a warning when converting), with its date; checked against the host's clock",
         kind: "number",
         set: |c, raw, _| {
-            c.policy.expiry_days = scalar_text(raw)
+            c.policy.expiry_days = raw
+                .scalar_text()
                 .and_then(|t| t.parse::<u32>().ok())
                 .ok_or_else(|| bad("expected a whole number of days".into()))?;
             Ok(())
@@ -328,7 +335,7 @@ pub static KEYS: &[Key] = &[
         doc: "policy: labels every cluster Secret must carry",
         kind: "list",
         set: |c, raw, _| {
-            c.policy.required_labels = list(raw).map_err(bad)?;
+            c.policy.required_labels = raw.list().map_err(bad)?;
             Ok(())
         },
     },
@@ -402,7 +409,7 @@ pub static KEYS: &[Key] = &[
         doc: "files of extra input resources, relative paths inside the working directory (no `..`, no absolute paths); the command-line tool reads them, the WebAssembly builds cannot",
         kind: "list",
         set: |c, raw, _| {
-            let files = list(raw).map_err(bad)?;
+            let files = raw.list().map_err(bad)?;
             if let Some(f) = files.iter().find(|f| !is_plain_relative(f)) {
                 return Err(bad(format!(
                     "{f:?}: files must be relative paths inside the working directory"
@@ -467,16 +474,6 @@ fn edit_distance(a: &str, b: &str) -> usize {
     row[b.len()]
 }
 
-fn text(raw: &Raw) -> Result<String, String> {
-    match raw {
-        Raw::Text(t) => Ok(t.trim().to_string()),
-        Raw::Node(n) => n
-            .as_str()
-            .map(|s| s.trim().to_string())
-            .ok_or_else(|| format!("expected a string, got {}", n.type_name())),
-    }
-}
-
 /// A YAML value: typed, or YAML text in a ConfigMap (empty text sets nothing).
 fn yaml_value(
     raw: &Raw,
@@ -489,26 +486,6 @@ fn yaml_value(
             let parsed = parse_stream(text, limits).map_err(|e| bad(e.to_string()))?;
             parsed.first().map_or(Ok(()), |doc| read(&doc.root))
         }
-    }
-}
-
-/// One of a fixed set of words.
-fn choice<T: Copy>(raw: &Raw, options: &[(&str, T)]) -> Result<T, String> {
-    let value = text(raw)?;
-    match options.iter().find(|(word, _)| *word == value) {
-        Some((_, chosen)) => Ok(*chosen),
-        None => {
-            let words: Vec<&str> = options.iter().map(|(w, _)| *w).collect();
-            Err(format!("expected {}, got {value:?}", words.join(" or ")))
-        }
-    }
-}
-
-/// A setting's value as text when it is one scalar (a number or a string, typed or not).
-fn scalar_text(raw: &Raw) -> Option<String> {
-    match raw {
-        Raw::Text(t) => Some(t.trim().to_string()),
-        Raw::Node(n) => n.scalar().map(|s| s.text.trim().to_string()),
     }
 }
 
@@ -529,41 +506,6 @@ fn max_prune(value: &str) -> Result<MaxPrune, String> {
         (true, 1..=100) => Ok(MaxPrune::Percent(n)),
         (true, _) => Err(expected()),
         (false, n) => Ok(MaxPrune::Count(n)),
-    }
-}
-
-fn boolean(raw: &Raw) -> Result<bool, String> {
-    let parse = |t: &str| match t.trim() {
-        "true" => Ok(true),
-        "false" => Ok(false),
-        other => Err(format!("expected true or false, got {other:?}")),
-    };
-    match raw {
-        Raw::Text(t) => parse(t),
-        Raw::Node(n) => match n.as_bool() {
-            Some(b) => Ok(b),
-            None => n.as_str().map_or_else(
-                || Err(format!("expected true or false, got {}", n.type_name())),
-                parse,
-            ),
-        },
-    }
-}
-
-/// A list: YAML sequence of strings, or a comma-separated string (items trimmed, empties dropped).
-fn list(raw: &Raw) -> Result<Vec<String>, String> {
-    match raw {
-        Raw::Text(t) => Ok(inventory::split_list(t)),
-        Raw::Node(n) if n.is_null() => Ok(Vec::new()),
-        Raw::Node(n) => inventory::string_list(n),
-    }
-}
-
-fn map(raw: &Raw, labels: bool) -> Result<std::collections::BTreeMap<String, String>, String> {
-    match raw {
-        Raw::Text(t) => inventory::parse_pairs(t, labels),
-        Raw::Node(n) if n.is_null() => Ok(Default::default()),
-        Raw::Node(n) => inventory::string_map(n, labels),
     }
 }
 

@@ -3,6 +3,7 @@
 use crate::convert::argocd::{DataField, Fields};
 use crate::fleet::inventory::Layer;
 use crate::limits::Limits;
+use crate::raw::Raw;
 use crate::sources::{self, Source};
 use crate::validate::Policy;
 use crate::yaml::Node;
@@ -177,12 +178,6 @@ fn unknown_key_hint(field: &str) -> String {
             KEYS.iter().map(|k| k.name).collect::<Vec<_>>().join(", ")
         ),
     }
-}
-
-/// One raw setting: a string from a ConfigMap or command line, or a typed YAML value.
-pub(crate) enum Raw<'n, 'a> {
-    Text(&'n str),
-    Node(&'n Node<'a>),
 }
 
 impl Config {
@@ -366,6 +361,29 @@ mod tests {
             errors[0]
         );
         assert!(Config::from_parts(Some(&docs[0].root), &[], &Limits::default()).is_ok());
+    }
+
+    /// The defaults the table documents (help, the book, the playground) are the ones the
+    /// function runs with: setting each to its documented default changes nothing.
+    #[test]
+    fn every_documented_default_is_the_default() {
+        let default = format!("{:?}", Config::default());
+        for key in KEYS {
+            let Some(value) = key.default_value() else {
+                continue;
+            };
+            let set = Config::from_parts(None, &[format!("{}={value}", key.name)], &Limits::default())
+                .unwrap_or_else(|e| panic!("{}={value}: {e:?}", key.name));
+            assert_eq!(format!("{set:?}"), default, "{} = {value}", key.name);
+        }
+    }
+
+    /// The sources setting's description names every preset, in the table's order.
+    #[test]
+    fn the_sources_setting_names_every_preset() {
+        let doc = KEYS.iter().find(|k| k.name == "sources").unwrap().doc;
+        let names: Vec<&str> = crate::sources::PRESETS.iter().map(|p| p.name).collect();
+        assert!(doc.contains(&format!("({})", names.join(", "))), "{doc}");
     }
 
     #[test]

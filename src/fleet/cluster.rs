@@ -167,9 +167,7 @@ pub fn facts(cluster: &Node, control_plane_version: Option<&str>) -> BTreeMap<St
 fn copyable(key: &str, annotation: bool) -> bool {
     let system = ["kubernetes.io/", "cluster.x-k8s.io/", "capi-to-argocd/"];
     !(system.iter().any(|p| key.starts_with(p))
-        || crate::fleet::inventory::TOOL_ANNOTATION_PREFIXES
-            .iter()
-            .any(|p| key.starts_with(p))
+        || crate::krm::object::is_tool_annotation(key)
         || key.starts_with(TAKE_ALONG_LABEL)
         || key.starts_with(TAKE_ALONG_ANNOTATION)
         || key == IGNORE_LABEL

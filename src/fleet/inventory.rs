@@ -1,10 +1,11 @@
 //! Fleet metadata: the Argo CD fields a cluster Secret carries, and the layered inventory that sets them.
 
-use std::collections::BTreeMap;
-
 use crate::convert::argocd::Fields;
 use crate::krm::finding::Finding;
-use crate::yaml::{Node, Value};
+use crate::raw::Raw;
+use crate::yaml::Node;
+
+use super::fields;
 
 /// What selects a layer's entry for a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -137,7 +138,7 @@ fn parse_values(node: &Node) -> Result<Vec<(String, Fields)>, Finding> {
         .collect()
 }
 
-/// Reads a layer entry's fields (typed YAML).
+/// Reads a layer entry's fields (typed YAML), as the config's own keys read them.
 pub fn parse_fields(node: &Node) -> Result<Fields, Finding> {
     let mut fields = Fields::default();
     if node.is_null() {
@@ -151,30 +152,13 @@ pub fn parse_fields(node: &Node) -> Result<Fields, Finding> {
     };
     for (key, value) in entries {
         let key = key.as_str().unwrap_or_default();
-        let at = |m: String| problem(format!(".{key}"), m);
-        match key {
-            "labels" => fields.labels = string_map(value, true).map_err(at)?,
-            "annotations" => fields.annotations = string_map(value, false).map_err(at)?,
-            "project" => {
-                fields.project = Some(
-                    value
-                        .as_str()
-                        .ok_or_else(|| at(format!("expected a string, got {}", value.type_name())))?
-                        .to_string(),
-                )
-            }
-            "namespaces" => fields.namespaces = Some(string_list(value).map_err(at)?),
-            "clusterResources" => {
-                fields.cluster_resources = Some(
-                    value
-                        .as_bool()
-                        .ok_or_else(|| at("expected true or false".into()))?,
-                )
-            }
-            other => {
+        match fields::set(&mut fields, key, &Raw::Node(value)) {
+            Some(Ok(())) => {}
+            Some(Err(message)) => return Err(problem(format!(".{key}"), message)),
+            None => {
                 return Err(problem(
-                    format!(".{other}"),
-                    "unknown key; known keys: labels, annotations, project, namespaces, clusterResources",
+                    format!(".{key}"),
+                    format!("unknown key; known keys: {}", fields::names()),
                 ));
             }
         }
@@ -182,103 +166,12 @@ pub fn parse_fields(node: &Node) -> Result<Fields, Finding> {
     Ok(fields)
 }
 
-/// A map of strings from typed YAML; label maps are checked against Kubernetes' label rules.
-pub fn string_map(node: &Node, labels: bool) -> Result<BTreeMap<String, String>, String> {
-    let Some(entries) = node.as_map() else {
-        return Err(format!("expected a mapping, got {}", node.type_name()));
-    };
-    let mut map = BTreeMap::new();
-    for (k, v) in entries {
-        let key = k.as_str().ok_or("keys must be strings")?;
-        // Numbers and booleans are common label values; Kubernetes stores them as their text.
-        let value = match v.scalar() {
-            Some(s) if !v.is_null() => s.text.to_string(),
-            _ => return Err(format!("{key}: expected a string, got {}", v.type_name())),
-        };
-        check_key(key)?;
-        if labels {
-            check_label(key, &value)?;
-        }
-        map.insert(key.to_string(), value);
-    }
-    Ok(map)
-}
-
-/// `k=v,k2=v2`, as a ConfigMap carries a map.
-pub fn parse_pairs(text: &str, labels: bool) -> Result<BTreeMap<String, String>, String> {
-    let mut map = BTreeMap::new();
-    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (k, v) = pair
-            .split_once('=')
-            .ok_or_else(|| format!("{pair:?} is not key=value"))?;
-        let (k, v) = (k.trim(), v.trim());
-        check_key(k)?;
-        if labels {
-            check_label(k, v)?;
-        }
-        map.insert(k.to_string(), v.to_string());
-    }
-    Ok(map)
-}
-
-pub fn string_list(node: &Node) -> Result<Vec<String>, String> {
-    match &node.value {
-        Value::Seq(items) => items
-            .iter()
-            .map(|i| {
-                i.as_str()
-                    .map(|s| s.trim().to_string())
-                    .ok_or_else(|| format!("list items must be strings, got {}", i.type_name()))
-            })
-            .collect(),
-        _ => node.as_str().map(split_list).ok_or_else(|| {
-            format!(
-                "expected a list or a comma-separated string, got {}",
-                node.type_name()
-            )
-        }),
-    }
-}
-
-pub fn split_list(text: &str) -> Vec<String> {
-    text.split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(String::from)
-        .collect()
-}
-
-/// A qualified name: optional DNS prefix and `/`, then 1–63 of `[A-Za-z0-9._-]`, alphanumeric at the ends.
-/// Annotation prefixes kpt and kustomize own: setting them would move or hide the Secret.
-pub const TOOL_ANNOTATION_PREFIXES: &[&str] = &[
-    "config.kubernetes.io/",
-    "internal.config.kubernetes.io/",
-    "config.k8s.io/",
-    "kustomize.config.k8s.io/",
-];
-
-fn check_key(key: &str) -> Result<(), String> {
-    if TOOL_ANNOTATION_PREFIXES.iter().any(|p| key.starts_with(p)) {
-        return Err(format!(
-            "{key}: keys under {} belong to kpt and kustomize",
-            TOOL_ANNOTATION_PREFIXES.join(", ")
-        ));
-    }
-    crate::convert::meta::check_qualified_name(key)
-}
-
-fn check_label(key: &str, value: &str) -> Result<(), String> {
-    if crate::convert::argocd::PROTECTED_LABELS.contains(&key) {
-        return Err(format!("{key}: this label is set by capi2argo itself"));
-    }
-    crate::convert::meta::check_label_value(value).map_err(|e| format!("{key}: {e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::limits::Limits;
     use crate::yaml::parse_stream;
+    use std::collections::BTreeMap;
 
     fn parse(yaml: &str) -> Result<Vec<Layer>, Finding> {
         let docs = parse_stream(yaml, &Limits::default()).unwrap();
@@ -316,6 +209,30 @@ mod tests {
         );
     }
 
+    /// Regression (issue 36): the config's keys and an inventory entry read the same field two
+    /// ways (an empty project, a string clusterResources); one reader now serves both.
+    #[test]
+    fn entries_read_their_fields_as_the_config_does() {
+        let layers = parse("- label: env\n  values:\n    a: {project: '', namespaces: [], clusterResources: 'true'}\n").unwrap();
+        let (_, a) = layers[0].entry("a").unwrap();
+        assert_eq!(a.project.as_deref(), Some(""));
+        assert_eq!(a.namespaces.as_deref(), Some(&[][..]));
+        assert_eq!(a.cluster_resources, Some(true));
+        let config = crate::config::Config::from_parts(
+            None,
+            &[
+                "project=".into(),
+                "namespaces=".into(),
+                "clusterResources=true".into(),
+            ],
+            &Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(config.defaults.project, a.project);
+        assert_eq!(config.defaults.namespaces, a.namespaces);
+        assert_eq!(config.defaults.cluster_resources, a.cluster_resources);
+    }
+
     #[test]
     fn later_overlays_win() {
         let mut base = Fields {
@@ -331,24 +248,5 @@ mod tests {
         assert_eq!(base.project.as_deref(), Some("a"));
         assert_eq!(base.labels.get("y").map(String::as_str), Some("2"));
         assert_eq!(base.cluster_resources, Some(false));
-    }
-
-    #[test]
-    fn pairs_parse_like_a_config_map_value() {
-        let m = parse_pairs("team=platform, tier=gold", true).unwrap();
-        assert_eq!(m.len(), 2);
-        assert!(parse_pairs("novalue", true).is_err());
-        assert!(parse_pairs("Bad Key=v", false).is_err());
-        assert!(
-            parse_pairs("capi-to-argocd/owned=false", true)
-                .unwrap_err()
-                .contains("set by capi2argo")
-        );
-        // Regression (found by fuzzing): a tool annotation set by config doubled up on the second run.
-        assert!(
-            parse_pairs("config.kubernetes.io/local-config=true", false)
-                .unwrap_err()
-                .contains("belong to kpt")
-        );
     }
 }

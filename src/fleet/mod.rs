@@ -2,4 +2,5 @@
 //! layered inventory that sets projects, namespaces, labels and annotations.
 
 pub mod cluster;
+pub mod fields;
 pub mod inventory;

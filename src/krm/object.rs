@@ -42,6 +42,11 @@ pub const TOOL_ANNOTATION_PREFIXES: &[&str] = &[
     "kustomize.config.k8s.io/",
 ];
 
+/// Whether `key` is one of the annotations kpt and kustomize own.
+pub fn is_tool_annotation(key: &str) -> bool {
+    TOOL_ANNOTATION_PREFIXES.iter().any(|p| key.starts_with(p))
+}
+
 /// An object read through its tree; every accessor is lenient (a missing or mistyped field
 /// reads as absent), and [`Object::metadata_problems`] says what is wrong with it.
 #[derive(Clone, Copy)]
@@ -119,7 +124,7 @@ impl<'n, 'a> Object<'n, 'a> {
     pub fn tool_annotations(&self) -> Vec<(String, String)> {
         self.string_entries("annotations")
             .into_iter()
-            .filter(|(k, _)| TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p)))
+            .filter(|(k, _)| is_tool_annotation(k))
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
     }

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::krm::object::{Object, TOOL_ANNOTATION_PREFIXES};
+use crate::krm::object::{Object, is_tool_annotation};
 use crate::yaml::Node;
 
 /// The data keys Argo CD reads, then any other the Secrets hold.
@@ -54,10 +54,7 @@ pub(super) fn changes(old: &Node, new: &Node) -> Vec<String> {
         let entries = |o: Object| -> BTreeSet<(String, String)> {
             o.string_entries(field)
                 .into_iter()
-                .filter(|(k, _)| {
-                    !TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p))
-                        && !TOOL_ANNOTATIONS.contains(k)
-                })
+                .filter(|(k, _)| !is_tool_annotation(k) && !TOOL_ANNOTATIONS.contains(k))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         };

@@ -7,7 +7,7 @@
 //! input again uncut when a cut item turns out to be one).
 
 use crate::config::Config;
-use crate::krm::object::{Object, TOOL_ANNOTATION_PREFIXES, file_annotations};
+use crate::krm::object::{Object, file_annotations, is_tool_annotation};
 use crate::krm::{self, Input, Item, NAMING_KEYS};
 use crate::yaml::{Node, Value};
 
@@ -74,9 +74,7 @@ pub fn cut_unread(item: &mut Node) -> bool {
 /// Keeps annotations that are not kpt's or kustomize's own, but for where the item lives.
 fn not_tools(annotations: &mut Node) -> bool {
     let file = file_annotations(annotations);
-    retain(annotations, |k| {
-        !TOOL_ANNOTATION_PREFIXES.iter().any(|p| k.starts_with(p)) || file.contains(&k)
-    })
+    retain(annotations, |k| !is_tool_annotation(k) || file.contains(&k))
 }
 
 /// Keeps the entries of a mapping whose keys `keep` says yes to; whether any went.

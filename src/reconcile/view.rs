@@ -4,7 +4,7 @@
 //! password left out); the requests, which write the new Secrets, hold their credentials.
 
 use crate::config::API_VERSION;
-use crate::krm::object::{Object, TOOL_ANNOTATION_PREFIXES};
+use crate::krm::object::{Object, is_tool_annotation};
 use crate::yaml::{Node, Value};
 
 use super::ids::SecretId;
@@ -232,11 +232,7 @@ fn stored(secret: &Node<'static>, version: Option<&str>) -> Node<'static> {
                         (Some("annotations"), Value::Map(annotations)) => {
                             let own: Vec<_> = annotations
                                 .iter()
-                                .filter(|(a, _)| {
-                                    !a.as_str().is_some_and(|a| {
-                                        TOOL_ANNOTATION_PREFIXES.iter().any(|p| a.starts_with(p))
-                                    })
-                                })
+                                .filter(|(a, _)| !a.as_str().is_some_and(is_tool_annotation))
                                 .cloned()
                                 .collect();
                             if !own.is_empty() {
