@@ -108,10 +108,10 @@ unit: tools
 QEMU_AARCH64 ?= $(firstword $(shell command -v qemu-aarch64-static qemu-aarch64 2>/dev/null))
 release-golden: musl
 	set -o pipefail; CAPI2ARGO_TEST_BINARY=target/$(MUSL_TARGET)/release/capi2argo CAPI2ARGO_TEST_MACHINE=x86_64 \
-	  $(CARGO) test --locked --test integration golden:: 2>&1 | tee -a $(LOG) | grep -E '^golden:|^test result|FAILED|panicked'
+	  $(CARGO) test --locked --test golden 2>&1 | tee -a $(LOG) | grep -E '^golden:|^test result|FAILED|panicked'
 	@if [ -n "$(QEMU_AARCH64)" ]; then \
 	  set -o pipefail; CAPI2ARGO_TEST_BINARY=target/$(ARM64_TARGET)/release/capi2argo CAPI2ARGO_TEST_MACHINE=aarch64 CAPI2ARGO_TEST_RUNNER=$(QEMU_AARCH64) \
-	    $(CARGO) test --locked --test integration golden:: 2>&1 | tee -a $(LOG) | grep -E '^golden:|^test result|FAILED|panicked'; \
+	    $(CARGO) test --locked --test golden 2>&1 | tee -a $(LOG) | grep -E '^golden:|^test result|FAILED|panicked'; \
 	else \
 	  echo "*** SKIPPED check: golden cases with the aarch64 binary: no qemu-aarch64 (apt-get install qemu-user-static), so the aarch64 binary was NOT run ***" | tee -a $(LOG); \
 	fi

@@ -1,11 +1,15 @@
-//! Golden tests: each directory under tests/golden is one case, run through the library and the binary, twice.
+//! Golden tests: each directory under tests/golden is one case, found from its folder and run
+//! through the library and the binary, twice.
 //!
 //! A case holds `input.yaml` (standard input), optionally `args` (one argument per line; a case
-//! whose first argument is `plan` shows the plan instead), and
-//! `expected/{output.yaml, stderr.txt, exit-code}`. `UPDATE_GOLDEN=1 cargo test --test integration golden::`
-//! rewrites the expectations from the current behaviour; review the diff before committing.
+//! whose first argument is `plan` shows the plan instead), `now` (the time it runs at) and a
+//! README, and `expected/{output.yaml, stderr.txt, exit-code}`. A new case is a new folder:
+//! `UPDATE_GOLDEN=1 cargo test --test golden <case>` writes its expectations from the current
+//! behaviour (review them before committing). `cargo test --test golden provider-eks` runs one.
 
-use crate::common;
+#[path = "common/mod.rs"]
+#[allow(dead_code)]
+mod common;
 
 use std::fs;
 use std::io::Write;
@@ -144,7 +148,7 @@ fn compare(label: &str, want: &Run, got: &Run) -> Vec<String> {
 }
 
 /// Runs one case: library and binary against the expectations, then the output through again.
-fn check(name: &str) {
+fn check(name: &str) -> Result<(), libtest_mimic::Failed> {
     let case = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/golden")
         .join(name);
@@ -169,214 +173,45 @@ fn check(name: &str) {
             without_results(&again.stdout),
         ));
     }
-    assert!(problems.is_empty(), "case {name}:\n{}", problems.join("\n"));
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("case {name}:\n{}", problems.join("\n")).into())
+    }
 }
 
-/// One `#[test]` per case directory, named after it (`-` becomes `_`):
-/// `cargo test --test integration golden::provider_eks` runs one.
-macro_rules! cases {
-    ($($case:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $case() {
-                check(&stringify!($case).replace('_', "-"));
-            }
-        )*
-
-        /// Every case directory has its test, and every test its directory.
-        #[test]
-        fn every_case_directory_is_listed() {
-            let mut listed: Vec<String> = vec![$(stringify!($case).replace('_', "-")),*];
-            listed.sort();
-            assert_eq!(
-                case_directories(),
-                listed,
-                "tests/golden and the list in tests/golden.rs differ: add the case's name there"
-            );
-        }
-    };
+/// One test per case directory, named after it, then the checks over all of them.
+fn main() {
+    let args = libtest_mimic::Arguments::from_args();
+    let mut trials: Vec<libtest_mimic::Trial> = case_directories()
+        .into_iter()
+        .map(|name| libtest_mimic::Trial::test(name.clone(), move || check(&name)))
+        .collect();
+    trials.push(libtest_mimic::Trial::test("the-binary-under-test", || {
+        the_binary_under_test();
+        Ok(())
+    }));
+    trials.push(libtest_mimic::Trial::test(
+        "untouched-items-are-copied-byte-for-byte",
+        || {
+            untouched_items_are_copied_byte_for_byte();
+            Ok(())
+        },
+    ));
+    trials.push(libtest_mimic::Trial::test(
+        "no-case-gives-argo-cd-two-clusters-of-one-server-or-name",
+        || {
+            no_case_gives_argo_cd_two_clusters_of_one_server_or_name();
+            Ok(())
+        },
+    ));
+    libtest_mimic::run(&args, trials).exit();
 }
-
-cases!(
-    aks_devicecode_user,
-    allowed_namespaces,
-    argo_fields_configmap,
-    aws_logins,
-    azure_kubelogin_flags,
-    bare_kubeconfig,
-    capi_v1beta2,
-    certificate_rotated,
-    cluster_copy_metadata,
-    cluster_ignore,
-    cluster_lifecycle,
-    cluster_lifecycle_skip,
-    cluster_take_along,
-    config_bad_value,
-    config_inline_resources,
-    config_many_mistakes,
-    config_protected_label,
-    config_unknown_key,
-    context_option,
-    convert_certificate_expired,
-    duplicate_items,
-    duplicate_keys,
-    eks_plain_only,
-    empty_input,
-    empty_resource_list,
-    exec_api_versions,
-    exec_plugins,
-    guard_empty_allowed,
-    guard_empty_input,
-    guard_empty_one_source,
-    guard_first_sight,
-    guard_mass_prune,
-    guard_mass_prune_allowed,
-    guard_one_of_three,
-    guard_other_runs,
-    guard_rename_allowed,
-    guard_rename_argo_namespace,
-    guard_rename_cluster_name_rule,
-    guard_rename_name_from,
-    guard_rename_namespaced_names,
-    guard_steady_state,
-    guard_takeover,
-    hostile_alias_long_text,
-    hostile_bom_crlf,
-    hostile_deep_block_nesting,
-    hostile_deep_nesting,
-    hostile_json_invalid,
-    hostile_kubeconfigs,
-    hostile_laughs_input,
-    hostile_not_utf8,
-    hostile_one_line_unicode_json,
-    hostile_tabs,
-    hostile_too_large,
-    hostile_too_many_items,
-    hostile_wrong_types,
-    invalid_yaml,
-    inventory_bad_entry,
-    inventory_layers,
-    json_resource_list,
-    kpt_folded_line_separator,
-    kpt_single_quoted_multiline,
-    kubeconfig_errors,
-    kubeconfig_near_misses,
-    kubectl_json_list,
-    kubectl_list,
-    list_without_items,
-    long_names,
-    long_take_along_keys,
-    name_collision,
-    name_from_kubeconfig,
-    name_from_kubeconfig_namespaced,
-    name_from_secret,
-    namespaced_names,
-    never_weaken_eks_fallback,
-    never_weaken_eks_fallback_lenient,
-    never_weaken_on_rename,
-    never_weaken_rancher_corrupt_token,
-    non_object_items,
-    oidc_kubelogin,
-    plan_certificate_rotated,
-    plan_json,
-    plan_requests,
-    plan_requests_renamed,
-    plan_text,
-    policy_on_output,
-    provider_aks,
-    provider_eks,
-    provider_eks_aws_cli,
-    provider_gke,
-    provider_insecure,
-    provider_k3s,
-    provider_kubeadm,
-    provider_rancher,
-    provider_rke2,
-    provider_rosa,
-    provider_talos,
-    provider_vcluster,
-    prune_disabled,
-    prune_owned,
-    pull_mode,
-    regression_collision_results_order,
-    regression_fuzz_block_scalar_after_marker,
-    regression_fuzz_block_scalar_document,
-    regression_fuzz_block_scalar_entries,
-    regression_fuzz_bom_after_comments,
-    regression_fuzz_bom_column,
-    regression_fuzz_bom_end_marker,
-    regression_fuzz_bom_in_quoted_scalar,
-    regression_fuzz_byte_order_marks,
-    regression_fuzz_comment_dash_line,
-    regression_fuzz_comment_only_entry,
-    regression_fuzz_dots_hash_scalar,
-    regression_fuzz_dots_key,
-    regression_fuzz_dots_scalar,
-    regression_fuzz_duplicate_items_key,
-    regression_fuzz_empty_document_marker,
-    regression_fuzz_explicit_key_after_items,
-    regression_fuzz_list_aliases,
-    regression_fuzz_list_item_markers,
-    regression_fuzz_literal_markers,
-    regression_fuzz_lone_carriage_return,
-    regression_fuzz_lone_cr_before_results,
-    regression_fuzz_long_key,
-    regression_fuzz_long_key_in_complex_key,
-    regression_fuzz_marker_after_document_start,
-    regression_fuzz_nested_list,
-    regression_fuzz_nonspecific_tag,
-    regression_fuzz_null_list_entry,
-    regression_fuzz_owned_secret_twice,
-    regression_fuzz_resource_list_end_marker,
-    regression_fuzz_resource_list_in_list,
-    regression_fuzz_resource_list_in_stream,
-    regression_fuzz_tagged_flow_items,
-    regression_fuzz_tool_annotation_in_config,
-    regression_fuzz_trailing_bom,
-    regression_fuzz_vertical_tab_item,
-    replace_owned,
-    secret_list,
-    server_empty,
-    source_crossplane,
-    source_crossplane_claim,
-    source_custom,
-    source_gardener,
-    source_hints,
-    source_hypershift,
-    source_hypershift_capi_infraid,
-    source_hypershift_custom,
-    source_hypershift_name_from_kubeconfig,
-    source_k0smotron,
-    source_k0smotron_releases,
-    source_kamaji,
-    source_kamaji_capi,
-    source_kamaji_svc,
-    source_labelled,
-    source_near_miss_key,
-    source_server_collision,
-    source_vcluster,
-    source_vcluster_additional_secrets,
-    source_vcluster_unlabelled,
-    strict_false,
-    typed_config,
-    unowned_conflict,
-    untouched_items,
-    url_credentials_pull,
-    url_credentials_push,
-    validate_certificate_expired,
-    validate_certificate_expiring,
-    validate_policy,
-    validate_problems,
-    validate_providers,
-    yaml_redefined_anchor,
-    yaml_stream,
-);
 
 /// Names the binary the cases ran with (`make test` runs them with three: the debug build, the
 /// x86_64 release binary and the aarch64 one under qemu), and holds a binary given through
 /// `CAPI2ARGO_TEST_BINARY` to the machine `CAPI2ARGO_TEST_MACHINE` says it is built for, so an
 /// emulated run cannot quietly test the host's binary.
-#[test]
 fn the_binary_under_test() {
     let Some(path) = std::env::var_os("CAPI2ARGO_TEST_BINARY").filter(|p| !p.is_empty()) else {
         return;
@@ -424,7 +259,6 @@ fn case_directories() -> Vec<String> {
 }
 
 /// kpt rewrites files whose scalars change style; untouched items must come out exactly as they came in.
-#[test]
 fn untouched_items_are_copied_byte_for_byte() {
     let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/untouched-items");
     let input = fs::read_to_string(case.join("input.yaml")).expect("input readable");
@@ -449,7 +283,6 @@ fn untouched_items_are_copied_byte_for_byte() {
 /// Issue "Sources round 2": no case gives Argo CD two clusters for one server or one name. Every
 /// Argo CD cluster Secret a case's output writes (new, or changed from its input) has a server
 /// and a name no other Argo CD cluster Secret of that output has.
-#[test]
 fn no_case_gives_argo_cd_two_clusters_of_one_server_or_name() {
     use capi2argo::krm::object::Object;
     use capi2argo::yaml::same_content;

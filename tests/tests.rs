@@ -10,7 +10,6 @@ mod cmp;
 mod container;
 mod deploy;
 mod docs;
-mod golden;
 mod goyaml;
 mod kpt;
 mod kustomize;
