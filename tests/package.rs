@@ -22,8 +22,9 @@ pub const CRATES_IO_INSTALL: &str = "cargo install --locked capi2argo";
 
 /// What cargo says about a package whose tests and benchmarks need the repository (fixtures,
 /// golden cases, tools) and are therefore not in the `.crate`: expected, and nothing else.
-const EXPECTED_WARNINGS: [&str; 2] = [
+const EXPECTED_WARNINGS: [&str; 3] = [
     "warning: ignoring test `integration` as `tests/tests.rs` is not included in the published package",
+    "warning: ignoring test `golden` as `tests/golden.rs` is not included in the published package",
     "warning: ignoring benchmark `core` as `benches/core.rs` is not included in the published package",
 ];
 
