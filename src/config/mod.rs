@@ -372,8 +372,9 @@ mod tests {
             let Some(value) = key.default_value() else {
                 continue;
             };
-            let set = Config::from_parts(None, &[format!("{}={value}", key.name)], &Limits::default())
-                .unwrap_or_else(|e| panic!("{}={value}: {e:?}", key.name));
+            let set =
+                Config::from_parts(None, &[format!("{}={value}", key.name)], &Limits::default())
+                    .unwrap_or_else(|e| panic!("{}={value}: {e:?}", key.name));
             assert_eq!(format!("{set:?}"), default, "{} = {value}", key.name);
         }
     }

@@ -6,3 +6,4 @@ pub mod exec;
 pub mod kubeconfig;
 pub mod login;
 pub mod meta;
+pub mod url;

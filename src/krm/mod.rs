@@ -6,10 +6,12 @@ pub mod finding;
 pub mod input;
 pub mod object;
 pub mod render;
+pub mod sink;
 pub mod store;
 pub mod verbatim;
 
 pub use input::{Form, Input, InputError, Item, NAMING_KEYS, parse, parse_reading};
-pub use render::{Out, Sink, failure, render};
+pub use render::{Out, failure, render};
+pub use sink::Sink;
 pub use store::TextStore;
 pub use verbatim::Text;

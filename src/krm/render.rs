@@ -5,6 +5,7 @@ use crate::yaml::Node;
 use crate::yaml::emit::{write_block, write_document, write_json, write_seq_item};
 
 use super::input::{Form, Input, Item};
+use super::sink::Sink;
 use super::store::{Origin, Stored, TextStore};
 use super::verbatim::Text;
 
@@ -35,9 +36,6 @@ impl<'x, 'a> Out<'x, 'a> {
         Out::Written(store.write(|text| write_new(text, input, &node), values))
     }
 }
-
-/// Where the output goes, piece by piece, so it never has to be held whole.
-pub type Sink<'s> = dyn FnMut(&str) + 's;
 
 /// Writes the output in the input's form: verbatim items straight from the input, generated ones
 /// through one reused buffer.

@@ -7,7 +7,7 @@
 use std::ops::Range;
 
 use super::b64;
-use super::render::Sink;
+use super::sink::Sink;
 
 /// Where a long value of a new item stands in the input: the bytes `skip..skip + len` of what
 /// the base64 text `outer` of the input decodes to.
