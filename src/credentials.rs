@@ -130,34 +130,12 @@ impl Rule<'_> {
             }
             if kind == Some("ConfigMap") {
                 for resources in paths(node, &["data", "resources"]) {
-                    self.inside(
-                        text,
-                        resources,
-                        Unknown::Hidden,
-                        out,
-                        |rule, inner, docs, found| {
-                            for doc in docs {
-                                rule.resource(inner, &doc.root, None, found);
-                            }
-                            true
-                        },
-                    );
+                    self.inside(text, resources, Unknown::Hidden, out, Self::documents);
                 }
             }
         }
         for copy in paths(node, &["metadata", "annotations", LAST_APPLIED]) {
-            self.inside(
-                text,
-                copy,
-                Unknown::Hidden,
-                out,
-                |rule, inner, docs, found| {
-                    for doc in docs {
-                        rule.resource(inner, &doc.root, None, found);
-                    }
-                    true
-                },
-            );
+            self.inside(text, copy, Unknown::Hidden, out, Self::documents);
         }
     }
 
@@ -222,6 +200,14 @@ impl Rule<'_> {
     /// its documents; they are mapped back onto `text`. When the value is no string, is not
     /// YAML or `read` does not know what it holds, `unknown` says whether the whole value is
     /// hidden; when the ranges cannot be mapped back, it is.
+    /// Every document of a text held in a value, read as the objects it holds.
+    fn documents(&self, inner: &str, docs: &[Document], found: &mut Vec<Range<usize>>) -> bool {
+        for doc in docs {
+            self.resource(inner, &doc.root, None, found);
+        }
+        true
+    }
+
     fn inside(
         &self,
         text: &str,
