@@ -179,6 +179,29 @@ mod tests {
         (out, reconciled.results, reconciled.plan)
     }
 
+    /// Scans a YAML stream alone: what the scan found, and its results.
+    pub(super) fn scan_of(input: &str, config: &Config) -> (scan::Scan, Vec<Finding>) {
+        let limits = Limits::default();
+        let parsed = krm::parse(input.as_bytes(), &limits).expect("input parses");
+        let mut ctx = Ctx {
+            input: &parsed,
+            config,
+            limits: &limits,
+            function_config: None,
+            now: None,
+            results: Vec::new(),
+        };
+        let scan = scan::scan(&mut ctx);
+        (scan, ctx.results)
+    }
+
+    /// An owned Argo CD Secret made from the kubeconfig Secret `fleet/<cluster>-kubeconfig`.
+    pub(super) fn owned_secret(name: &str, cluster: &str, server: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: {name}\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\n    capi-to-argocd/owned: \"true\"\n    capi-to-argocd/cluster-secret-name: {cluster}-kubeconfig\n    capi-to-argocd/cluster-namespace: fleet\ntype: Opaque\nstringData:\n  name: {cluster}\n  server: {server}\n  config: '{{\"bearerToken\":\"static-token\",\"tlsClientConfig\":{{\"insecure\":false}}}}'\n---\n"
+        )
+    }
+
     /// A CAPI kubeconfig Secret in namespace `fleet`, its user entry given (indented as one).
     pub(super) fn kubeconfig_secret(name: &str, user: &str) -> String {
         let cluster = name

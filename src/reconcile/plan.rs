@@ -602,3 +602,115 @@ fn write_of(
             .flatten(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{TOKEN, kubeconfig_secret, owned_secret, run_plan};
+    use super::*;
+    use crate::config::Config;
+
+    fn actions(plan: &Plan) -> Vec<(String, &'static str)> {
+        plan.entries
+            .iter()
+            .map(|e| (e.secret.to_string(), e.action.word()))
+            .collect()
+    }
+
+    #[test]
+    fn each_owned_secret_gets_one_decision() {
+        let input = kubeconfig_secret("new-kubeconfig", TOKEN)
+            + &kubeconfig_secret("same-kubeconfig", TOKEN)
+            + &kubeconfig_secret("moved-kubeconfig", TOKEN)
+            + &owned_secret("cluster-same", "same", "https://same.fleet.example:6443")
+            + &owned_secret("cluster-moved", "moved", "https://old.example:6443")
+            + &owned_secret("cluster-gone", "gone", "https://gone.example:6443");
+        let (_, results, plan) = run_plan(&input, &Config::default());
+        assert!(
+            results.iter().all(|r| r.severity != Severity::Error),
+            "{results:?}"
+        );
+        assert_eq!(
+            actions(&plan),
+            [
+                ("argocd/cluster-gone".to_string(), "prune"),
+                ("argocd/cluster-moved".to_string(), "update"),
+                ("argocd/cluster-new".to_string(), "create"),
+                ("argocd/cluster-same".to_string(), "unchanged"),
+            ]
+        );
+        let moved = plan
+            .entries
+            .iter()
+            .find(|e| e.secret.name == "cluster-moved")
+            .unwrap();
+        assert_eq!(
+            moved.action,
+            Action::Update {
+                changed: vec!["server".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn a_new_name_is_a_rename_and_the_guard_keeps_it() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &owned_secret("cluster-a", "a", "https://a.fleet.example:6443");
+        let namespaced = Config {
+            namespaced_names: true,
+            ..Config::default()
+        };
+        let (_, results, plan) = run_plan(&input, &namespaced);
+        assert_eq!(actions(&plan), [("argocd/cluster-a".to_string(), "kept")]);
+        assert!(
+            results
+                .iter()
+                .any(|r| r.message.contains("allowRename=false")),
+            "{results:?}"
+        );
+        let allowed = Config {
+            allow_rename: true,
+            ..namespaced
+        };
+        let (_, _, plan) = run_plan(&input, &allowed);
+        assert_eq!(
+            actions(&plan),
+            [("argocd/cluster-fleet-a".to_string(), "rename")]
+        );
+    }
+
+    #[test]
+    fn a_cluster_that_fails_to_convert_keeps_its_secret() {
+        let broken = kubeconfig_secret("a-kubeconfig", TOKEN)
+            .replace("current-context: x", "current-context: none");
+        let input = broken + &owned_secret("cluster-a", "a", "https://a.fleet.example:6443");
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(
+            plan.entries[0].action,
+            Action::Kept {
+                reason: "its kubeconfig Secret could not be converted".into()
+            }
+        );
+    }
+
+    #[test]
+    fn another_runs_secret_is_never_pruned() {
+        let other = owned_secret("cluster-b", "b", "https://b.example")
+            .replace("namespace: fleet", "namespace: other")
+            .replace("cluster-namespace: fleet", "cluster-namespace: other");
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN) + &other;
+        let config = Config {
+            allowed_namespaces: Some(vec!["fleet".into()]),
+            ..Config::default()
+        };
+        let (_, _, plan) = run_plan(&input, &config);
+        let kept = plan
+            .entries
+            .iter()
+            .find(|e| e.secret.name == "cluster-b")
+            .unwrap();
+        assert!(
+            matches!(&kept.action, Action::Kept { reason } if reason.contains("allowedNamespaces")),
+            "{kept:?}"
+        );
+    }
+}

@@ -459,3 +459,123 @@ fn metadata_is_sound(ctx: &mut Ctx, index: usize) -> bool {
     }
     sound
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{TOKEN, kubeconfig_secret, owned_secret, scan_of};
+    use super::*;
+    use crate::config::Config;
+    use crate::sources::preset;
+
+    const FOREIGN: &str = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: by-hand\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: hand\n  server: https://hand.example/\n---\n";
+    const CLUSTER: &str = "apiVersion: cluster.x-k8s.io/v1beta2\nkind: Cluster\nmetadata:\n  name: a\n  namespace: fleet\n---\napiVersion: controlplane.cluster.x-k8s.io/v1beta2\nkind: KubeadmControlPlane\nmetadata:\n  name: a-cp\n  namespace: fleet\n---\n";
+
+    #[test]
+    fn each_kind_of_item_lands_where_the_steps_look_for_it() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &kubeconfig_secret("a-user-kubeconfig", TOKEN)
+            + &owned_secret("cluster-b", "b", "https://b.example")
+            + FOREIGN
+            + CLUSTER
+            + "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n";
+        let (scan, results) = scan_of(&input, &Config::default());
+        assert!(results.is_empty(), "{results:?}");
+        let taken: Vec<(&str, &str, Variant)> = scan
+            .candidates
+            .iter()
+            .map(|c| (c.id.name.as_str(), c.cluster.as_str(), c.variant))
+            .collect();
+        assert_eq!(
+            taken,
+            [
+                ("a-kubeconfig", "a", Variant::Plain),
+                ("a-user-kubeconfig", "a", Variant::User)
+            ]
+        );
+        assert_eq!(scan.owned.len(), 1);
+        assert_eq!(scan.owned[0].source, SourceKey::of("fleet", "b-kubeconfig"));
+        assert_eq!(scan.owned[0].kind, "capi");
+        assert_eq!(
+            (
+                scan.foreign[0].name.as_str(),
+                scan.foreign[0].server.as_str()
+            ),
+            ("hand", "https://hand.example")
+        );
+        assert!(scan.cluster("fleet", "a").is_some());
+        assert_eq!(scan.control_planes.len(), 1);
+        assert_eq!(scan.secrets.len(), 4);
+    }
+
+    #[test]
+    fn one_object_twice_is_a_copy_and_two_contents_under_one_name_are_neither() {
+        let one = kubeconfig_secret("a-kubeconfig", TOKEN);
+        let (scan, results) = scan_of(&(one.clone() + &one), &Config::default());
+        assert!(results.is_empty(), "{results:?}");
+        assert_eq!((scan.candidates.len(), scan.copies.len()), (1, 1));
+        let other = one.replace("static-token", "another-token");
+        let (scan, results) = scan_of(&(one + &other), &Config::default());
+        assert!(scan.candidates.is_empty());
+        assert_eq!(scan.held.len(), 1, "its Argo CD Secret is held as it is");
+        assert!(
+            results[0]
+                .message
+                .contains("given twice with different content"),
+            "{results:?}"
+        );
+    }
+
+    /// Regression (issue 36): a preset's labels were accepted and ignored; a Secret without them
+    /// is now left to another run, like one outside allowedNamespaces.
+    #[test]
+    fn what_the_settings_leave_out_is_another_runs() {
+        let mut narrowed = preset("capi").unwrap();
+        narrowed.narrowed_to = vec![crate::sources::Label::is("team", "platform")];
+        let config = Config {
+            sources: vec![narrowed],
+            ..Config::default()
+        };
+        let mine = kubeconfig_secret("a-kubeconfig", TOKEN).replace(
+            "    cluster.x-k8s.io/cluster-name: a\n",
+            "    cluster.x-k8s.io/cluster-name: a\n    team: platform\n",
+        );
+        let input = mine + &kubeconfig_secret("b-kubeconfig", TOKEN);
+        let (scan, results) = scan_of(&input, &config);
+        assert_eq!(scan.candidates.len(), 1);
+        assert!(
+            scan.excluded
+                .contains(&SourceKey::of("fleet", "b-kubeconfig"))
+        );
+        assert!(
+            results[0]
+                .message
+                .contains("takes only Secrets labelled team=platform"),
+            "{results:?}"
+        );
+        let config = Config {
+            allowed_namespaces: Some(vec!["elsewhere".into()]),
+            ..Config::default()
+        };
+        let (scan, results) = scan_of(&kubeconfig_secret("b-kubeconfig", TOKEN), &config);
+        assert!(scan.candidates.is_empty());
+        assert!(
+            scan.excluded
+                .contains(&SourceKey::of("fleet", "b-kubeconfig"))
+        );
+        assert!(
+            results[0].message.contains("allowedNamespaces"),
+            "{results:?}"
+        );
+    }
+
+    #[test]
+    fn a_secret_a_preset_not_enabled_would_take_gets_a_hint_naming_it() {
+        let kamaji = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: tcp-admin-kubeconfig\n  namespace: t\n  labels:\n    kamaji.clastix.io/component: admin-kubeconfig\n    kamaji.clastix.io/name: tcp\nstringData:\n  admin.conf: x\n";
+        let (scan, results) = scan_of(kamaji, &Config::default());
+        assert!(scan.candidates.is_empty());
+        assert!(
+            results[0].message.contains("add kamaji to sources"),
+            "{results:?}"
+        );
+    }
+}
