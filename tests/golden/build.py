@@ -861,6 +861,37 @@ def source_cases():
         "argocd/cluster-retired.yaml": owned_gone,
     }, function_config=custom))
 
+    # Issue 36: every preset with its labels (they narrow it), clusterName and key adjusted. The
+    # Secret labelled team=platform converts under the name its label gives, read from the
+    # adjusted key; the other is left to another run, and so is the Argo CD Secret made from it.
+    adjusted = ("- preset: {preset}\n  labels: {{team: platform}}\n  clusterName: label:fleet.example.com/name\n"
+                "  key: managed.kubeconfig\n")
+    hc_owner = lambda c: ("  ownerReferences:\n  - apiVersion: hypershift.openshift.io/v1beta1\n    kind: HostedCluster\n"
+                          f"    name: {c}\n    uid: 2f1e4d6c-0000-4000-8000-00000000000{len(c)}\n    controller: true\n")
+    shapes = {
+        # preset: (Secret name, its own labels, extra metadata, type line)
+        "capi": (lambda c: f"{c}-kubeconfig", lambda c: f"cluster.x-k8s.io/cluster-name: {c}\n", lambda c: "", "type: cluster.x-k8s.io/secret\n"),
+        "vcluster": (lambda c: f"vc-{c}", lambda c: f"app: vcluster\nvcluster-name: {c}\n", lambda c: "", "type: Opaque\n"),
+        "kamaji": (lambda c: f"{c}-admin-kubeconfig", lambda c: f"kamaji.clastix.io/component: admin-kubeconfig\nkamaji.clastix.io/name: {c}\n", lambda c: "", ""),
+        "k0smotron": (lambda c: f"{c}-kubeconfig", lambda c: f"app: k0smotron\napp.kubernetes.io/component: kubeconfig\ncluster: {c}\n", lambda c: "", "type: cluster.x-k8s.io/secret\n"),
+        "hypershift": (lambda c: f"{c}-admin-kubeconfig", lambda c: "", hc_owner, "type: Opaque\n"),
+        "crossplane": (lambda c: f"{c}-conn", lambda c: "", lambda c: "", "type: connection.crossplane.io/v1alpha1\n"),
+        "gardener": (lambda c: f"{c}.kubeconfig", lambda c: "gardener.cloud/role: kubeconfig\n", lambda c: "", ""),
+        "labelled": (lambda c: f"{c}-access", lambda c: 'capi2argo.dev/kubeconfig: "true"\n', lambda c: "", "type: Opaque\n"),
+    }
+    for preset, (name, own_labels, extra, type_line) in shapes.items():
+        def one(c, team):
+            labels = own_labels(c) + f"fleet.example.com/name: eu-{c}\n" + (f"team: {team}\n" if team else "")
+            config = full_kubeconfig(c, f"{c}-admin", f"{c}-admin@{c}", f"https://{c}.{preset}.example.com:6443")
+            return opaque(name(c), "fleet", {"managed.kubeconfig": config}, labels=labels, extra=extra(c), type_line=type_line)
+        theirs = argo_secret("cluster-eu-beta", name("beta"), "fleet", cluster="eu-beta", server=f"https://beta.{preset}.example.com:6443")
+        if preset != "capi":
+            theirs = theirs.replace("    capi-to-argocd/owned", f"    capi2argo.dev/source: {preset}\n    capi-to-argocd/owned")
+        write(f"source-{preset}-adjusted", kpt_package({
+            "clusters.yaml": one("alpha", "platform") + "---\n" + one("beta", "storage"),
+            "argocd/cluster-eu-beta.yaml": theirs,
+        }, function_config=config_map(sources=adjusted.format(preset=preset))))
+
     # Sources round 2: every shape each platform writes, release by release; one Argo CD cluster
     # per cluster. Each case's README.md names the upstream file and commit.
     owner = lambda api, kind, name, controller=True: (
