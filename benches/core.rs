@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use base64::Engine;
 use capi2argo::Limits;
-use capi2argo::convert::kubeconfig::{self, Credentials};
-use capi2argo::krm::{self, Out};
+use capi2argo::internals::krm::{self, Out};
+use capi2argo::internals::kubeconfig::{self, Credentials};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const KUBEADM: &str = include_str!("../tests/fixtures/providers/kubeadm.yaml");

@@ -28,23 +28,39 @@ mod sources;
 mod validate;
 mod wrap;
 
-// The inner modules that this crate's own benchmarks, fuzz targets and tests reach into
-// (feature `internals`): open to them, not a stable interface, private in every other build.
-#[cfg(feature = "internals")]
-#[allow(missing_docs)]
-pub mod convert;
-#[cfg(not(feature = "internals"))]
 mod convert;
-#[cfg(feature = "internals")]
-#[allow(missing_docs)]
-pub mod krm;
-#[cfg(not(feature = "internals"))]
 mod krm;
-#[cfg(feature = "internals")]
-#[allow(missing_docs)]
-pub mod yaml;
-#[cfg(not(feature = "internals"))]
 mod yaml;
+
+/// What this crate's own benchmarks, fuzz targets and tests reach below the public API (feature
+/// `internals`), named here one by one so that the surface stays deliberate: the YAML reader, the
+/// KRM input and output, the kubeconfig reader. Not a stable interface; private in every other
+/// build.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+#[allow(missing_docs)]
+pub mod internals {
+    /// The YAML reader, as libyaml reads YAML.
+    pub mod yaml {
+        pub use crate::yaml::events::suite_events;
+        pub use crate::yaml::{
+            Document, Node, ScalarKind, Value, YamlError, first_disallowed, parse_stream,
+            same_content,
+        };
+    }
+
+    /// KRM input and output.
+    pub mod krm {
+        pub use crate::krm::object::Object;
+        pub use crate::krm::render::results_start;
+        pub use crate::krm::{Out, Text, TextStore, parse, parse_reading, render};
+    }
+
+    /// The kubeconfig reader.
+    pub mod kubeconfig {
+        pub use crate::convert::kubeconfig::{Credentials, read};
+    }
+}
 
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
 pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, url_credentials};

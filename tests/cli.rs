@@ -383,7 +383,7 @@ fn credentials_never_reach_stderr_or_results() {
         let out = capi2argo(&["--set", &format!("strict={strict}")], input.as_bytes());
         let stdout = text(&out.stdout);
         let results =
-            &stdout[capi2argo::krm::render::results_start(&stdout).expect("results present")..];
+            &stdout[capi2argo::internals::krm::results_start(&stdout).expect("results present")..];
         let stderr = text(&out.stderr);
         assert!(stderr.lines().count() >= kubeconfigs.len(), "{stderr}");
         for secret in secrets {

@@ -127,7 +127,7 @@ fn difference(what: &str, want: &str, got: &str) -> Option<String> {
 
 /// A ResourceList's text without its results (YAML or JSON).
 fn without_results(output: &str) -> &str {
-    capi2argo::krm::render::results_start(output).map_or(output, |at| &output[..at])
+    capi2argo::internals::krm::results_start(output).map_or(output, |at| &output[..at])
 }
 
 fn compare(label: &str, want: &Run, got: &Run) -> Vec<String> {
@@ -284,8 +284,8 @@ fn untouched_items_are_copied_byte_for_byte() {
 /// Argo CD cluster Secret a case's output writes (new, or changed from its input) has a server
 /// and a name no other Argo CD cluster Secret of that output has.
 fn no_case_gives_argo_cd_two_clusters_of_one_server_or_name() {
-    use capi2argo::krm::object::Object;
-    use capi2argo::yaml::same_content;
+    use capi2argo::internals::krm::Object;
+    use capi2argo::internals::yaml::same_content;
     let limits = capi2argo::Limits::default();
     let mut problems = Vec::new();
     for name in case_directories() {
@@ -299,18 +299,18 @@ fn no_case_gives_argo_cd_two_clusters_of_one_server_or_name() {
             continue;
         };
         let (Ok(before), Ok(after)) = (
-            capi2argo::krm::parse(&input, &limits),
-            capi2argo::krm::parse(&output, &limits),
+            capi2argo::internals::krm::parse(&input, &limits),
+            capi2argo::internals::krm::parse(&output, &limits),
         ) else {
             continue;
         };
-        let clusters: Vec<&capi2argo::yaml::Node> = after
+        let clusters: Vec<&capi2argo::internals::yaml::Node> = after
             .items
             .iter()
             .map(|i| &i.node)
             .filter(|n| Object::new(n).label("argocd.argoproj.io/secret-type") == Some("cluster"))
             .collect();
-        let value = |n: &capi2argo::yaml::Node, key: &str| {
+        let value = |n: &capi2argo::internals::yaml::Node, key: &str| {
             Object::new(n)
                 .secret_value(key)
                 .ok()

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use capi2argo::Limits;
-use capi2argo::yaml::{Node, Value, parse_stream};
+use capi2argo::internals::yaml::{Node, Value, parse_stream};
 use serde_json::{Value as Json, json};
 
 use crate::common;

@@ -180,7 +180,7 @@ data:
 
 /// The generated Argo CD Secret's `stringData`: (`server`, parsed `config`).
 fn argo_server_and_config(output: &str) -> (String, serde_json::Value) {
-    let docs = capi2argo::yaml::parse_stream(output, &capi2argo::Limits::default())
+    let docs = capi2argo::internals::yaml::parse_stream(output, &capi2argo::Limits::default())
         .expect("output is YAML");
     let argo: Vec<_> = docs
         .iter()

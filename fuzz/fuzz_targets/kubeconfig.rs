@@ -2,7 +2,7 @@
 #![no_main]
 
 use capi2argo::Limits;
-use capi2argo::convert::kubeconfig::{Credentials, read};
+use capi2argo::internals::kubeconfig::{Credentials, read};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

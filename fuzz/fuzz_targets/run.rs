@@ -7,9 +7,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use capi2argo::krm::object::Object;
-use capi2argo::krm::{self, Text};
-use capi2argo::yaml::{Node, same_content};
+use capi2argo::internals::krm::Object;
+use capi2argo::internals::krm::{self, Text};
+use capi2argo::internals::yaml::{Node, same_content};
 use capi2argo::{Action, Limits, Options, Plan, SecretId};
 use libfuzzer_sys::fuzz_target;
 
@@ -40,7 +40,7 @@ fn objects(text: &[u8], limits: &Limits) -> Option<Vec<(Identity, Node<'static>)
 /// The same content, a null written one way or another (an item written anew writes an empty
 /// value as `null`) being the same null.
 fn same_meaning(a: &Node, b: &Node) -> bool {
-    use capi2argo::yaml::{ScalarKind, Value};
+    use capi2argo::internals::yaml::{ScalarKind, Value};
     match (&a.value, &b.value) {
         (Value::Scalar(x), Value::Scalar(y))
             if x.kind() == ScalarKind::Null && y.kind() == ScalarKind::Null =>
@@ -93,7 +93,7 @@ fuzz_target!(|data: &[u8]| {
     // whole item is (copied from the same text, or emitted from the same tree).
     let limits = &options.limits;
     if let (Ok(cut), Ok(whole)) = (
-        krm::parse_reading(data, limits, Some(|_| false)),
+        krm::parse_reading(data, limits, Some(|_: &mut Node| false)),
         krm::parse(data, limits),
     ) {
         assert_eq!(cut.items.len(), whole.items.len());
@@ -114,7 +114,7 @@ fuzz_target!(|data: &[u8]| {
             .expect("the function's own output is valid input");
         // Results may differ (nothing left to prune, say): compare everything before them, in
         // YAML and in JSON output alike.
-        let cut = |s: &str| capi2argo::krm::render::results_start(s).unwrap_or(s.len());
+        let cut = |s: &str| capi2argo::internals::krm::results_start(s).unwrap_or(s.len());
         assert_eq!(
             &first.output[..cut(&first.output)],
             &second.output[..cut(&second.output)]

@@ -164,13 +164,16 @@ fuzz_target!(|data: &[u8]| {
     {
         return;
     }
-    let (ours, error) = capi2argo::yaml::events::suite_events(text, true, 1000);
+    let (ours, error) = capi2argo::internals::yaml::suite_events(text, true, 1000);
     // Past capi2argo's nesting limit the readings part by design (libyaml 0.2.5 has none).
-    if matches!(error, Some(capi2argo::yaml::YamlError::TooDeep { .. })) {
+    if matches!(
+        error,
+        Some(capi2argo::internals::yaml::YamlError::TooDeep { .. })
+    ) {
         return;
     }
     let (theirs, their_stop) = libyaml(data);
-    if capi2argo::yaml::first_disallowed(text).is_some() {
+    if capi2argo::internals::yaml::first_disallowed(text).is_some() {
         // Refused before any reading; libyaml refuses it too, as it reaches that character.
         assert!(
             their_stop.is_some(),
@@ -179,7 +182,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let our_stop = error.map(|e| match e {
-        capi2argo::yaml::YamlError::Syntax { line, col, .. } => format!("{}:{}", line - 1, col - 1),
+        capi2argo::internals::yaml::YamlError::Syntax { line, col, .. } => {
+            format!("{}:{}", line - 1, col - 1)
+        }
         other => format!("{other}"),
     });
     assert_eq!(our_stop, their_stop, "where reading stops, on {text:?}");

@@ -1,5 +1,9 @@
 //! Reads a kubeconfig (never the files it points at) into a server URL and Argo CD's `ClusterConfig`.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests
+// and benchmarks, which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use crate::convert::argocd::{ClusterConfig, Sensitive};
 use crate::convert::exec::{self, ExecAuth, ExecPlugin, Refusal};
 pub use crate::convert::url::{is_http_url, unreachable_host, userinfo, without_userinfo};

@@ -1,6 +1,10 @@
 //! A typed view of a Kubernetes object: kind, name, namespace, labels, annotations, Secret data
 //! and the file kpt read it from, instead of string paths through its tree.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests
+// and benchmarks, which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use std::borrow::Cow;
 
 use crate::krm::b64;

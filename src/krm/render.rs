@@ -1,5 +1,9 @@
 //! Output: items written in the input's form, kept ones straight from the input, new ones by the emitter.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests
+// and benchmarks, which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use crate::krm::finding::Finding;
 use crate::yaml::Node;
 use crate::yaml::emit::{write_block, write_document, write_json, write_seq_item};

@@ -1,5 +1,9 @@
 //! Nodes: a value, how it was written and where it stands; typed accessors and constructors.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests
+// and benchmarks, which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use std::borrow::Cow;
 use std::num::NonZeroU32;
 

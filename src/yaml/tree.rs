@@ -12,6 +12,10 @@
 //! an alias inside the node its anchor is still being defined on (a recursive structure, which
 //! go-yaml's decoder refuses too). Limits guard depth, size and alias expansion.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests
+// and benchmarks, which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use std::collections::HashMap;
 
 use super::chars::first_disallowed;
