@@ -71,5 +71,6 @@ pub use limits::Limits;
 pub use reconcile::view::Format as PlanFormat;
 pub use reconcile::{Action, Entry, Plan, SecretId};
 pub use run::{Files, Finished, NoFiles, Options, Outcome, RunError, plan, run, run_streaming};
+pub use sources::preset_names as source_presets;
 pub use validate::expiry::parse_instant;
 pub use wrap::{WRAP_NAMESPACE, WrappedKubeconfig, wrap_kubeconfig};

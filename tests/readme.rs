@@ -634,6 +634,22 @@ fn settings_table_is_the_key_table() {
 
 /// Every crate a shipped build depends on has a row in the book's Dependencies table saying
 /// why it is there.
+/// The book's table of sources has one row per preset, in the presets' order, and no other.
+#[test]
+fn sources_table_is_the_preset_table() {
+    let chapter = common::chapter("sources.md");
+    let rows: Vec<&str> = chapter
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    assert_eq!(
+        rows,
+        capi2argo::source_presets(),
+        "docs/src/sources.md's table of sources"
+    );
+}
+
 #[test]
 fn every_dependency_is_explained() {
     let readme = common::chapter("dependencies.md");

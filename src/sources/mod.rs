@@ -59,6 +59,11 @@ pub static PRESETS: &[Preset] = &[
     labelled::PRESET,
 ];
 
+/// The presets' names, in the table's order.
+pub fn preset_names() -> Vec<&'static str> {
+    PRESETS.iter().map(|p| p.name).collect()
+}
+
 /// A preset by name.
 pub fn preset(name: &str) -> Option<Source> {
     PRESETS.iter().find(|p| p.name == name).map(Preset::source)
