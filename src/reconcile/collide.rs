@@ -26,6 +26,7 @@ use crate::krm::object::Object;
 use super::Ctx;
 use super::convert::{Conversion, Unsettled};
 use super::ids::SecretId;
+use super::outcome::ClusterState;
 use super::scan::Scan;
 
 /// An owned Argo CD Secret two clusters both map to: kept as it is, for this reason.
@@ -119,8 +120,10 @@ impl<'x, 'a> Field<'_, 'x, 'a> {
             named(won)
         );
         won.members.extend(members);
-        self.ctx
-            .report(self.all[loser].from, Severity::Info, None, message);
+        let into = won.outcome;
+        let (from, folded) = (self.all[loser].from, self.all[loser].outcome);
+        self.ctx.outcomes.fold(folded, into);
+        self.ctx.report(from, Severity::Info, None, message);
     }
 
     /// A collision: each conversion of `group` is an error, none is converted, and the Argo CD
@@ -133,6 +136,7 @@ impl<'x, 'a> Field<'_, 'x, 'a> {
                 let message = message.to_string();
                 self.ctx
                     .report(c.from, Severity::Error, Some("metadata.name"), message);
+                self.ctx.outcomes.set(c.outcome, ClusterState::Failed, why);
                 self.out.unsettled.push(Unsettled {
                     members,
                     why: why.to_string(),
@@ -321,6 +325,8 @@ impl<'x, 'a> Field<'_, 'x, 'a> {
                 "{other} (labelled {SECRET_TYPE_LABEL}=cluster, not capi2argo's) already {what}: a second Secret would give Argo CD two clusters for one; not converted (remove that Secret, or label it capi-to-argocd/owned=\"true\" for capi2argo to manage)"
             );
             self.ctx.report(c.from, Severity::Error, None, message);
+            let why = format!("{other} already has its server or name");
+            self.ctx.outcomes.set(c.outcome, ClusterState::Failed, why);
             let source = c.made_from.to_string();
             self.out.unsettled.push(Unsettled {
                 members: std::mem::take(&mut c.members),

@@ -18,6 +18,7 @@ use crate::sources::{SERVER_ANNOTATION, SOURCE_LABEL, Variant};
 
 use super::draft::{self, Draft};
 use super::ids::{SecretId, SourceKey};
+use super::outcome::ClusterState;
 use super::scan::{Candidate, Scan};
 use super::{Ctx, Output, fleet};
 
@@ -38,6 +39,8 @@ pub(super) struct Conversion<'x, 'a> {
     pub from: usize,
     /// Which of the config's sources took that Secret.
     pub source: usize,
+    /// Its cluster's outcome (see [`Outcomes`](super::outcome::Outcomes)).
+    pub outcome: usize,
     /// The cluster, as its source names it (before `namespacedNames`).
     pub cluster: String,
     /// Every kubeconfig Secret of the cluster.
@@ -125,6 +128,7 @@ pub(super) fn convert_all<'x, 'a>(
     let mut used = fleet::Used::new(ctx.config);
     for ((source, namespace, name), members) in groups {
         let keys: Vec<SourceKey> = members.iter().map(|c| c.key()).collect();
+        let outcome = ctx.outcomes.add(members[0].id.clone(), name, &keys);
         let unsettled = |why: &str| Unsettled {
             members: keys.clone(),
             why: why.to_string(),
@@ -139,18 +143,32 @@ pub(super) fn convert_all<'x, 'a>(
                 cluster::IGNORE_LABEL
             );
             ctx.report(at, Severity::Info, Some("metadata.labels"), message);
+            let reason = format!("its Cluster has the {} label", cluster::IGNORE_LABEL);
+            ctx.outcomes.set(outcome, ClusterState::Ignored, reason);
             continue;
         }
         if capi_cluster.is_some_and(|at| lifecycle_skips(ctx, at)) {
-            converted.unsettled.push(unsettled(
-                "skipNotReady: the Cluster is being deleted or not initialised",
-            ));
+            let why = "skipNotReady: the Cluster is being deleted or not initialised";
+            ctx.outcomes.set(outcome, ClusterState::Skipped, why);
+            converted.unsettled.push(unsettled(why));
             continue;
         }
+        let said = ctx.results.len();
+        let failed = |ctx: &mut Ctx, converted: &mut Converted| {
+            let why = "its kubeconfig Secret could not be converted";
+            let first_error = ctx.results[said..]
+                .iter()
+                .find(|f| f.severity == Severity::Error)
+                .map(|f| match &f.field {
+                    Some(field) => format!("{field}: {}", f.message),
+                    None => f.message.clone(),
+                });
+            let reason = first_error.unwrap_or_else(|| why.to_string());
+            ctx.outcomes.set(outcome, ClusterState::Failed, reason);
+            converted.unsettled.push(unsettled(why));
+        };
         let Some(chosen) = choose(ctx, &members) else {
-            converted
-                .unsettled
-                .push(unsettled("its kubeconfig Secret could not be converted"));
+            failed(ctx, &mut converted);
             continue;
         };
         let (from, degraded, reachable) = (
@@ -159,11 +177,17 @@ pub(super) fn convert_all<'x, 'a>(
             chosen.read.reachable,
         );
         let Some((mut secret, read)) = cluster_secret(ctx, namespace, name, chosen) else {
-            converted
-                .unsettled
-                .push(unsettled("its kubeconfig Secret could not be converted"));
+            failed(ctx, &mut converted);
             continue;
         };
+        if let Some(o) = ctx.outcomes.get(outcome) {
+            o.source = SecretId::new(&secret.source_namespace, &secret.source_name);
+        }
+        let paused = capi_cluster.is_some_and(|at| cluster::lifecycle(&ctx.item(at).node).paused);
+        if paused {
+            let reason = "its Cluster is paused: Argo CD skips reconciling it";
+            ctx.outcomes.set(outcome, ClusterState::Paused, reason);
+        }
         fleet::apply(ctx, &mut secret, from, capi_cluster, scan, &mut used);
         if let Some(label) = ctx.config.sources[source].label() {
             secret
@@ -175,6 +199,7 @@ pub(super) fn convert_all<'x, 'a>(
             seq: converted.conversions.len(),
             from,
             source,
+            outcome,
             cluster: name.to_string(),
             members: keys,
             secret: SecretId::new(&secret.namespace, &secret.secret_name),
@@ -190,6 +215,7 @@ pub(super) fn convert_all<'x, 'a>(
         };
         let kubeconfig = draft::Read {
             from,
+            outcome,
             field: &read.field,
             encoded: read.encoded,
             decoded: &read.text,

@@ -31,6 +31,8 @@ pub(super) struct Draft<'x, 'a> {
 /// input (for a `data` value) and the kubeconfig it decodes to.
 pub(super) struct Read<'k> {
     pub from: usize,
+    /// Its cluster's outcome, which learns when its credentials expire.
+    pub outcome: usize,
     pub field: &'k str,
     pub encoded: Option<&'k str>,
     pub decoded: &'k str,
@@ -68,9 +70,12 @@ pub(super) fn draft<'x, 'a>(
         None => {}
     }
     let node = secret.to_node(ctx.config.data_field, true);
-    let (found, dated) = validate::check_dated(&node, &ctx.config.policy, ctx.now);
+    let checked = validate::check_dated(&node, &ctx.config.policy, ctx.now);
+    if let Some(o) = ctx.outcomes.get(kubeconfig.outcome) {
+        o.expires = checked.expires;
+    }
     let object = ctx.object(kubeconfig.from);
-    for (which, finding) in dated {
+    for (which, finding) in checked.dated {
         let message = format!(
             "kubeconfig {}: {}",
             which.kubeconfig_field(),
@@ -84,7 +89,8 @@ pub(super) fn draft<'x, 'a>(
     }
     // Its warnings repeat what the conversion already said.
     let target = Object::new(&node).resource_ref();
-    let invalid = found
+    let invalid = checked
+        .findings
         .into_iter()
         .filter(|f| f.severity == Severity::Error)
         .map(|f| {

@@ -11,11 +11,47 @@ use crate::krm::finding::Severity;
 
 use super::Ctx;
 use super::changes::ROTATED;
+use super::ids::SecretId;
+use super::outcome::ClusterState;
 use super::plan::{Action, Steps};
 use super::scan::Scan;
 
 /// What ApplicationSets do with a cluster that goes: said once, in every guard's error.
 const APPLICATIONSET_EFFECT: &str = "ApplicationSets delete the Applications they generated for a cluster whose Secret goes or is renamed, and the Applications' finalizers undeploy what they deployed";
+
+/// A guard: the setting that lets through what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Guard {
+    /// `allowEmpty`: prunes of a source the input holds no kubeconfig Secret of.
+    AllowEmpty,
+    /// `maxPrune`: more prunes than it allows.
+    MaxPrune,
+    /// `allowRename`: renames, replacements and take-overs.
+    AllowRename,
+}
+
+impl Guard {
+    /// The setting's name.
+    pub fn setting(self) -> &'static str {
+        match self {
+            Guard::AllowEmpty => "allowEmpty",
+            Guard::MaxPrune => "maxPrune",
+            Guard::AllowRename => "allowRename",
+        }
+    }
+}
+
+/// A guard that held part of the plan back: what it said, and the Argo CD Secrets it kept as
+/// they are.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    /// Which guard.
+    pub guard: Guard,
+    /// Its error, as the results hold it.
+    pub message: String,
+    /// The Secrets it kept, in the plan's order.
+    pub secrets: Vec<SecretId>,
+}
 
 /// Runs the guards over the plan, in order, then announces the prunes and renames that pass.
 pub(super) fn check(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
@@ -32,7 +68,7 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
     if ctx.config.allow_empty {
         return;
     }
-    let mut empty: BTreeMap<String, usize> = BTreeMap::new();
+    let mut empty: BTreeMap<String, Vec<SecretId>> = BTreeMap::new();
     for (index, source) in ctx.config.sources.iter().enumerate() {
         if scan.taken_by(index) > 0 {
             continue;
@@ -47,24 +83,30 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
                 )
             },
         );
-        if held > 0 {
+        if !held.is_empty() {
             empty.insert(source.name.clone(), held);
         }
     }
     // Letting them through takes maxPrune too when all the prunes then are more than it allows.
-    let all = prunes(steps) + empty.values().sum::<usize>();
+    let all = prunes(steps) + empty.values().map(Vec::len).sum::<usize>();
     let limit = ctx.config.max_prune.limit(managed(steps));
     let let_through = if all > limit {
         format!("allowEmpty=true and maxPrune={all}")
     } else {
         "allowEmpty=true".into()
     };
-    for (source, count) in empty {
+    for (source, held) in empty {
+        let count = held.len();
         let message = format!(
             "{count} owned Argo CD cluster {} of source {source} would be pruned, and the input holds no kubeconfig Secret of that source at all: none is pruned (allowEmpty=false: an empty or broken input must not empty Argo CD; {APPLICATIONSET_EFFECT}). If every one of these clusters is really gone, run once with {let_through}",
             secrets(count)
         );
-        ctx.report_config(Severity::Error, None, message);
+        ctx.report_config(Severity::Error, None, message.clone());
+        steps.held.push(Held {
+            guard: Guard::AllowEmpty,
+            message,
+            secrets: held,
+        });
     }
 }
 
@@ -97,7 +139,7 @@ fn max_prune(ctx: &mut Ctx, steps: &mut Steps) {
         return;
     }
     let setting = ctx.config.max_prune;
-    hold(
+    let held = hold(
         steps,
         |_| true,
         || {
@@ -109,7 +151,12 @@ fn max_prune(ctx: &mut Ctx, steps: &mut Steps) {
     let message = format!(
         "this run would prune {pruned} of the {owned} owned Argo CD cluster Secrets, more than maxPrune={setting} allows ({limit}): none is pruned ({APPLICATIONSET_EFFECT}). If these clusters are really gone, run once with maxPrune={pruned} (or a percentage) for this run"
     );
-    ctx.report_config(Severity::Error, None, message);
+    ctx.report_config(Severity::Error, None, message.clone());
+    steps.held.push(Held {
+        guard: Guard::MaxPrune,
+        message,
+        secrets: held,
+    });
 }
 
 /// `allowRename`: a cluster whose Argo CD name would change, whose Secret would be replaced by
@@ -171,8 +218,16 @@ fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
             }
         );
         if let Some(old) = step.old {
-            ctx.report(old, Severity::Error, None, message);
+            ctx.report(old, Severity::Error, None, message.clone());
         }
+        if let Some(at) = step.outcome {
+            ctx.outcomes.set(at, ClusterState::Kept, reason.clone());
+        }
+        steps.held.push(Held {
+            guard: Guard::AllowRename,
+            message,
+            secrets: vec![from.clone()],
+        });
         // What the entry shows is the Secret as it stays.
         step.secret = from.clone();
         step.cluster = from_cluster.clone();
@@ -185,13 +240,13 @@ fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
 }
 
 /// Turns every prune whose source's name `kind` matches into a kept Secret, for the reason
-/// `why` gives; how many.
-fn hold(steps: &mut Steps, kind: impl Fn(&str) -> bool, why: impl Fn() -> String) -> usize {
-    let mut held = 0;
+/// `why` gives; which.
+fn hold(steps: &mut Steps, kind: impl Fn(&str) -> bool, why: impl Fn() -> String) -> Vec<SecretId> {
+    let mut held = Vec::new();
     for step in &mut steps.steps {
         if step.action == Action::Prune && kind(&step.source_name) {
             step.action = Action::Kept { reason: why() };
-            held += 1;
+            held.push(step.secret.clone());
         }
     }
     held

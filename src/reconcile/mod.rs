@@ -20,6 +20,7 @@ mod draft;
 mod fleet;
 mod guard;
 mod ids;
+mod outcome;
 mod plan;
 mod reads;
 mod render;
@@ -32,7 +33,11 @@ use crate::krm::object::Object;
 use crate::krm::{self, Input, Item};
 use crate::limits::Limits;
 
+use outcome::Outcomes;
+
+pub use guard::{Guard, Held};
 pub use ids::SecretId;
+pub use outcome::{ClusterOutcome, ClusterState};
 pub use plan::{Action, Entry, Plan};
 pub use reads::cut_unread;
 
@@ -74,6 +79,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         function_config: run.function_config.clone(),
         now: run.now,
         results: Vec::new(),
+        outcomes: Outcomes::default(),
     };
     let scan = scan::scan(&mut scanning);
     let results = scanning.results;
@@ -85,6 +91,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         function_config: run.function_config,
         now: run.now,
         results,
+        outcomes: Outcomes::default(),
     };
     let converted = convert::convert_all(&mut ctx, &scan, run.output);
     let settled = collide::resolve(&mut ctx, &scan, converted.conversions);
@@ -104,7 +111,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         }
     }
     guard::check(&mut ctx, &scan, &mut steps);
-    let plan = plan::public(&ctx, &steps, run.output);
+    let plan = plan::public(&mut ctx, &steps, run.output);
     if run.output == Output::Resources {
         render::render(&mut ctx, &scan, steps, sink);
     }
@@ -122,6 +129,8 @@ struct Ctx<'x, 'a> {
     function_config: Option<ResourceRef>,
     now: Option<i64>,
     results: Vec<Finding>,
+    /// What becomes of each cluster, as the steps decide it.
+    outcomes: Outcomes,
 }
 
 impl<'x, 'a> Ctx<'x, 'a> {
@@ -190,6 +199,7 @@ mod tests {
             function_config: None,
             now: None,
             results: Vec::new(),
+            outcomes: Outcomes::default(),
         };
         let scan = scan::scan(&mut ctx);
         (scan, ctx.results)

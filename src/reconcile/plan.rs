@@ -17,7 +17,9 @@ use crate::yaml::Node;
 use super::collide::Outcome;
 use super::convert::{Conversion, Strength, Unsettled};
 use super::draft::Draft;
+use super::guard::Held;
 use super::ids::{SecretId, SourceKey};
+use super::outcome::{ClusterOutcome, ClusterState};
 use super::scan::{Owned, Scan};
 use super::{Ctx, Output};
 
@@ -105,6 +107,11 @@ pub(crate) struct Write {
 pub struct Plan {
     /// One entry per Secret, in the order of their namespaces and names.
     pub entries: Vec<Entry>,
+    /// What became of each cluster, in the order of their kubeconfig Secrets: one that failed
+    /// to convert is here even when it never had an Argo CD Secret.
+    pub clusters: Vec<ClusterOutcome>,
+    /// The guards that held part of the plan back, in the order they ran.
+    pub guards: Vec<Held>,
     /// The Secrets to create or replace, in the order they are written.
     pub(crate) writes: Vec<Write>,
 }
@@ -130,12 +137,16 @@ pub(super) struct Step<'x, 'a> {
     pub managed: bool,
     /// The order of conversion: new Secrets go out in it, whenever their step was decided.
     pub seq: usize,
+    /// The outcome of the cluster whose conversion this step places.
+    pub outcome: Option<usize>,
 }
 
 /// The decisions, and the text of the new Secrets they write.
 pub(super) struct Steps<'x, 'a> {
     pub steps: Vec<Step<'x, 'a>>,
     pub store: TextStore,
+    /// The guards that held part of the plan back.
+    pub held: Vec<Held>,
 }
 
 /// Makes the plan: every surviving conversion placed on the Secret of its name, then every owned
@@ -173,6 +184,7 @@ pub(super) fn plan<'x, 'a>(
     Steps {
         steps: planner.steps,
         store,
+        held: Vec::new(),
     }
 }
 
@@ -199,6 +211,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             seq,
             from,
             source,
+            outcome,
             members,
             secret,
             cluster_name,
@@ -221,6 +234,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             strength: Some(strength),
             managed: true,
             seq,
+            outcome: Some(outcome),
         };
         let Some(at) = scan.secrets.get(&step.secret).copied() else {
             if let Some(draft) = draft {
@@ -240,6 +254,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             ) => {
                 let message = format!("{} is kept as it is: {why}", ctx.object(at).resource_ref());
                 ctx.report(from, Severity::Error, None, message);
+                ctx.outcomes.set(outcome, ClusterState::Kept, *why);
                 let step = kept(ctx, scan, at, why.to_string());
                 self.steps.push(step);
             }
@@ -249,22 +264,32 @@ impl<'x, 'a> Planner<'x, 'a> {
                     ctx.object(at).resource_ref()
                 );
                 ctx.report(from, Severity::Error, None, message);
-                self.unsettle(&step.members, "an unowned Secret has its name");
+                let why = "an unowned Secret has its name";
+                ctx.outcomes.set(
+                    outcome,
+                    ClusterState::Failed,
+                    format!("{why}: {}", step.secret),
+                );
+                self.unsettle(&step.members, why);
             }
         }
     }
 
-    /// Whether the draft passes the validator; its refusals are said on the kubeconfig Secret.
-    fn passes(ctx: &mut Ctx, from: usize, draft: &Draft) -> bool {
+    /// Whether the draft passes the validator; its refusals are said on the kubeconfig Secret,
+    /// and the first is why its cluster failed.
+    fn passes(ctx: &mut Ctx, from: usize, step: &Step, draft: &Draft) -> bool {
         for message in &draft.invalid {
             ctx.report(from, Severity::Error, None, message.clone());
+        }
+        if let (Some(first), Some(at)) = (draft.invalid.first(), step.outcome) {
+            ctx.outcomes.set(at, ClusterState::Failed, first.clone());
         }
         draft.invalid.is_empty()
     }
 
     /// A Secret for a cluster that has none: created, when it passes validation.
     fn create(&mut self, ctx: &mut Ctx, from: usize, mut step: Step<'x, 'a>, draft: Draft<'x, 'a>) {
-        if !Self::passes(ctx, from, &draft) {
+        if !Self::passes(ctx, from, &step, &draft) {
             self.unsettle(&step.members, "its new Argo CD Secret fails validation");
             return;
         }
@@ -293,10 +318,13 @@ impl<'x, 'a> Planner<'x, 'a> {
             );
             ctx.report(from, Severity::Error, None, message);
             let reason = format!("the new conversion would weaken it: {reason}");
+            if let Some(o) = step.outcome {
+                ctx.outcomes.set(o, ClusterState::Kept, reason.clone());
+            }
             self.steps.push(kept(ctx, scan, at, reason));
             return;
         }
-        if !Self::passes(ctx, from, &draft) {
+        if !Self::passes(ctx, from, &step, &draft) {
             let reason = "its new conversion fails validation".to_string();
             self.steps.push(kept(ctx, scan, at, reason));
             return;
@@ -389,9 +417,11 @@ impl<'x, 'a> Planner<'x, 'a> {
                 if step.action == Action::Create {
                     dropped.insert(i);
                 }
-                Action::Kept {
-                    reason: format!("the new conversion would weaken it: {reason}"),
+                let reason = format!("the new conversion would weaken it: {reason}");
+                if let Some(o) = step.outcome {
+                    ctx.outcomes.set(o, ClusterState::Kept, reason.clone());
                 }
+                Action::Kept { reason }
             } else {
                 Action::Rename {
                     from: SecretId::of(old),
@@ -491,6 +521,7 @@ fn kept<'x, 'a>(ctx: &Ctx, scan: &Scan, at: usize, reason: String) -> Step<'x, '
         strength: None,
         managed: owned.is_some_and(|o| unmanaged(ctx, scan, o).is_none()),
         seq: usize::MAX,
+        outcome: None,
     }
 }
 
@@ -536,7 +567,25 @@ fn weakens(ctx: &Ctx, at: usize, strength: &Strength) -> Option<String> {
 
 /// The plan as people and tools see it, in the order of the Secrets' names; with the Secrets
 /// to write when only the plan is made.
-pub(super) fn public(ctx: &Ctx, steps: &Steps, output: Output) -> Plan {
+pub(super) fn public(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
+    let mut outcomes = std::mem::take(&mut ctx.outcomes);
+    for s in &steps.steps {
+        if s.action == Action::Prune {
+            continue;
+        }
+        let outcome = match (s.outcome, &s.source) {
+            (Some(at), _) => outcomes.get(at),
+            // A Secret kept for a cluster that failed this time is still its Secret.
+            (None, Some(source)) => outcomes
+                .of_key(&SourceKey::of(&source.namespace, &source.name))
+                .filter(|o| o.secret.is_none()),
+            (None, None) => None,
+        };
+        if let Some(o) = outcome {
+            o.secret = Some(s.secret.clone());
+        }
+    }
+    let ctx = &*ctx;
     let metadata = |at: Option<usize>, key: &str| {
         at.and_then(|i| {
             ctx.item(i)
@@ -581,7 +630,12 @@ pub(super) fn public(ctx: &Ctx, steps: &Steps, output: Output) -> Plan {
     } else {
         Vec::new()
     };
-    Plan { entries, writes }
+    Plan {
+        entries,
+        writes,
+        clusters: outcomes.finish(),
+        guards: steps.held.clone(),
+    }
 }
 
 /// The write a step makes, when only the plan is made (its new Secret kept as a tree).

@@ -12,7 +12,7 @@ use super::scan::Scan;
 
 /// Writes the output to `sink`.
 pub(super) fn render(ctx: &mut Ctx, scan: &Scan, steps: Steps, sink: &mut krm::Sink) {
-    let Steps { steps, store } = steps;
+    let Steps { steps, store, .. } = steps;
     let mut replaced: HashMap<usize, Out> = HashMap::new();
     let mut removed: HashSet<usize> = HashSet::new();
     let mut appended: Vec<Out> = Vec::new();

@@ -7,8 +7,49 @@ use crate::config::API_VERSION;
 use crate::krm::object::{Object, is_tool_annotation};
 use crate::yaml::{Node, Value};
 
+use crate::validate::expiry;
+
+use super::guard::Held;
 use super::ids::SecretId;
+use super::outcome::{ClusterOutcome, ClusterState};
 use super::plan::{Action, Entry, Plan, Write};
+
+/// What an API request does to a Secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// `POST` to the namespace's Secrets: fails when a Secret of its name exists by then.
+    Create,
+    /// `PUT` the Secret with the `resourceVersion` read: refused when it changed since.
+    Replace,
+    /// `DELETE` the Secret with `DeleteOptions` whose preconditions are the `uid` and
+    /// `resourceVersion` read.
+    Delete,
+}
+
+impl Verb {
+    /// The verb's word, as `kubectl --raw` takes it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Replace => "replace",
+            Verb::Delete => "delete",
+        }
+    }
+}
+
+/// One API request that carries out part of the plan, conditional on what was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// What it does.
+    pub verb: Verb,
+    /// The Secret it creates, replaces or deletes.
+    pub secret: SecretId,
+    /// The API path: the namespace's Secrets for a create, the Secret's own otherwise.
+    pub path: String,
+    /// The JSON body: the Secret as the API server stores it (credentials included), or the
+    /// `DeleteOptions`.
+    pub body: String,
+}
 
 /// How `capi2argo plan` shows the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,15 +81,20 @@ impl Plan {
                 text.push('\n');
             }
             Format::Requests => {
-                for write in &self.writes {
-                    write_line(&mut text, write);
-                }
-                for entry in self.deletes() {
-                    delete_line(&mut text, entry);
+                for r in self.requests() {
+                    text.push_str(&format!("{} {} {}\n", r.verb.word(), r.path, r.body));
                 }
             }
         }
         text
+    }
+
+    /// The API requests that carry the plan out, writes first (a rename's new Secret exists
+    /// before the old one goes), then deletes. Only a plan made without output
+    /// ([`Output::PlanOnly`](super::Output::PlanOnly)) holds the Secrets it writes.
+    pub fn requests(&self) -> Vec<Request> {
+        let writes = self.writes.iter().map(write_request);
+        writes.chain(self.deletes().map(delete_request)).collect()
     }
 
     /// The entries whose existing Secret goes: prunes, and renames to a Secret of another name.
@@ -106,7 +152,22 @@ impl Plan {
             };
             out.push_str(&format!("{word:<9} {line}\n"));
         }
-        let counts: Vec<String> = self
+        // A cluster that gets no Argo CD Secret this time has no entry: it has a line of its own.
+        let unplaced: Vec<&ClusterOutcome> = self
+            .clusters
+            .iter()
+            .filter(|c| c.secret.is_none())
+            .collect();
+        for c in &unplaced {
+            let reason = c.reason.as_deref().unwrap_or_default();
+            out.push_str(&format!(
+                "{:<9} {} ({}): {reason}\n",
+                c.state.word(),
+                c.source,
+                c.cluster
+            ));
+        }
+        let mut counts: Vec<String> = self
             .counts()
             .into_iter()
             .map(|(w, n)| match w {
@@ -114,6 +175,13 @@ impl Plan {
                 _ => format!("{n} to {w}"),
             })
             .collect();
+        let failed = unplaced
+            .iter()
+            .filter(|c| c.state == ClusterState::Failed)
+            .count();
+        if failed > 0 {
+            counts.push(format!("{failed} failed without an Argo CD Secret"));
+        }
         out.push_str(&format!("plan: {}\n", counts.join(", ")));
     }
 
@@ -165,13 +233,43 @@ impl Plan {
             .into_iter()
             .map(|(w, n)| (w, Node::plain(n.to_string())))
             .collect();
+        let clusters = self.clusters.iter().map(cluster_json).collect();
+        let guards = self.guards.iter().map(guard_json).collect();
         Node::map(vec![
             ("apiVersion", Node::string(API_VERSION)),
             ("kind", Node::string("Plan")),
             ("entries", Node::seq(entries)),
+            ("clusters", Node::seq(clusters)),
+            ("guards", Node::seq(guards)),
             ("summary", Node::map(summary)),
         ])
     }
+}
+
+fn cluster_json(c: &ClusterOutcome) -> Node<'static> {
+    let mut fields = vec![
+        ("source", id(&c.source)),
+        ("cluster", Node::string(c.cluster.clone())),
+        ("state", Node::string(c.state.word())),
+    ];
+    if let Some(secret) = &c.secret {
+        fields.push(("secret", id(secret)));
+    }
+    if let Some(reason) = &c.reason {
+        fields.push(("reason", Node::string(reason.clone())));
+    }
+    if let Some(expires) = c.expires {
+        fields.push(("expires", Node::string(expiry::instant(expires))));
+    }
+    Node::map(fields)
+}
+
+fn guard_json(held: &Held) -> Node<'static> {
+    Node::map(vec![
+        ("guard", Node::string(held.guard.setting())),
+        ("message", Node::string(held.message.clone())),
+        ("secrets", Node::seq(held.secrets.iter().map(id).collect())),
+    ])
 }
 
 fn id(s: &SecretId) -> Node<'static> {
@@ -192,18 +290,26 @@ fn secrets_path(namespace: &str, name: Option<&str>) -> String {
 /// A create or a replace: the Secret as the API server stores it (values under `data`),
 /// without the annotations kpt and kustomize keep for themselves, and, for a replace, with the
 /// `resourceVersion` read.
-fn write_line(text: &mut String, write: &Write) {
+fn write_request(write: &Write) -> Request {
     let object = Object::new(&write.node);
-    let (namespace, name) = (object.namespace(), object.name().unwrap_or_default());
+    let secret = SecretId::of(object);
     let (verb, path) = if write.replaces {
-        ("replace", secrets_path(namespace, Some(name)))
+        (
+            Verb::Replace,
+            secrets_path(&secret.namespace, Some(&secret.name)),
+        )
     } else {
-        ("create", secrets_path(namespace, None))
+        (Verb::Create, secrets_path(&secret.namespace, None))
     };
     let version = write.resource_version.as_deref().filter(|_| write.replaces);
-    text.push_str(&format!("{verb} {path} "));
-    crate::yaml::emit::write_json(text, &stored(&write.node, version), None);
-    text.push('\n');
+    let mut body = String::new();
+    crate::yaml::emit::write_json(&mut body, &stored(&write.node, version), None);
+    Request {
+        verb,
+        secret,
+        path,
+        body,
+    }
 }
 
 /// A Secret as the API server stores it: `stringData` merged into `data` (base64), the tools'
@@ -256,7 +362,7 @@ fn stored(secret: &Node<'static>, version: Option<&str>) -> Node<'static> {
 
 /// A delete: the API path of the Secret that goes, and the `DeleteOptions` that delete it only
 /// as it was read.
-fn delete_line(text: &mut String, e: &Entry) {
+fn delete_request(e: &Entry) -> Request {
     let id = match &e.action {
         Action::Rename { from, .. } => from,
         _ => &e.secret,
@@ -275,10 +381,12 @@ fn delete_line(text: &mut String, e: &Entry) {
     if !preconditions.is_empty() {
         options.push(("preconditions", Node::map(preconditions)));
     }
-    text.push_str(&format!(
-        "delete {} ",
-        secrets_path(&id.namespace, Some(&id.name))
-    ));
-    crate::yaml::emit::write_json(text, &Node::map(options), None);
-    text.push('\n');
+    let mut body = String::new();
+    crate::yaml::emit::write_json(&mut body, &Node::map(options), None);
+    Request {
+        verb: Verb::Delete,
+        secret: id.clone(),
+        path: secrets_path(&id.namespace, Some(&id.name)),
+        body,
+    }
 }

@@ -107,6 +107,13 @@ pub fn date(unix: i64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
+/// A Unix time as RFC 3339 in UTC, `2027-11-21T08:30:00Z`.
+pub fn instant(unix: i64) -> String {
+    let seconds = unix.rem_euclid(DAY);
+    let (hour, minute, second) = (seconds / 3_600, seconds / 60 % 60, seconds % 60);
+    format!("{}T{hour:02}:{minute:02}:{second:02}Z", date(unix))
+}
+
 /// An instant written as RFC 3339 in UTC (`2026-11-24T00:00:00Z`) or a date (`2026-11-24`), as
 /// Unix seconds; what hosts take to pin the clock.
 pub fn parse_instant(text: &str) -> Option<i64> {
@@ -165,6 +172,13 @@ mod tests {
             parse_instant("2027-11-21T23:14:34Z").map(date).as_deref(),
             Some("2027-11-21")
         );
+        for text in [
+            "2027-11-21T23:14:34Z",
+            "1969-12-31T23:59:59Z",
+            "2024-02-29T00:00:00Z",
+        ] {
+            assert_eq!(parse_instant(text).map(instant).as_deref(), Some(text));
+        }
         for bad in [
             "2026-02-30",
             "2026-13-01",

@@ -109,19 +109,27 @@ pub fn validate_input(
 /// Secret). Messages never hold a value of the Secret. With the host's time (`now`, Unix
 /// seconds), `caData` and `certData` certificates are checked against it.
 pub fn check(node: &Node, policy: &Policy, now: Option<i64>) -> Vec<Finding> {
-    let (mut out, dated) = check_dated(node, policy, now);
-    out.extend(dated.into_iter().map(|(_, finding)| finding));
+    let checked = check_dated(node, policy, now);
+    let mut out = checked.findings;
+    out.extend(checked.dated.into_iter().map(|(_, finding)| finding));
     out
 }
 
-/// [`check`], with what the certificates' lifetimes say about `now` apart, by certificate: the
-/// conversion reports those on the kubeconfig they came from, as warnings.
-pub fn check_dated(
-    node: &Node,
-    policy: &Policy,
-    now: Option<i64>,
-) -> (Vec<Finding>, Vec<(expiry::Certificate, Finding)>) {
-    let mut dated = Vec::new();
+/// What the validator found in one Argo CD cluster Secret, with what its certificates'
+/// lifetimes say apart.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub findings: Vec<Finding>,
+    /// What the certificates' lifetimes say about the host's time, by certificate: the
+    /// conversion reports those on the kubeconfig they came from, as warnings.
+    pub dated: Vec<(expiry::Certificate, Finding)>,
+    /// When the first of its certificates (the CA's or the client's) stops being valid.
+    pub expires: Option<i64>,
+}
+
+/// [`check`], with the certificates' lifetimes apart.
+pub fn check_dated(node: &Node, policy: &Policy, now: Option<i64>) -> Checked {
+    let mut checked = Checked::default();
     let object = Object::new(node);
     let mut out = object.metadata_problems();
     metadata(&object, policy, &mut out);
@@ -211,13 +219,11 @@ pub fn check_dated(
         None => {}
         Some((field, text)) => match serde_json::from_str::<Value>(text) {
             Err(_) => out.push(Finding::error("is not JSON: Argo CD skips the cluster").at(field)),
-            Ok(config) => {
-                let when = now.map(|now| (now, &mut dated));
-                config_checks(&config, field, policy, when, &mut out)
-            }
+            Ok(config) => config_checks(&config, field, policy, now, &mut checked),
         },
     }
-    (out, dated)
+    checked.findings.splice(0..0, out);
+    checked
 }
 
 fn metadata(object: &Object, policy: &Policy, out: &mut Vec<Finding>) {
@@ -248,9 +254,10 @@ fn config_checks(
     config: &Value,
     field: &str,
     policy: &Policy,
-    dated: Option<(i64, &mut Vec<(expiry::Certificate, Finding)>)>,
-    out: &mut Vec<Finding>,
+    now: Option<i64>,
+    checked: &mut Checked,
 ) {
+    let out = &mut checked.findings;
     go_types(config, CLUSTER_CONFIG_FIELDS, field, out);
     let at = |path: &str| format!("{field}.{path}");
     // `Value::pointer` would allocate for every step (it unescapes `~1`); these paths are plain keys.
@@ -293,15 +300,20 @@ fn config_checks(
     let ca = decoded("caData").map(|pem| tls::certificates(&pem));
     let cert = decoded("certData").map(|pem| tls::certificates(&pem));
     let key = decoded("keyData");
-    if let Some((now, dated)) = dated {
-        fn validities(c: &Option<tls::Certificates>) -> &[tls::Validity] {
-            c.as_ref().map_or(&[], |c| c.validities.as_slice())
-        }
+    fn validities(c: &Option<tls::Certificates>) -> &[tls::Validity] {
+        c.as_ref().map_or(&[], |c| c.validities.as_slice())
+    }
+    checked.expires = validities(&ca)
+        .iter()
+        .chain(validities(&cert))
+        .map(|v| v.not_after)
+        .min();
+    if let Some(now) = now {
         let days = policy.expiry_days;
         for (which, finding) in expiry::tls_findings(validities(&ca), validities(&cert), now, days)
         {
             let finding = finding.at(at(&format!("tlsClientConfig.{}", which.config_field())));
-            dated.push((which, finding));
+            checked.dated.push((which, finding));
         }
     }
     if let Some(ca) = &ca {
