@@ -170,7 +170,7 @@ fn execute(
     })
 }
 
-fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunError> {
+pub(crate) fn function_config_override(options: &Options) -> Result<Option<Node<'_>>, RunError> {
     let Some(text) = &options.function_config else {
         return Ok(None);
     };

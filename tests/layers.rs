@@ -18,6 +18,7 @@ const LAYERS: &[&str] = &[
     "wrap",
     "reconcile",
     "run",
+    "read_set",
     "documents",
     "host",
 ];
