@@ -86,11 +86,11 @@ lint: tools
 	$(CARGO) clippy --locked -p capi2argo-wasm -p capi2argo-kpt --target wasm32-unknown-unknown -- -D warnings
 	# --frozen: the crates were fetched above; a target dir of its own, so a rustc probe that
 	# fails inside cargo-deny is never cached for the builds.
-	CARGO_TARGET_DIR=target/deny $(CARGO_DENY) --frozen check licenses bans sources
+	CARGO_TARGET_DIR=target/deny $(CARGO_DENY) --workspace --frozen check licenses bans sources
 	# Advisories need the RustSec database from GitHub: checked wherever it can be fetched; where it
 	# cannot (no network but the package registries), the check is skipped, loudly.
 	@mkdir -p target/deny
-	@if CARGO_TARGET_DIR=target/deny $(CARGO_DENY) --locked check advisories > target/deny/advisories.log 2>&1; then \
+	@if CARGO_TARGET_DIR=target/deny $(CARGO_DENY) --workspace --locked check advisories > target/deny/advisories.log 2>&1; then \
 		echo "advisories ok"; \
 	elif grep -q "failed to fetch advisory database" target/deny/advisories.log; then \
 		echo "*** SKIPPED check: cargo deny check advisories: the RustSec database (github.com) is unreachable from here ***" | tee -a $(LOG); \

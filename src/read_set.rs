@@ -20,6 +20,8 @@ pub struct ReadSet {
     pub namespaces: Option<Vec<String>>,
     /// Whether a source reads Cluster API's Clusters beside its Secrets.
     pub clusters: bool,
+    /// How many days before a certificate stops being valid the function warns of it.
+    pub expiry_days: u32,
 }
 
 /// What to read for a run with these options (the functionConfig and `--set` settings of a
@@ -47,6 +49,7 @@ pub fn read_set(options: &Options) -> Result<ReadSet, RunError> {
         secret_selectors: selectors,
         namespaces: config.allowed_namespaces.clone(),
         clusters: config.sources.iter().any(|s| s.reads.clusters),
+        expiry_days: config.policy.expiry_days,
     })
 }
 

@@ -1,0 +1,64 @@
+//! capi2argo-controller: capi2argo left running in a management cluster. It keeps reflector
+//! caches of what the settings read, plans with the same pure core on every change (debounced),
+//! and makes exactly the plan's conditional requests; metrics, health probes, Events, leader
+//! election and `--once` for a Job.
+
+mod cache;
+mod flags;
+mod metrics;
+mod run;
+mod serve;
+mod settings;
+mod sync;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use flags::{Flags, LogFormat};
+
+fn main() -> ExitCode {
+    let flags = Flags::parse();
+    logs(flags.log_format);
+    // One TLS provider for the process, before the first client: ring, as kube's default.
+    if rustls::crypto::ring::default_provider()
+        .install_default()
+        .is_err()
+    {
+        tracing::debug!("a TLS provider was installed already");
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            tracing::error!(error = %error, "no async runtime");
+            return ExitCode::from(3);
+        }
+    };
+    let code = runtime.block_on(run::run(flags));
+    // Watches still running are dropped with the runtime, not awaited.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    ExitCode::from(code)
+}
+
+/// Logs with timestamps, as text or JSON lines, at the level RUST_LOG says (info by default).
+fn logs(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_target(false)
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Json => builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .with_span_list(false)
+            .init(),
+        LogFormat::Text => builder.with_ansi(false).init(),
+    }
+}

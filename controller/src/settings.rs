@@ -1,0 +1,82 @@
+//! The function's settings, as the controller runs them: the --config file (a Capi2Argo object or
+//! a ConfigMap), then argoNamespace from --argo-namespace, then every --set; and what they say
+//! to read.
+
+use std::path::Path;
+
+use capi2argo::{Options, ReadSet};
+
+use crate::flags::Flags;
+
+/// Why the settings cannot be used: nothing is read or written then.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsError {
+    #[error("--config {path}: {error}")]
+    Unreadable { path: String, error: std::io::Error },
+    #[error("settings: {0}")]
+    Refused(String),
+    #[error(
+        "--control-plane {0}: expected RESOURCE.GROUP, such as kubeadmcontrolplanes.controlplane.cluster.x-k8s.io"
+    )]
+    ControlPlane(String),
+}
+
+/// The settings of every plan, and what to read for them.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub options: Options,
+    pub reads: ReadSet,
+    /// Control plane resources to read, as (resource, group).
+    pub control_planes: Vec<(String, String)>,
+}
+
+impl Settings {
+    pub fn load(flags: &Flags) -> Result<Settings, SettingsError> {
+        let function_config = match &flags.config {
+            Some(path) => Some(read(path)?),
+            None => None,
+        };
+        let mut overrides = Vec::new();
+        if let Some(ns) = &flags.argo_namespace {
+            overrides.push(format!("argoNamespace={ns}"));
+        }
+        overrides.extend(flags.set.iter().cloned());
+        let options = Options {
+            function_config,
+            overrides,
+            ..Options::default()
+        };
+        let reads =
+            capi2argo::read_set(&options).map_err(|e| SettingsError::Refused(e.to_string()))?;
+        let control_planes = flags
+            .control_planes
+            .iter()
+            .map(|r| match r.split_once('.') {
+                Some((resource, group)) if !resource.is_empty() && group.contains('.') => {
+                    Ok((resource.to_string(), group.to_string()))
+                }
+                _ => Err(SettingsError::ControlPlane(r.clone())),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Settings {
+            options,
+            reads,
+            control_planes,
+        })
+    }
+
+    /// The options of one plan: these settings, the host's time now.
+    pub fn plan_options(&self, now: i64) -> Options {
+        Options {
+            now: Some(now),
+            ..self.options.clone()
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<String, SettingsError> {
+    std::fs::read_to_string(path).map_err(|error| SettingsError::Unreadable {
+        path: path.display().to_string(),
+        error,
+    })
+}

@@ -1,0 +1,458 @@
+//! One reconcile: the input from the caches, the plan from capi2argo, what it says turned into
+//! metrics, logs and Events, and exactly its conditional requests made, in order, as field
+//! manager `capi2argo`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use capi2argo::{
+    ClusterOutcome, ClusterState, Finding, Guard, NoFiles, Plan, Request, SecretId, Severity, Verb,
+};
+use k8s_openapi::api::core::v1::{ObjectReference, Secret};
+use kube::api::{Api, DeleteParams, PostParams, Preconditions};
+use kube::runtime::events::{Event, EventType, Recorder};
+use kube::{Client, ResourceExt};
+
+use crate::cache::Caches;
+use crate::metrics::{GUARDS, Metrics, PlanOutcome, STATES};
+use crate::settings::Settings;
+
+/// The field manager of every write.
+pub const FIELD_MANAGER: &str = "capi2argo";
+
+/// At most this many Events per reconcile: a fleet-wide failure says so without flooding.
+const EVENTS_PER_RECONCILE: usize = 50;
+
+/// How long a reconcile waits for the caches to show its own last writes.
+const READ_YOUR_WRITES: Duration = Duration::from_secs(2);
+
+/// How a reconcile ended, as the exit code of `--once` says it (the sync script's codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Everything planned was carried out; the plan had no errors.
+    Synced = 0,
+    /// Carried out; the plan had errors (a guard held, a cluster failed to convert).
+    PlanErrors = 1,
+    /// Nothing done: capi2argo refused the input or the settings.
+    Refused = 2,
+    /// Nothing done: a read failed.
+    ReadFailed = 3,
+    /// A request was refused or failed: those before it were carried out, none after it.
+    RequestFailed = 4,
+}
+
+/// What a reconcile did.
+#[derive(Debug)]
+pub struct Report {
+    pub ending: Ending,
+    /// A request was refused as stale (409): plan again once the caches catch up.
+    pub conflict: bool,
+    /// How many requests it made.
+    pub writes: usize,
+}
+
+/// A write the caches should show before the next plan reads them.
+enum Expect {
+    Version(SecretId, String),
+    Gone(SecretId, String),
+}
+
+/// What the last reconcile said, so logs and Events say what changed, not everything again.
+#[derive(Default)]
+struct Said {
+    results: BTreeSet<String>,
+    states: BTreeMap<SecretId, ClusterState>,
+    guards: BTreeSet<Guard>,
+    expiring: BTreeSet<SecretId>,
+}
+
+pub struct Reconciler {
+    pub client: Client,
+    pub caches: Arc<Caches>,
+    pub settings: Settings,
+    pub metrics: Metrics,
+    pub events: Recorder,
+    said: Said,
+    pending: Vec<Expect>,
+}
+
+impl Reconciler {
+    pub fn new(
+        client: Client,
+        caches: Arc<Caches>,
+        settings: Settings,
+        metrics: Metrics,
+        events: Recorder,
+    ) -> Reconciler {
+        Reconciler {
+            client,
+            caches,
+            settings,
+            metrics,
+            events,
+            said: Said::default(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Plans from the caches and, while `may_write` says so, carries the plan out.
+    pub async fn reconcile(&mut self, may_write: &(dyn Fn() -> bool + Sync)) -> Report {
+        let started = Instant::now();
+        self.await_own_writes().await;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let input = self.caches.input();
+        let options = self.settings.plan_options(now);
+        let finished = capi2argo::plan(&input, &options, &mut NoFiles);
+        drop(input);
+        let (results, plan) = match finished {
+            Ok(capi2argo::Finished {
+                results,
+                plan: Some(plan),
+            }) => (results, plan),
+            Ok(finished) => {
+                self.log_results(&finished.results);
+                return self.end(started, Ending::Refused, PlanOutcome::Failed, 0, false);
+            }
+            Err(error) => {
+                tracing::error!(error = %error, "capi2argo refused the input built from the caches; nothing was changed");
+                return self.end(started, Ending::Refused, PlanOutcome::Failed, 0, false);
+            }
+        };
+        self.log_results(&results);
+        self.observe(&plan, now).await;
+        let errors = results.iter().any(|f| f.severity == Severity::Error);
+        if !may_write() {
+            tracing::debug!("not the leader: nothing is written");
+            return self.end(started, Ending::Synced, PlanOutcome::Synced, 0, false);
+        }
+        let requests = plan.requests();
+        let (mut writes, mut conflict, mut failed) = (0, false, false);
+        for request in &requests {
+            if !may_write() {
+                tracing::info!("stopped writing: no longer the leader, or stopping");
+                failed = true;
+                break;
+            }
+            writes += 1;
+            match self.carry_out(request).await {
+                Ok(()) => {}
+                Err(Refusal::Stale(message)) => {
+                    tracing::info!(verb = request.verb.word(), secret = %request.secret, reason = message, "refused as stale: planning again from fresh caches");
+                    conflict = true;
+                    failed = true;
+                    break;
+                }
+                Err(Refusal::Failed(message)) => {
+                    tracing::error!(verb = request.verb.word(), secret = %request.secret, error = message, "a request failed: the ones before it were carried out, none after it");
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        let (ending, outcome) = match (failed, errors) {
+            (true, _) => (Ending::RequestFailed, PlanOutcome::Failed),
+            (false, true) => (Ending::PlanErrors, PlanOutcome::Errors),
+            (false, false) => (Ending::Synced, PlanOutcome::Synced),
+        };
+        if !requests.is_empty() || ending != Ending::Synced {
+            let counts: Vec<String> = plan
+                .counts()
+                .into_iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(w, n)| format!("{n} {w}"))
+                .collect();
+            tracing::info!(
+                plan = counts.join(", "),
+                requests = requests.len(),
+                made = writes,
+                outcome = outcome.word(),
+                "reconciled"
+            );
+        }
+        self.end(started, ending, outcome, writes, conflict)
+    }
+
+    fn end(
+        &self,
+        started: Instant,
+        ending: Ending,
+        outcome: PlanOutcome,
+        writes: usize,
+        conflict: bool,
+    ) -> Report {
+        self.metrics.plan(outcome);
+        self.metrics
+            .duration
+            .observe(started.elapsed().as_secs_f64());
+        if outcome != PlanOutcome::Failed {
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            self.metrics.last_success.set(now);
+        }
+        Report {
+            ending,
+            conflict,
+            writes,
+        }
+    }
+
+    /// Waits, briefly, until the caches show what this controller last wrote: a plan made from
+    /// caches that do not yet would create again what was just created.
+    async fn await_own_writes(&mut self) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let deadline = Instant::now() + READ_YOUR_WRITES;
+        loop {
+            let caches = &self.caches;
+            self.pending.retain(|expect| match expect {
+                Expect::Version(id, version) => caches
+                    .secret(&id.namespace, &id.name)
+                    .is_none_or(|s| s.resource_version().as_deref() != Some(version.as_str())),
+                Expect::Gone(id, uid) => caches
+                    .secret(&id.namespace, &id.name)
+                    .is_some_and(|s| s.uid().as_deref() == Some(uid.as_str())),
+            });
+            if self.pending.is_empty() || Instant::now() >= deadline {
+                self.pending.clear();
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// One request, as the plan gives it.
+    async fn carry_out(&mut self, request: &Request) -> Result<(), Refusal> {
+        let id = &request.secret;
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), &id.namespace);
+        let params = PostParams {
+            dry_run: false,
+            field_manager: Some(FIELD_MANAGER.to_string()),
+        };
+        let verb = request.verb.word();
+        let result = match request.verb {
+            Verb::Create | Verb::Replace => {
+                let secret: Secret = serde_json::from_str(&request.body)
+                    .map_err(|e| Refusal::Failed(format!("the plan's body: {e}")))?;
+                let written = if request.verb == Verb::Create {
+                    api.create(&params, &secret).await
+                } else {
+                    api.replace(&id.name, &params, &secret).await
+                };
+                written.map(|s| {
+                    if let Some(version) = s.resource_version() {
+                        self.pending.push(Expect::Version(id.clone(), version));
+                    }
+                })
+            }
+            Verb::Delete => {
+                let options: serde_json::Value = serde_json::from_str(&request.body)
+                    .map_err(|e| Refusal::Failed(format!("the plan's body: {e}")))?;
+                let field = |key: &str| {
+                    options
+                        .pointer(&format!("/preconditions/{key}"))
+                        .and_then(|v| v.as_str())
+                        .map(String::from)
+                };
+                let uid = field("uid");
+                let params = DeleteParams {
+                    preconditions: Some(Preconditions {
+                        uid: uid.clone(),
+                        resource_version: field("resourceVersion"),
+                    }),
+                    ..DeleteParams::default()
+                };
+                api.delete(&id.name, &params).await.map(|_| {
+                    if let Some(uid) = uid {
+                        self.pending.push(Expect::Gone(id.clone(), uid));
+                    }
+                })
+            }
+        };
+        match result {
+            Ok(()) => {
+                self.metrics.write(verb, "ok");
+                tracing::info!(verb, secret = %id, "done");
+                Ok(())
+            }
+            // Changed or gone since it was read, or made meanwhile: the plan is stale.
+            Err(kube::Error::Api(status)) if matches!(status.code, 409 | 404) => {
+                self.metrics.write(verb, "conflict");
+                Err(Refusal::Stale(status.message.clone()))
+            }
+            Err(error) => {
+                self.metrics.write(verb, "error");
+                Err(Refusal::Failed(error.to_string()))
+            }
+        }
+    }
+
+    /// Logs each result once, when it first appears (a fleet's steady warnings are not
+    /// repeated every reconcile). Results never hold a Secret's value.
+    fn log_results(&mut self, results: &[Finding]) {
+        let mut now = BTreeSet::new();
+        for finding in results {
+            let resource = finding
+                .resource
+                .as_ref()
+                .map(|r| {
+                    format!(
+                        "{} {}/{}",
+                        r.kind,
+                        r.namespace.as_deref().unwrap_or(""),
+                        r.name
+                    )
+                })
+                .unwrap_or_default();
+            let field = finding.field.as_deref().unwrap_or("");
+            let key = format!(
+                "{:?} {resource} {field} {}",
+                finding.severity, finding.message
+            );
+            if !self.said.results.contains(&key) {
+                let message = finding.message.as_str();
+                match finding.severity {
+                    Severity::Error => tracing::error!(resource, field, "{message}"),
+                    Severity::Warning => tracing::warn!(resource, field, "{message}"),
+                    Severity::Info => tracing::debug!(resource, field, "{message}"),
+                }
+            }
+            now.insert(key);
+        }
+        self.said.results = now;
+    }
+
+    /// Metrics and Events from what the plan says of each cluster and guard.
+    async fn observe(&mut self, plan: &Plan, now: i64) {
+        for state in STATES {
+            let count = plan.clusters.iter().filter(|c| c.state == state).count();
+            self.metrics.clusters_in(state, count as i64);
+        }
+        let held: BTreeSet<Guard> = plan.guards.iter().map(|h| h.guard).collect();
+        for guard in GUARDS {
+            self.metrics.guard(guard, held.contains(&guard));
+        }
+        let nearest = plan
+            .clusters
+            .iter()
+            .filter_map(|c| c.expires.map(|e| (e, c.source.to_string())))
+            .min();
+        self.metrics.nearest_expiry(nearest);
+
+        let mut events: Vec<(ObjectReference, Event)> = Vec::new();
+        let mut states = BTreeMap::new();
+        for c in &plan.clusters {
+            states.insert(c.source.clone(), c.state);
+            let before = self.said.states.get(&c.source).copied();
+            if c.state == ClusterState::Failed && before != Some(ClusterState::Failed) {
+                let note = format!(
+                    "cluster {} gets no Argo CD Secret this time: {}",
+                    c.cluster,
+                    c.reason.as_deref().unwrap_or("it failed to convert")
+                );
+                events.push(self.event(c, EventType::Warning, "ConvertFailed", note));
+            }
+        }
+        self.said.states = states;
+        let window = i64::from(self.settings.reads.expiry_days) * 86_400;
+        let expiring: BTreeSet<SecretId> = plan
+            .clusters
+            .iter()
+            .filter(|c| c.expires.is_some_and(|e| e - now < window))
+            .map(|c| c.source.clone())
+            .collect();
+        for c in plan
+            .clusters
+            .iter()
+            .filter(|c| expiring.contains(&c.source) && !self.said.expiring.contains(&c.source))
+        {
+            let days = (c.expires.unwrap_or(now) - now).div_euclid(86_400);
+            let note = format!(
+                "a certificate of cluster {}'s credentials stops being valid in {days} days: Argo CD loses the cluster then unless the platform rotates it",
+                c.cluster
+            );
+            events.push(self.event(c, EventType::Warning, "CredentialExpiring", note));
+        }
+        self.said.expiring = expiring;
+        for h in &plan.guards {
+            if self.said.guards.contains(&h.guard) {
+                continue;
+            }
+            tracing::warn!(
+                guard = h.guard.setting(),
+                secrets = h.secrets.len(),
+                "a guard holds: {}",
+                h.message
+            );
+            for secret in &h.secrets {
+                let reference = reference(&self.caches, secret);
+                let event = Event {
+                    type_: EventType::Warning,
+                    reason: "GuardHeld".into(),
+                    note: Some(truncate(&h.message)),
+                    action: "Keep".into(),
+                    secondary: None,
+                };
+                events.push((reference, event));
+            }
+        }
+        self.said.guards = held;
+        for (reference, event) in events.into_iter().take(EVENTS_PER_RECONCILE) {
+            if let Err(error) = self.events.publish(&event, &reference).await {
+                tracing::debug!(error = %error, "an Event could not be recorded");
+            }
+        }
+    }
+
+    fn event(
+        &self,
+        c: &ClusterOutcome,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) -> (ObjectReference, Event) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(truncate(&note)),
+            action: "Convert".into(),
+            secondary: None,
+        };
+        (reference(&self.caches, &c.source), event)
+    }
+}
+
+/// Why a request was not carried out.
+enum Refusal {
+    /// The Secret changed, went or appeared since it was read.
+    Stale(String),
+    Failed(String),
+}
+
+/// An Event's reference to a Secret (its uid, when the caches hold it).
+fn reference(caches: &Caches, id: &SecretId) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("Secret".into()),
+        namespace: Some(id.namespace.clone()),
+        name: Some(id.name.clone()),
+        uid: caches.secret(&id.namespace, &id.name).and_then(|s| s.uid()),
+        ..ObjectReference::default()
+    }
+}
+
+/// An Event's note holds at most 1 kB.
+fn truncate(text: &str) -> String {
+    if text.len() <= 1000 {
+        return text.to_string();
+    }
+    let mut end = 1000;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
