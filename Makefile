@@ -335,6 +335,7 @@ release: fetch musl wasm $(NPM_CLI) $(CARGO_CYCLONEDX)
 	  SOURCE_DATE_EPOCH=$$epoch $(CARGO_CYCLONEDX) cyclonedx --quiet --format json --spec-version 1.5 \
 	    --no-build-deps --target $${rest%%:*} --override-filename capi2argo-release-sbom; \
 	  mv $$dir/capi2argo-release-sbom.json $(RELEASE)/$${rest#*:}.cdx.json; \
+	  python3 build/sbom-prune.py $(RELEASE)/$${rest#*:}.cdx.json $$dir/Cargo.toml $${rest%%:*}; \
 	  rm -f capi2argo-release-sbom.json wasm/capi2argo-release-sbom.json wasm/kpt/capi2argo-release-sbom.json wasm/policy/capi2argo-release-sbom.json; \
 	done
 	cd $(RELEASE) && ls | grep -vx SHA256SUMS | xargs sha256sum > SHA256SUMS
