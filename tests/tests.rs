@@ -18,6 +18,7 @@ mod package;
 mod readme;
 mod registry;
 mod release;
+mod standin;
 mod syscalls;
 mod tls;
 mod version;

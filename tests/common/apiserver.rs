@@ -1,7 +1,8 @@
-//! A stand-in for the Kubernetes API (tests/kube/apiserver.py) that the real kubectl talks to:
-//! a few endpoints and resources, optionally RBAC rules, a bearer token and TLS, every request
-//! recorded. Not an API server; what a test shows with it is what kubectl sends and what the
-//! pipeline around it does.
+//! A stand-in for the Kubernetes API (tests/kube/apiserver.py) that the real kubectl and kube-rs
+//! clients talk to: the resources and endpoints its docstring lists (lists with pages, watches,
+//! patches and server-side apply, Leases, Events, TokenRequest), optionally RBAC rules, a bearer
+//! token and TLS, every request recorded. Not an API server (its docstring says what it lacks);
+//! what a test shows with it is what the client sends and what the code around it does.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -29,8 +30,14 @@ pub struct Request {
     pub path: String,
     pub query: Value,
     pub body: String,
+    /// Its Content-Type (a patch's says which kind of patch), if it had one.
+    pub content_type: Option<String>,
     /// Whether it carried the bearer token the stand-in was started with.
     pub authenticated: bool,
+    /// Who it authenticated as (`None` when it was refused with 401).
+    pub user: Option<String>,
+    /// The status code of the answer (200 for a watch, whatever its stream then said).
+    pub code: u16,
 }
 
 /// How the stand-in answers beyond its defaults (plain HTTP, anyone may do anything).
@@ -43,6 +50,10 @@ pub struct Options {
     pub token: Option<String>,
     /// Serve HTTPS with this certificate and key (PEM files).
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// More flags for the stand-in, as its usage names them: `--no-capi`, `--capi
+    /// v1beta2,v1beta1`, `--latency MS`, `--history N`, `--bookmark-interval S`,
+    /// `--min-token-expiration S`, `--token-user NAME`.
+    pub args: Vec<String>,
 }
 
 impl StandIn {
@@ -79,6 +90,7 @@ impl StandIn {
         if let Some((cert, key)) = &options.tls {
             command.arg("--tls").arg(cert).arg(key);
         }
+        command.args(&options.args);
         let child = command.spawn().expect("python3 starts");
         let started = Instant::now();
         let port = loop {
@@ -133,7 +145,13 @@ impl StandIn {
                     path: v["path"].as_str().unwrap_or_default().into(),
                     query: v["query"].clone(),
                     body: v["body"].as_str().unwrap_or_default().into(),
+                    content_type: v["contentType"].as_str().map(String::from),
                     authenticated: v["authenticated"].as_bool().unwrap_or_default(),
+                    user: v["user"].as_str().map(String::from),
+                    code: v["code"]
+                        .as_u64()
+                        .and_then(|c| u16::try_from(c).ok())
+                        .unwrap_or_default(),
                 }
             })
             .collect()

@@ -131,6 +131,7 @@ fn stand_in(name: &str, objects: &[Value], rules: Option<Vec<Value>>, certs: &Ce
             rules: rules.map(Value::from),
             token: Some(TOKEN.into()),
             tls: Some((certs.cert.clone(), certs.key.clone())),
+            ..Options::default()
         },
     )
     .expect("python3 was checked")
