@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Secret;
-use kube::api::{Api, ApiResource, DynamicObject};
+use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Client, Resource, ResourceExt};
@@ -75,53 +75,98 @@ where
     }
 }
 
-/// Starts a watch whose events fill a cache and wake the reconciler.
-fn watch<K>(
+/// How the caches are filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fill {
+    /// Watched: listed, then kept up to date, every change waking the reconciler.
+    Watch,
+    /// Listed once, page by page (`--once`: no watch is opened, so `list` is all it needs).
+    ListOnce,
+}
+
+/// Lists are read in pages of this many objects.
+const PAGE: u32 = 500;
+
+/// Fills a cache from `api`, as `fill` says.
+async fn cache<K>(
     what: String,
     api: Api<K>,
-    config: watcher::Config,
+    selector: &str,
     dyntype: K::DynamicType,
     trim: fn(&mut K),
     feed: Arc<Feed>,
-) -> Watched<K>
+    fill: Fill,
+) -> Result<Watched<K>, ReadFailed>
 where
     K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
 {
-    let writer = reflector::store::Writer::new(dyntype.clone());
+    let mut writer = reflector::store::Writer::new(dyntype.clone());
     let store = writer.as_reader();
     let ready = Arc::new(AtomicBool::new(false));
-    let (flag, name) = (ready.clone(), what.clone());
-    let events = watcher(api, config)
-        .default_backoff()
-        .modify(trim)
-        .reflect(writer);
-    tokio::spawn(events.for_each(move |event| {
-        let (flag, feed, name) = (flag.clone(), feed.clone(), name.clone());
-        async move {
-            match event {
-                Ok(watcher::Event::InitDone) => {
-                    flag.store(true, Ordering::Release);
-                    feed.changed.notify_one();
-                }
-                Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {
-                    feed.changed.notify_one();
-                }
-                Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => {}
-                Err(error) => feed.error(&name, flag.load(Ordering::Acquire), &error),
-            }
-        }
-    }));
     let types = (
         K::api_version(&dyntype).into_owned(),
         K::kind(&dyntype).into_owned(),
     );
-    Watched {
+    match fill {
+        Fill::ListOnce => {
+            writer.apply_watcher_event(&watcher::Event::Init);
+            let mut params = ListParams::default().limit(PAGE);
+            if !selector.is_empty() {
+                params = params.labels(selector);
+            }
+            loop {
+                let page = api.list(&params).await.map_err(|error| ReadFailed {
+                    what: what.clone(),
+                    error: error.to_string(),
+                })?;
+                let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
+                for mut object in page.items {
+                    trim(&mut object);
+                    writer.apply_watcher_event(&watcher::Event::InitApply(object));
+                }
+                match next {
+                    Some(token) => params = params.continue_token(&token),
+                    None => break,
+                }
+            }
+            writer.apply_watcher_event(&watcher::Event::<K>::InitDone);
+            ready.store(true, Ordering::Release);
+        }
+        Fill::Watch => {
+            let mut config = watcher::Config::default().page_size(PAGE);
+            if !selector.is_empty() {
+                config = config.labels(selector);
+            }
+            let (flag, name) = (ready.clone(), what.clone());
+            let events = watcher(api, config)
+                .default_backoff()
+                .modify(trim)
+                .reflect(writer);
+            tokio::spawn(events.for_each(move |event| {
+                let (flag, feed, name) = (flag.clone(), feed.clone(), name.clone());
+                async move {
+                    match event {
+                        Ok(watcher::Event::InitDone) => {
+                            flag.store(true, Ordering::Release);
+                            feed.changed.notify_one();
+                        }
+                        Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {
+                            feed.changed.notify_one();
+                        }
+                        Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => {}
+                        Err(error) => feed.error(&name, flag.load(Ordering::Acquire), &error),
+                    }
+                }
+            }));
+        }
+    }
+    Ok(Watched {
         what,
         store,
         ready,
         types,
-    }
+    })
 }
 
 /// What no plan reads: the server's bookkeeping of who wrote which field.
@@ -158,24 +203,34 @@ pub struct Caches {
     pub feed: Arc<Feed>,
     client: Client,
     namespaces: Option<Vec<String>>,
+    fill: Fill,
 }
 
-/// Why the caches could not start: discovery failed for another reason than the resource being
-/// absent.
+/// Why the caches could not be filled: a list (`--once`) or a discovery failed.
 #[derive(Debug, thiserror::Error)]
-#[error("discovering {what}: {error}")]
-pub struct DiscoveryFailed {
+#[error("reading {what}: {error}")]
+pub struct ReadFailed {
     what: String,
-    error: kube::Error,
+    error: String,
+}
+
+impl ReadFailed {
+    fn discovering(what: &str, error: kube::Error) -> ReadFailed {
+        ReadFailed {
+            what: format!("the API server's resources ({what})"),
+            error: error.to_string(),
+        }
+    }
 }
 
 impl Caches {
-    /// Starts every watch the settings call for.
+    /// Fills every cache the settings call for, as `fill` says.
     pub async fn start(
         client: &Client,
         settings: &Settings,
         metrics: Metrics,
-    ) -> Result<Caches, DiscoveryFailed> {
+        fill: Fill,
+    ) -> Result<Caches, ReadFailed> {
         let feed = Arc::new(Feed {
             changed: Notify::new(),
             first_error: Mutex::new(None),
@@ -186,10 +241,6 @@ impl Caches {
         let mut kubeconfigs = Vec::new();
         for selector in &reads.secret_selectors {
             for ns in scopes(&namespaces) {
-                let mut config = watcher::Config::default();
-                if !selector.is_empty() {
-                    config = config.labels(selector);
-                }
                 let what = match (&ns, selector.is_empty()) {
                     (Some(ns), false) => format!("Secrets labelled {selector} in {ns}"),
                     (Some(ns), true) => format!("Secrets in {ns}"),
@@ -200,30 +251,33 @@ impl Caches {
                     Some(ns) => Api::namespaced(client.clone(), ns),
                     None => Api::all(client.clone()),
                 };
-                kubeconfigs.push(watch(what, api, config, (), trim_secret, feed.clone()));
+                let watched = cache(what, api, selector, (), trim_secret, feed.clone(), fill);
+                kubeconfigs.push(watched.await?);
             }
         }
-        let argo = watch(
+        let argo = cache(
             format!("Secrets in {}", reads.argo_namespace),
             Api::namespaced(client.clone(), &reads.argo_namespace),
-            watcher::Config::default(),
+            "",
             (),
             trim_argo_secret,
             feed.clone(),
-        );
+            fill,
+        )
+        .await?;
         let mut control_planes = Vec::new();
         for (resource, group) in &settings.control_planes {
             let what = format!("{resource}.{group}");
             let found = discover(client, group, |ar| ar.plural == *resource).await;
-            match found {
-                Ok(Some(ar)) => {
-                    control_planes.extend(objects(client, &ar, &namespaces, &what, &feed))
+            match found.map_err(|e| ReadFailed::discovering(&what, e))? {
+                Some(ar) => {
+                    let watched = objects(client, &ar, &namespaces, &what, &feed, fill);
+                    control_planes.extend(watched.await?);
                 }
-                Ok(None) => tracing::warn!(
+                None => tracing::warn!(
                     resource = what,
                     "the control plane resource is not served: it is not read"
                 ),
-                Err(error) => return Err(DiscoveryFailed { what, error }),
             }
         }
         let caches = Caches {
@@ -235,6 +289,7 @@ impl Caches {
             feed,
             client: client.clone(),
             namespaces,
+            fill,
         };
         if reads.clusters {
             caches.discover_clusters().await?;
@@ -242,24 +297,29 @@ impl Caches {
         Ok(caches)
     }
 
-    /// Starts watching Cluster API's Clusters once the server serves them (at start, and at
+    /// Starts reading Cluster API's Clusters once the server serves them (at start, and at
     /// every resync until then); whether it does.
-    pub async fn discover_clusters(&self) -> Result<bool, DiscoveryFailed> {
+    pub async fn discover_clusters(&self) -> Result<bool, ReadFailed> {
         if self.cluster_api.load(Ordering::Acquire) {
             return Ok(true);
         }
-        let what = "clusters.cluster.x-k8s.io".to_string();
+        let what = "clusters.cluster.x-k8s.io";
         let found = discover(&self.client, "cluster.x-k8s.io", |ar| ar.kind == "Cluster")
             .await
-            .map_err(|error| DiscoveryFailed {
-                what: what.clone(),
-                error,
-            })?;
+            .map_err(|e| ReadFailed::discovering(what, e))?;
         let Some(ar) = found else {
             return Ok(false);
         };
         tracing::info!(version = ar.version, "reading Cluster API's Clusters");
-        let watched = objects(&self.client, &ar, &self.namespaces, &what, &self.feed);
+        let watched = objects(
+            &self.client,
+            &ar,
+            &self.namespaces,
+            what,
+            &self.feed,
+            self.fill,
+        );
+        let watched = watched.await?;
         self.clusters
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -338,28 +398,28 @@ fn scopes(namespaces: &Option<Vec<String>>) -> Vec<Option<String>> {
     }
 }
 
-fn objects(
+async fn objects(
     client: &Client,
     ar: &ApiResource,
     namespaces: &Option<Vec<String>>,
     what: &str,
     feed: &Arc<Feed>,
-) -> Vec<Watched<DynamicObject>> {
-    scopes(namespaces)
-        .into_iter()
-        .map(|ns| {
-            let api = match &ns {
-                Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
-                None => Api::all_with(client.clone(), ar),
-            };
-            let what = match &ns {
-                Some(ns) => format!("{what} in {ns}"),
-                None => what.to_string(),
-            };
-            let config = watcher::Config::default();
-            watch(what, api, config, ar.clone(), trim_object, feed.clone())
-        })
-        .collect()
+    fill: Fill,
+) -> Result<Vec<Watched<DynamicObject>>, ReadFailed> {
+    let mut out = Vec::new();
+    for ns in scopes(namespaces) {
+        let api = match &ns {
+            Some(ns) => Api::namespaced_with(client.clone(), ns, ar),
+            None => Api::all_with(client.clone(), ar),
+        };
+        let what = match &ns {
+            Some(ns) => format!("{what} in {ns}"),
+            None => what.to_string(),
+        };
+        let watched = cache(what, api, "", ar.clone(), trim_object, feed.clone(), fill);
+        out.push(watched.await?);
+    }
+    Ok(out)
 }
 
 /// The resource of `group` that `pick` chooses, in the version the server prefers; `None`

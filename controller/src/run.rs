@@ -12,7 +12,7 @@ use kube::runtime::events::{Recorder, Reporter};
 use kube::{Client, Config};
 use tokio::sync::watch;
 
-use crate::cache::Caches;
+use crate::cache::{Caches, Fill};
 use crate::flags::{Flags, bind_address};
 use crate::metrics::{Metrics, exposition};
 use crate::serve::{Routes, not_found, serve};
@@ -55,7 +55,12 @@ pub async fn run(flags: Flags) -> u8 {
         }
     };
     let (metrics, registry) = Metrics::new();
-    let caches = match Caches::start(&client, &settings, metrics.clone()).await {
+    let fill = if flags.once {
+        Fill::ListOnce
+    } else {
+        Fill::Watch
+    };
+    let caches = match Caches::start(&client, &settings, metrics.clone(), fill).await {
         Ok(caches) => Arc::new(caches),
         Err(error) => {
             tracing::error!("{error}; nothing was changed");
