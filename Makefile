@@ -58,7 +58,7 @@ export CAPI2ARGO_NODE := $(NODE)
 export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
 export CAPI2ARGO_NPM_CLI := $(NPM_CLI)
 
-.PHONY: help test fetch lint images deploy-image docs unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
+.PHONY: help test fetch lint images controller controller-image docs unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
 
 ## Lists the targets.
 help:
@@ -99,7 +99,7 @@ lint: tools
 	fi
 
 # With dist/release built (make test builds it first), the release tests check it (tests/release.rs).
-unit: tools
+unit: tools controller
 	set -o pipefail; $(if $(wildcard $(RELEASE)/SHA256SUMS),CAPI2ARGO_RELEASE_DIR=$(RELEASE)) $(CARGO) test --locked 2>&1 | tee -a $(LOG)
 
 # The golden cases again with the release binaries: x86_64 natively, aarch64 under qemu
@@ -198,6 +198,8 @@ wasm-test: wasm target/fleet/fleet-3000.native.yaml
 
 IMAGE ?= ghcr.io/capi2argo/capi2argo:v$(VERSION)
 CMP_IMAGE ?= ghcr.io/capi2argo/argocd-cmp:v$(VERSION)
+# The controller, which deploy/'s CronJob (with --once) and Deployment run.
+CONTROLLER_IMAGE ?= ghcr.io/capi2argo/capi2argo-controller:v$(VERSION)
 MUSL_TARGET := x86_64-unknown-linux-musl
 ARM64_TARGET := aarch64-unknown-linux-musl
 RELEASE_TARGETS := $(MUSL_TARGET) $(ARM64_TARGET)
@@ -213,17 +215,10 @@ images:
 	@if ! docker version >/dev/null 2>&1; then \
 	  echo "*** SKIPPED check: images: no container engine answers docker version, so the images were NOT built ***" | tee -a $(LOG); \
 	elif ! command -v skopeo >/dev/null; then \
-	  $(MAKE) --no-print-directory cmp-image && \
+	  $(MAKE) --no-print-directory cmp-image controller-image && \
 	  echo "*** SKIPPED check: image indexes: no skopeo (apt-get install skopeo), so the multi-arch OCI indexes were NOT made ***" | tee -a $(LOG); \
 	else \
 	  $(MAKE) --no-print-directory oci-images; \
-	fi
-	@if docker version >/dev/null 2>&1; then \
-	  if [ -n "$(KUBECTL)" ]; then \
-	    $(MAKE) --no-print-directory deploy-image; \
-	  else \
-	    echo "*** SKIPPED check: deploy-image: no kubectl (KUBECTL=…), so the deploy/ image was NOT built ***" | tee -a $(LOG); \
-	  fi; \
 	fi
 
 ## Static (musl) binaries for x86_64 and aarch64 Linux, as the release and the images ship them: target/<arch>-unknown-linux-musl/release/capi2argo.
@@ -280,9 +275,9 @@ cmp-image: image $(BUSYBOX_amd64) $(BUSYBOX_arm64)
 	docker tag $(CMP_IMAGE)-amd64 $(CMP_IMAGE)
 
 ## Both images as OCI image indexes (linux/amd64 + linux/arm64): OCI layouts in target/oci/<name>/, tagged v<version> (skopeo converts).
-oci-images: cmp-image
+oci-images: cmp-image controller-image
 	rm -rf $(OCI) && mkdir -p $(OCI)
-	set -e; for image in $(IMAGE) $(CMP_IMAGE); do \
+	set -e; for image in $(IMAGE) $(CMP_IMAGE) $(CONTROLLER_IMAGE); do \
 	  name=$${image##*/}; name=$${name%%:*}; \
 	  for platform in amd64 arm64; do \
 	    docker save -o $(OCI)/$$name-$$platform.tar $$image-$$platform; \
@@ -296,7 +291,7 @@ oci-images: cmp-image
 push-images:
 	@test -n "$(REGISTRY)" || { echo "push-images needs REGISTRY=host/namespace"; exit 1; }
 	@# Not echoed: SKOPEO_FLAGS may hold credentials.
-	@set -e; for name in capi2argo argocd-cmp; do \
+	@set -e; for name in capi2argo argocd-cmp capi2argo-controller; do \
 	  test -f $(OCI)/$$name/index.json || { echo "$(OCI)/$$name is missing: make oci-images"; exit 1; }; \
 	  skopeo copy -q --all --preserve-digests $(SKOPEO_FLAGS) --digestfile $(OCI)/$$name.digest oci:$(OCI)/$$name:v$(VERSION) docker://$(REGISTRY)/$$name:v$(VERSION); \
 	  echo "$(REGISTRY)/$$name:v$(VERSION)@$$(cat $(OCI)/$$name.digest)"; \
@@ -348,26 +343,21 @@ $(CARGO_CYCLONEDX):
 	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION) cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION)
 
 # The unattended deployment's image (deploy/): the function, a static kubectl and a static BusyBox.
-DEPLOY_IMAGE ?= ghcr.io/capi2argo/capi2argo-sync:v$(VERSION)
-KUBECTL ?= $(shell command -v kubectl)
+## Static (musl) controller binaries for x86_64 and aarch64: target/<arch>-unknown-linux-musl/controller/capi2argo-controller (aarch64 needs Debian's gcc-aarch64-linux-gnu for ring's C code).
+controller:
+	@for t in $(RELEASE_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+	@command -v aarch64-linux-gnu-gcc >/dev/null || { echo "controller: the aarch64 build compiles ring's C code with Debian's cross compiler: apt-get install gcc-aarch64-linux-gnu"; exit 1; }
+	$(CARGO) build --locked --profile controller $(addprefix --target ,$(RELEASE_TARGETS)) -p capi2argo-controller
 
-# The image has no libc: kubectl and BusyBox must be statically linked (`file` says "statically linked",
-# or "static-pie linked" for a static position-independent build such as Rust's musl target's).
-.PHONY: deploy-image-inputs
-deploy-image-inputs: $(BUSYBOX_amd64)
-	@test -n "$(KUBECTL)" || { echo "deploy-image needs a kubectl binary: KUBECTL=/path/to/kubectl"; exit 1; }
-	@file -L "$(KUBECTL)" | grep -qE 'statically linked|static-pie linked' || { echo "deploy-image: $(KUBECTL) is not statically linked (file: $$(file -bL "$(KUBECTL)" | cut -d, -f1-2)); the image has no libc"; exit 1; }
-	@file -L "$(BUSYBOX_amd64)" | grep -qE 'statically linked|static-pie linked' || { echo "deploy-image: $(BUSYBOX_amd64) is not statically linked"; exit 1; }
-
-## The image deploy/'s CronJob runs (linux/amd64): the musl binary, a static kubectl (KUBECTL=…, default: the one on PATH), BusyBox, the sync script.
-deploy-image: musl deploy-image-inputs
-	rm -rf target/image/deploy && mkdir -p target/image/deploy
-	cp deploy/image/Dockerfile deploy/image/passwd target/image/deploy/
-	cp deploy/image/sync.sh target/image/deploy/sync.sh
-	cp target/$(MUSL_TARGET)/release/capi2argo target/image/deploy/
-	cp -L $(KUBECTL) target/image/deploy/kubectl
-	cp -L $(BUSYBOX_amd64) target/image/deploy/busybox
-	docker build --no-cache --platform linux/amd64 $(if $(BASE),--build-arg BASE=$(BASE)) -t $(DEPLOY_IMAGE) target/image/deploy
+## The controller image for linux/amd64 and linux/arm64 (deploy/'s CronJob and Deployment run it), tagged CONTROLLER_IMAGE-<platform>: FROM scratch, the static binary and a passwd line.
+controller-image: controller
+	set -e; for p in $(PLATFORMS); do \
+	  platform=$${p%%:*}; dir=target/image/$$platform/controller; \
+	  rm -rf $$dir && mkdir -p $$dir; \
+	  cp deploy/image/Dockerfile deploy/image/passwd target/$${p#*:}/controller/capi2argo-controller $$dir/; \
+	  docker build --no-cache --platform linux/$$platform $(if $(BASE),--build-arg BASE=$(BASE)) -t $(CONTROLLER_IMAGE)-$$platform $$dir; \
+	done
+	docker tag $(CONTROLLER_IMAGE)-amd64 $(CONTROLLER_IMAGE)
 
 ## Fuzzing (nightly and cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded from the golden tests and fixtures.
 FUZZ_SECONDS ?= 300

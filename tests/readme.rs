@@ -99,8 +99,20 @@ const COMMANDS: &[(&str, &str)] = &[
         "tests/playground/playground.test.mjs (make test builds the page and opens it in Chromium)",
     ),
     (
-        "make deploy-image",
-        "deploy::sync:: tests (make test builds the image first, with make images)",
+        "make controller-image",
+        "deploy::sync:: and deploy::controller:: tests (make test builds the image first, with make images)",
+    ),
+    (
+        "kubectl kustomize deploy/controller",
+        "deploy:: tests (deploy::render, then schemas, Pod Security, RBAC)",
+    ),
+    (
+        "kubectl apply -k deploy/controller",
+        "deploy::controller::the_deployment_pod_registers_a_cluster_and_stops_cleanly (against the stand-in)",
+    ),
+    (
+        "kubectl apply -k deploy/controller/namespaced",
+        "deploy::rbac_is_least_privilege and deploy::the_controller_runs_two_replicas_behind_a_lease (rendered)",
     ),
     (
         "kubectl kustomize deploy",
@@ -667,6 +679,7 @@ fn every_dependency_is_explained() {
     let mut missing = Vec::new();
     for manifest in [
         "Cargo.toml",
+        "controller/Cargo.toml",
         "wasm/Cargo.toml",
         "wasm/kpt/Cargo.toml",
         "wasm/policy/Cargo.toml",

@@ -8,12 +8,12 @@
 //! Everything runs in one test, in order: the engine keeps one image per `name@digest`, so the
 //! two platforms of one index are pulled one after the other, never side by side.
 
-use crate::common::{self, TempDir, ok, root, text};
+use crate::common::{self, TempDir, http_get, ok, root, text};
 use crate::container;
 
 use std::fs;
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::Write;
+use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -111,33 +111,6 @@ impl Drop for Registry {
     }
 }
 
-/// A plain HTTP/1.0 GET on localhost: the status and the body.
-fn http_get(port: u16, path: &str, accept: &str) -> Option<(u16, Vec<u8>)> {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .ok()?;
-    let accept = if accept.is_empty() {
-        String::new()
-    } else {
-        format!("Accept: {accept}\r\n")
-    };
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n{accept}\r\n"
-    )
-    .ok()?;
-    let mut response = Vec::new();
-    stream.read_to_end(&mut response).ok()?;
-    let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let status = text(&response[..end])
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()?;
-    Some((status, response[end + 4..].to_vec()))
-}
-
 /// What must be there for the round trip; `false` after a loud message when something is
 /// missing that a machine may lack, a failure when the images were not built.
 fn prerequisites() -> bool {
@@ -172,7 +145,7 @@ fn prerequisites() -> bool {
             return false;
         }
     }
-    for name in ["capi2argo", "argocd-cmp"] {
+    for name in ["capi2argo", "argocd-cmp", "capi2argo-controller"] {
         assert!(
             root()
                 .join("target/oci")
@@ -489,7 +462,7 @@ fn images_round_trip_through_a_registry_and_run_on_both_platforms() {
     ok(&push, "make push-images");
 
     let mut references = Vec::new();
-    for name in ["capi2argo", "argocd-cmp"] {
+    for name in ["capi2argo", "argocd-cmp", "capi2argo-controller"] {
         let digest = fs::read_to_string(root().join("target/oci").join(format!("{name}.digest")))
             .expect("make push-images wrote the digest");
         // The registry holds the index that was built, byte for byte.
@@ -543,7 +516,7 @@ fn images_round_trip_through_a_registry_and_run_on_both_platforms() {
         references.push(format!("{namespace}/{name}@{}", digest.trim()));
     }
     let _remove = RemovedAtTheEnd(references.clone());
-    let (function, plugin) = (&references[0], &references[1]);
+    let (function, plugin, controller) = (&references[0], &references[1], &references[2]);
     let kpt = common::available(
         "kpt",
         &["version"],
@@ -605,6 +578,8 @@ fn images_round_trip_through_a_registry_and_run_on_both_platforms() {
     }
     pull(plugin, "amd64");
     plugin_from_registry(plugin, "amd64");
+    pull(controller, "amd64");
+    controller_from_registry(controller, "amd64");
 
     // linux/arm64, under emulation: the same cases, kpt running the arm64 image it finds.
     pull(function, "arm64");
@@ -618,7 +593,51 @@ fn images_round_trip_through_a_registry_and_run_on_both_platforms() {
         }
         pull(plugin, "arm64");
         plugin_from_registry(plugin, "arm64");
+        pull(controller, "arm64");
+        controller_from_registry(controller, "arm64");
     }
+}
+
+/// The controller's image from the registry, on `platform`: its binary answers `--version`, and
+/// `--once` with no API server fails as a read (exit 3), having bound no port.
+fn controller_from_registry(reference: &str, platform: &str) {
+    let platform = format!("linux/{platform}");
+    let version = docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--platform",
+        &platform,
+        reference,
+        "--version",
+    ]);
+    ok(&version, "the controller's --version");
+    assert_eq!(
+        text(&version.stdout).trim(),
+        format!("capi2argo-controller {}", env!("CARGO_PKG_VERSION")),
+        "{platform}"
+    );
+    let once = docker(&[
+        "run",
+        "--rm",
+        "--network",
+        "none",
+        "--platform",
+        &platform,
+        "--env",
+        "KUBERNETES_SERVICE_HOST=127.0.0.1",
+        "--env",
+        "KUBERNETES_SERVICE_PORT=6443",
+        reference,
+        "--once",
+    ]);
+    assert_eq!(
+        once.status.code(),
+        Some(3),
+        "{platform}: {}",
+        text(&once.stderr)
+    );
 }
 
 /// The images this test pulled, removed from the engine when it ends, passed or failed.

@@ -8,6 +8,7 @@ mod common;
 mod cli;
 mod cmp;
 mod container;
+mod controller;
 mod deploy;
 mod docs;
 mod goyaml;

@@ -9,7 +9,7 @@ use clap::{Parser, ValueEnum};
 /// capi2argo left running in a management cluster: it watches the kubeconfig Secrets (and
 /// Cluster API's Clusters), plans with capi2argo on every change and carries the plan out.
 #[derive(Debug, Parser)]
-#[command(name = "capi2argo-controller", version)]
+#[command(name = "capi2argo-controller", version, args_override_self = true)]
 pub struct Flags {
     /// The kubeconfig to reach the API server with (else KUBECONFIG, else the pod's own
     /// ServiceAccount).
@@ -101,28 +101,4 @@ pub fn bind_address(text: &str) -> Result<Option<std::net::SocketAddr>, String> 
     full.parse()
         .map(Some)
         .map_err(|_| format!("{text:?} is not an address such as :8080 or 127.0.0.1:8080"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_take_the_units_operators_write() {
-        assert_eq!(duration("300ms"), Ok(Duration::from_millis(300)));
-        assert_eq!(duration("10m"), Ok(Duration::from_secs(600)));
-        assert!(duration("10").is_err());
-        assert!(duration("1d").is_err());
-        assert!(duration("m").is_err());
-    }
-
-    #[test]
-    fn bind_addresses_are_controller_runtimes() {
-        assert_eq!(
-            bind_address(":8080").unwrap(),
-            Some("0.0.0.0:8080".parse().unwrap())
-        );
-        assert_eq!(bind_address("0").unwrap(), None);
-        assert!(bind_address("localhost").is_err());
-    }
 }

@@ -90,6 +90,7 @@ pub async fn run(flags: Flags) -> u8 {
         recorder,
     );
     if flags.once {
+        reconciler.always_summarise = true;
         return once(&caches, &mut reconciler).await;
     }
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use capi2argo::{
-    ClusterOutcome, ClusterState, Finding, Guard, NoFiles, Plan, Request, SecretId, Severity, Verb,
+    ClusterOutcome, ClusterState, Finding, Guard, NoFiles, Plan, PlanFormat, Request, SecretId,
+    Severity, Verb,
 };
 use k8s_openapi::api::core::v1::{ObjectReference, Secret};
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
@@ -62,6 +63,8 @@ enum Expect {
 #[derive(Default)]
 struct Said {
     results: BTreeSet<String>,
+    /// The plan's lines (an unchanged Secret's are not said).
+    lines: BTreeSet<String>,
     states: BTreeMap<SecretId, ClusterState>,
     guards: BTreeSet<Guard>,
     expiring: BTreeSet<SecretId>,
@@ -75,6 +78,8 @@ pub struct Reconciler {
     pub events: Recorder,
     said: Said,
     pending: Vec<Expect>,
+    /// Say how every reconcile ended, not only one that wrote or failed (`--once`).
+    pub always_summarise: bool,
 }
 
 impl Reconciler {
@@ -93,6 +98,7 @@ impl Reconciler {
             events,
             said: Said::default(),
             pending: Vec::new(),
+            always_summarise: false,
         }
     }
 
@@ -122,6 +128,7 @@ impl Reconciler {
             }
         };
         self.log_results(&results);
+        self.log_plan(&plan);
         self.observe(&plan, now).await;
         let errors = results.iter().any(|f| f.severity == Severity::Error);
         if !may_write() {
@@ -157,7 +164,7 @@ impl Reconciler {
             (false, true) => (Ending::PlanErrors, PlanOutcome::Errors),
             (false, false) => (Ending::Synced, PlanOutcome::Synced),
         };
-        if !requests.is_empty() || ending != Ending::Synced {
+        if self.always_summarise || !requests.is_empty() || ending != Ending::Synced {
             let counts: Vec<String> = plan
                 .counts()
                 .into_iter()
@@ -324,6 +331,23 @@ impl Reconciler {
             now.insert(key);
         }
         self.said.results = now;
+    }
+
+    /// Logs the plan's lines that are new since the last reconcile, one per Argo CD Secret
+    /// (never a value), as `capi2argo plan` prints them; unchanged Secrets are not said.
+    fn log_plan(&mut self, plan: &Plan) {
+        let text = plan.show(PlanFormat::Text);
+        let mut now = BTreeSet::new();
+        for line in text.lines() {
+            if line.starts_with("unchanged ") || line.starts_with("plan: ") {
+                continue;
+            }
+            if !self.said.lines.contains(line) {
+                tracing::info!("{line}");
+            }
+            now.insert(line.to_string());
+        }
+        self.said.lines = now;
     }
 
     /// Metrics and Events from what the plan says of each cluster and guard.

@@ -197,6 +197,55 @@ impl StandIn {
     }
 }
 
+impl StandIn {
+    /// One request over plain HTTP, as another client of the API server would make it (a stand-in
+    /// started without TLS; with its token, when it has one): the status code and the JSON
+    /// answer (`null` when it is not JSON). Safe while a client under test talks to it, unlike
+    /// reading the store's file.
+    pub fn send(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        use std::io::{Read, Write};
+        let body = body.map(Value::to_string).unwrap_or_default();
+        let token = fs::read_to_string(&self.kubeconfig).ok().and_then(|k| {
+            k.lines()
+                .find_map(|l| l.trim().strip_prefix("token: ").map(String::from))
+        });
+        let auth = token
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        let mut stream =
+            std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("the stand-in answers");
+        write!(
+            stream,
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .expect("request written");
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).expect("answer read");
+        let code = answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        let json = answer
+            .split_once("\r\n\r\n")
+            .and_then(|(_, b)| serde_json::from_str(b).ok())
+            .unwrap_or(Value::Null);
+        (code, json)
+    }
+
+    /// The Secrets of `namespace` now, by name, read over HTTP.
+    pub fn live_secrets(&self, namespace: &str) -> Vec<Value> {
+        let (code, list) = self.send(
+            "GET",
+            &format!("/api/v1/namespaces/{namespace}/secrets"),
+            None,
+        );
+        assert_eq!(code, 200, "{list}");
+        list["items"].as_array().cloned().unwrap_or_default()
+    }
+}
+
 impl Drop for StandIn {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -185,3 +185,39 @@ pub fn ok(out: &Output, what: &str) {
         text(&out.stderr)
     );
 }
+
+/// A plain HTTP/1.0 GET on localhost: the status and the body.
+pub fn http_get(port: u16, path: &str, accept: &str) -> Option<(u16, Vec<u8>)> {
+    use std::io::{Read, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .ok()?;
+    let accept = if accept.is_empty() {
+        String::new()
+    } else {
+        format!("Accept: {accept}\r\n")
+    };
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n{accept}\r\n"
+    )
+    .ok()?;
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).ok()?;
+    let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;
+    let status = text(&response[..end])
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()?;
+    Some((status, response[end + 4..].to_vec()))
+}
+
+/// A port on 127.0.0.1 nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}

@@ -7,6 +7,7 @@
 //! No Kubernetes API server can be had where these tests run: what needs one runs against the
 //! recording stand-in (tests/kube/apiserver.py).
 
+mod controller;
 mod pod_security;
 mod sync;
 
@@ -19,20 +20,27 @@ use serde_json::{Value, json};
 
 use crate::common::{self, TempDir};
 
-/// The two installable variants.
-pub const VARIANTS: &[&str] = &["deploy", "deploy/namespaced"];
-/// Where the CronJob runs: Argo CD's namespace.
+/// The installable variants: the CronJob (`capi2argo-controller --once` every five minutes) and
+/// the controller's Deployment, each reading cluster-wide or in the namespaces it lists.
+pub const VARIANTS: &[&str] = &[
+    "deploy",
+    "deploy/namespaced",
+    "deploy/controller",
+    "deploy/controller/namespaced",
+];
+/// Where they run: Argo CD's namespace.
 pub const ARGO_NAMESPACE: &str = "argocd";
-/// The sync Job's ServiceAccount.
-pub const SERVICE_ACCOUNT: &str = "capi2argo-sync";
+
+/// Whether a variant runs the controller (a Deployment) rather than the CronJob.
+pub fn is_controller(variant: &str) -> bool {
+    variant.starts_with("deploy/controller")
+}
 /// The Kubernetes releases whose schemas every manifest is checked against: from 1.29 (the
 /// first whose Job schema takes a podFailurePolicy rule with `onExitCodes` alone) to 1.37, the
 /// newest kubernetes-validate 1.37.0 carries.
 const SCHEMA_VERSIONS: &[&str] = &[
     "1.29.0", "1.30.0", "1.31.0", "1.32.0", "1.33.0", "1.34.0", "1.35.0", "1.36.0", "1.37.0",
 ];
-/// Verbs that change something.
-const WRITES: &[&str] = &["create", "update", "patch", "delete", "deletecollection"];
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -108,25 +116,47 @@ pub fn find<'a>(objects: &'a [Value], kind: &str, name: &str) -> &'a Value {
     found[0]
 }
 
-/// The CronJob's pod template.
+/// The pod template of the CronJob or the Deployment, whichever the objects hold.
 pub fn pod_template(objects: &[Value]) -> &Value {
-    &find(objects, "CronJob", "capi2argo-sync")["spec"]["jobTemplate"]["spec"]["template"]
+    match objects.iter().find(|o| o["kind"] == "Deployment") {
+        Some(deployment) => &deployment["spec"]["template"],
+        None => {
+            &find(objects, "CronJob", "capi2argo-sync")["spec"]["jobTemplate"]["spec"]["template"]
+        }
+    }
 }
 
-/// The sync container's value of the environment variable `name`.
-pub fn env(objects: &[Value], name: &str) -> Option<String> {
-    pod_template(objects)["spec"]["containers"][0]["env"]
-        .as_array()
-        .expect("env")
+/// The ServiceAccount the pod runs as.
+pub fn service_account(objects: &[Value]) -> String {
+    pod_template(objects)["spec"]["serviceAccountName"]
+        .as_str()
+        .expect("serviceAccountName")
+        .to_string()
+}
+
+/// The container's command and arguments, in order.
+pub fn command_line(objects: &[Value]) -> Vec<String> {
+    let container = &pod_template(objects)["spec"]["containers"][0];
+    ["command", "args"]
         .iter()
-        .find(|e| e["name"] == name)
-        .map(|e| e["value"].as_str().unwrap_or_default().to_string())
+        .flat_map(|k| container[*k].as_array().cloned().unwrap_or_default())
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect()
 }
 
-/// The RBAC rules the sync ServiceAccount gets from `objects`, each with the namespace it holds
+/// The namespaces the pod reads (`--set=allowedNamespaces=…`), `None` for all.
+pub fn allowed_namespaces(objects: &[Value]) -> Option<Vec<String>> {
+    command_line(objects).iter().find_map(|a| {
+        a.strip_prefix("--set=allowedNamespaces=")
+            .map(|list| list.split(',').map(String::from).collect())
+    })
+}
+
+/// The RBAC rules the pod's ServiceAccount gets from `objects`, each with the namespace it holds
 /// in (`null`: every namespace), as the stand-in takes them: a RoleBinding grants its Role's
 /// (or ClusterRole's) rules in its namespace, a ClusterRoleBinding its ClusterRole's everywhere.
 pub fn rules_for(objects: &[Value]) -> Vec<Value> {
+    let account = service_account(objects);
     let mut rules = Vec::new();
     for binding in objects
         .iter()
@@ -138,7 +168,7 @@ pub fn rules_for(objects: &[Value]) -> Vec<Value> {
             .flatten()
             .any(|s| {
                 s["kind"] == "ServiceAccount"
-                    && s["name"] == SERVICE_ACCOUNT
+                    && s["name"] == account.as_str()
                     && s["namespace"] == ARGO_NAMESPACE
             });
         if !bound {
@@ -173,10 +203,65 @@ pub fn rules_for(objects: &[Value]) -> Vec<Value> {
     rules
 }
 
+/// What a workload may do with one resource: the verbs anywhere it reads, the verbs only in
+/// Argo CD's namespace, and the names a verb is narrowed to there.
+struct Allowed {
+    group: &'static str,
+    resource: &'static str,
+    reads: &'static [&'static str],
+    in_argocd: &'static [&'static str],
+    /// Verbs allowed only with `resourceNames` exactly this.
+    named: Option<(&'static [&'static str], &'static [&'static str])>,
+}
+
+/// The CronJob lists (it opens no watch); the controller lists and watches, and holds its
+/// Lease. Both write Secrets in Argo CD's namespace only, and record Events.
+fn allowed(controller: bool) -> Vec<Allowed> {
+    let reads: &'static [&'static str] = if controller {
+        &["list", "watch"]
+    } else {
+        &["list"]
+    };
+    let mut out = vec![
+        Allowed {
+            group: "",
+            resource: "secrets",
+            reads,
+            in_argocd: &["create", "update", "delete"],
+            named: None,
+        },
+        Allowed {
+            group: "cluster.x-k8s.io",
+            resource: "clusters",
+            reads,
+            in_argocd: &[],
+            named: None,
+        },
+        Allowed {
+            group: "events.k8s.io",
+            resource: "events",
+            reads: &["create", "patch"],
+            in_argocd: &[],
+            named: None,
+        },
+    ];
+    if controller {
+        out.push(Allowed {
+            group: "coordination.k8s.io",
+            resource: "leases",
+            reads: &[],
+            in_argocd: &["create"],
+            named: Some((&["get", "patch"], &["capi2argo-controller"])),
+        });
+    }
+    out
+}
+
 /// What breaks least privilege in `objects`, empty when nothing does: wildcards, verbs that
-/// grant more rights, any write outside Argo CD's namespace or to anything but Secrets, any
-/// cluster-wide right but reading Secrets and Clusters.
+/// grant more rights, any right [`allowed`] does not list, in a scope it does not list.
 fn rbac_problems(objects: &[Value]) -> Vec<String> {
+    let account = service_account(objects);
+    let controller = objects.iter().any(|o| o["kind"] == "Deployment");
     let mut problems = Vec::new();
     for role in objects
         .iter()
@@ -215,63 +300,65 @@ fn rbac_problems(objects: &[Value]) -> Vec<String> {
     {
         for subject in binding["subjects"].as_array().into_iter().flatten() {
             if subject["kind"] != "ServiceAccount"
-                || subject["name"] != SERVICE_ACCOUNT
+                || subject["name"] != account.as_str()
                 || subject["namespace"] != ARGO_NAMESPACE
             {
                 problems.push(format!(
-                    "{} {} binds {subject} besides the sync ServiceAccount",
+                    "{} {} binds {subject} besides the pod's ServiceAccount",
                     binding["kind"], binding["metadata"]["name"]
                 ));
             }
         }
     }
+    let table = allowed(controller);
     for rule in rules_for(objects) {
-        let verbs: Vec<&str> = rule["verbs"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        let resources: Vec<&str> = rule["resources"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        let groups: Vec<&str> = rule["apiGroups"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        let writes: Vec<&&str> = verbs.iter().filter(|v| WRITES.contains(v)).collect();
+        let strings = |field: &str| -> Vec<&str> {
+            rule[field]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect()
+        };
+        let (verbs, resources, groups, names) = (
+            strings("verbs"),
+            strings("resources"),
+            strings("apiGroups"),
+            strings("resourceNames"),
+        );
+        let in_argocd = rule["namespace"] == ARGO_NAMESPACE;
         let scope = match rule["namespace"].as_str() {
             Some(ns) => format!("in {ns}"),
             None => "cluster-wide".to_string(),
         };
-        if !writes.is_empty()
-            && (rule["namespace"] != ARGO_NAMESPACE || resources != ["secrets"] || groups != [""])
-        {
-            problems.push(format!(
-                "{writes:?} on {groups:?}/{resources:?} {scope}: writes go to Secrets in {ARGO_NAMESPACE} only"
-            ));
-        }
-        for verb in &verbs {
-            if !["get", "list"].contains(verb) && !WRITES.contains(verb) {
-                problems.push(format!("the verb {verb} on {resources:?} {scope}"));
-            }
-        }
-        for (group, resource) in groups
-            .iter()
-            .flat_map(|g| resources.iter().map(move |r| (*g, *r)))
-        {
-            if !matches!(
-                (group, resource),
-                ("", "secrets") | ("cluster.x-k8s.io", "clusters")
-            ) {
-                problems.push(format!(
-                    "{group}/{resource} {scope}: the sync reads Secrets and Clusters only"
-                ));
+        for group in &groups {
+            for resource in &resources {
+                let Some(entry) = table
+                    .iter()
+                    .find(|a| a.group == *group && a.resource == *resource)
+                else {
+                    problems.push(format!(
+                        "{group}/{resource} {scope}: not a resource the pod needs"
+                    ));
+                    continue;
+                };
+                for verb in &verbs {
+                    let fine = entry.reads.contains(verb)
+                        || (in_argocd && entry.in_argocd.contains(verb))
+                        || entry.named.is_some_and(|(narrowed, to)| {
+                            in_argocd && narrowed.contains(verb) && names == to
+                        });
+                    if !fine {
+                        problems.push(format!(
+                            "{verb} on {group}/{resource} {scope}{}: not what the pod needs",
+                            if names.is_empty() {
+                                String::new()
+                            } else {
+                                format!(" (names {names:?})")
+                            }
+                        ));
+                    }
+                }
             }
         }
     }
@@ -401,8 +488,8 @@ fn the_pod_passes_pod_security_restricted() {
         let spec = &template["spec"];
         let violations = pod_security::restricted_violations(&template["metadata"], spec);
         assert!(violations.is_empty(), "{variant}: {violations:#?}");
-        // Beyond the profile: a read-only root, /tmp in memory, bounded resources, and the
-        // token mounted into this pod only.
+        // Beyond the profile: a read-only root, bounded resources, nothing written anywhere,
+        // and the token mounted into this pod only.
         let container = &spec["containers"][0];
         assert_eq!(spec["containers"].as_array().map(Vec::len), Some(1));
         assert_eq!(container["securityContext"]["readOnlyRootFilesystem"], true);
@@ -410,17 +497,8 @@ fn the_pod_passes_pod_security_restricted() {
         // The book's figures.
         assert_eq!(
             container["resources"],
-            json!({"requests": {"cpu": "50m", "memory": "128Mi"}, "limits": {"cpu": "1", "memory": "512Mi"}})
-        );
-        let tmp = spec["volumes"]
-            .as_array()
-            .expect("volumes")
-            .iter()
-            .find(|v| v["name"] == "tmp")
-            .expect("a tmp volume");
-        assert_eq!(
-            tmp["emptyDir"],
-            json!({"medium": "Memory", "sizeLimit": "256Mi"})
+            json!({"requests": {"cpu": "50m", "memory": "64Mi"}, "limits": {"cpu": "1", "memory": "256Mi"}}),
+            "{variant}"
         );
         let mounts: BTreeSet<(&str, bool)> = container["volumeMounts"]
             .as_array()
@@ -433,17 +511,147 @@ fn the_pod_passes_pod_security_restricted() {
                 )
             })
             .collect();
+        assert_eq!(mounts, BTreeSet::from([("/etc/capi2argo", true)]));
+        let account = service_account(&objects);
         assert_eq!(
-            mounts,
-            BTreeSet::from([("/etc/capi2argo", true), ("/tmp", false)])
-        );
-        assert_eq!(
-            find(&objects, "ServiceAccount", SERVICE_ACCOUNT)["automountServiceAccountToken"],
+            find(&objects, "ServiceAccount", &account)["automountServiceAccountToken"],
             false
         );
         assert_eq!(spec["automountServiceAccountToken"], true);
-        assert_eq!(spec["serviceAccountName"], SERVICE_ACCOUNT);
+        assert_eq!(
+            container["image"],
+            "ghcr.io/capi2argo/capi2argo-controller:v0.1.0"
+        );
     }
+}
+
+/// The controller's Deployment as the book describes it: two replicas behind a Lease, probes on
+/// the health port, metrics on their own, a disruption budget, a NetworkPolicy, the settings
+/// in a ConfigMap whose name follows its content; only built-in kinds, so it applies on a
+/// cluster with no CRD; the monitoring component adds exactly the Prometheus Operator's two.
+#[test]
+fn the_controller_runs_two_replicas_behind_a_lease() {
+    for variant in ["deploy/controller", "deploy/controller/namespaced"] {
+        let Some((_, objects)) = render(variant) else {
+            return;
+        };
+        let deployment = find(&objects, "Deployment", "capi2argo-controller");
+        assert_eq!(deployment["spec"]["replicas"], 2);
+        let spec = &deployment["spec"]["template"]["spec"];
+        assert_eq!(spec["terminationGracePeriodSeconds"], 30);
+        let command = command_line(&objects);
+        assert!(
+            command.contains(&"--leader-elect".to_string()),
+            "{command:?}"
+        );
+        assert!(!command.contains(&"--once".to_string()));
+        let container = &spec["containers"][0];
+        assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+        assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+        let ports: Vec<(&str, i64)> = container["ports"]
+            .as_array()
+            .expect("ports")
+            .iter()
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap_or_default(),
+                    p["containerPort"].as_i64().unwrap_or(0),
+                )
+            })
+            .collect();
+        assert_eq!(ports, [("metrics", 8080), ("health", 8081)]);
+        let budget = find(&objects, "PodDisruptionBudget", "capi2argo-controller");
+        assert_eq!(budget["spec"]["minAvailable"], 1);
+        let policy = find(&objects, "NetworkPolicy", "capi2argo-controller");
+        assert_eq!(policy["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+        let settings = spec["volumes"][0]["configMap"]["name"]
+            .as_str()
+            .expect("a ConfigMap");
+        assert!(
+            settings.starts_with("capi2argo-controller-settings-")
+                && objects
+                    .iter()
+                    .any(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == settings),
+            "{settings}"
+        );
+        for object in &objects {
+            let api = object["apiVersion"].as_str().unwrap_or_default();
+            assert!(
+                !api.contains("monitoring.coreos.com") && !api.contains("cluster.x-k8s.io"),
+                "{variant}: {api} needs a CRD"
+            );
+        }
+    }
+    // With the monitoring component: the same objects and the two of the Prometheus Operator.
+    if !common::available(
+        "kubectl",
+        &["version", "--client"],
+        "the monitoring component was NOT rendered",
+    ) {
+        return;
+    }
+    let book = common::chapter("controller.md");
+    let kustomization = book
+        .split("```yaml\n")
+        .map(|b| b.split("```").next().unwrap_or_default())
+        .find(|b| b.contains("components: [deploy/controller/monitoring]"))
+        .expect("the book's kustomization with the monitoring component");
+    let with = beside_deploy("monitoring", &[kustomization]).remove(0);
+    let (_, without) = render("deploy/controller").expect("rendered");
+    assert_eq!(with.len(), without.len() + 2);
+    let monitor = find(&with, "ServiceMonitor", "capi2argo-controller");
+    let service = find(&with, "Service", "capi2argo-controller-metrics");
+    assert_eq!(
+        monitor["spec"]["endpoints"][0]["port"],
+        service["spec"]["ports"][0]["name"]
+    );
+    for (key, value) in monitor["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .expect("labels")
+    {
+        assert_eq!(&service["metadata"]["labels"][key], value);
+    }
+    let rules = find(&with, "PrometheusRule", "capi2argo-controller");
+    let alerts: Vec<&str> = rules["spec"]["groups"][0]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter_map(|r| r["alert"].as_str())
+        .collect();
+    for alert in &alerts {
+        assert!(
+            book.contains(&format!("| `{alert}` |")),
+            "{alert} is not in the book's table"
+        );
+        // Every metric an alert reads is one the controller serves (the book's table).
+        let expr = rules["spec"]["groups"][0]["rules"]
+            .as_array()
+            .expect("rules")
+            .iter()
+            .find(|r| r["alert"] == *alert)
+            .expect("rule")["expr"]
+            .as_str()
+            .expect("expr")
+            .to_string();
+        for word in expr.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if word.starts_with("capi2argo_") {
+                assert!(
+                    book.contains(&format!("`{word}")),
+                    "{alert} reads {word}, which the book does not list"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        alerts,
+        [
+            "Capi2ArgoGuardHeld",
+            "Capi2ArgoNoSuccessfulReconcile",
+            "Capi2ArgoNoLeader",
+            "Capi2ArgoCredentialExpiring",
+            "Capi2ArgoClustersFailing"
+        ]
+    );
 }
 
 /// Each rule of the profile, broken once: the checks find it.
@@ -504,13 +712,13 @@ fn the_restricted_checks_catch_each_violation() {
         ),
         (
             "hostPathVolumes",
-            "/spec/volumes/1",
-            json!({"name": "tmp", "hostPath": {"path": "/tmp"}}),
+            "/spec/volumes/0",
+            json!({"name": "settings", "hostPath": {"path": "/etc"}}),
         ),
         (
             "restrictedVolumes",
-            "/spec/volumes/1",
-            json!({"name": "tmp", "nfs": {"server": "x", "path": "/"}}),
+            "/spec/volumes/0",
+            json!({"name": "settings", "nfs": {"server": "x", "path": "/"}}),
         ),
         (
             "hostPorts",
@@ -617,44 +825,74 @@ fn rbac_is_least_privilege() {
                         .is_some_and(|a| a.contains(&json!(verb)))
             })
         };
-        for verb in ["list", "create", "update", "delete"] {
+        let reads: &[&str] = if is_controller(variant) {
+            &["list", "watch"]
+        } else {
+            &["list"]
+        };
+        for verb in reads.iter().chain(&["create", "update", "delete"]) {
             assert!(
                 granted(Some(ARGO_NAMESPACE), "", "secrets", verb),
                 "{variant}: {verb}"
             );
         }
-        let namespaces = env(&objects, "NAMESPACES").unwrap_or_default();
-        if variant == &"deploy" {
-            assert_eq!(
-                namespaces, "",
-                "the cluster-wide variant reads every namespace"
-            );
-            assert!(granted(None, "", "secrets", "list"));
-            assert!(granted(None, "cluster.x-k8s.io", "clusters", "list"));
-        } else {
-            // No ClusterRole at all; a Role in each namespace the script reads, and nowhere else.
-            assert!(
-                !objects
-                    .iter()
-                    .any(|o| o["kind"] == "ClusterRole" || o["kind"] == "ClusterRoleBinding"),
-                "{variant} has cluster-wide RBAC"
-            );
-            assert!(rules.iter().all(|r| !r["namespace"].is_null()));
-            let read: BTreeSet<&str> = namespaces.split(',').collect();
-            assert!(!read.is_empty() && !read.contains(""));
-            for ns in &read {
-                assert!(granted(Some(ns), "", "secrets", "list"), "{ns}");
+        match allowed_namespaces(&objects) {
+            None => {
                 assert!(
-                    granted(Some(ns), "cluster.x-k8s.io", "clusters", "list"),
-                    "{ns}"
+                    !variant.ends_with("namespaced"),
+                    "{variant} reads every namespace"
+                );
+                for verb in reads {
+                    assert!(granted(None, "", "secrets", verb), "{variant}: {verb}");
+                    assert!(granted(None, "cluster.x-k8s.io", "clusters", verb));
+                }
+                assert!(granted(None, "events.k8s.io", "events", "create"));
+            }
+            Some(read) => {
+                // No ClusterRole at all; a Role in each namespace it reads, and nowhere else.
+                assert!(
+                    !objects
+                        .iter()
+                        .any(|o| o["kind"] == "ClusterRole" || o["kind"] == "ClusterRoleBinding"),
+                    "{variant} has cluster-wide RBAC"
+                );
+                assert!(rules.iter().all(|r| !r["namespace"].is_null()));
+                assert!(!read.is_empty() && !read.contains(&String::new()));
+                for ns in &read {
+                    for verb in reads {
+                        assert!(granted(Some(ns), "", "secrets", verb), "{ns}");
+                        assert!(
+                            granted(Some(ns), "cluster.x-k8s.io", "clusters", verb),
+                            "{ns}"
+                        );
+                    }
+                    assert!(
+                        granted(Some(ns), "events.k8s.io", "events", "create"),
+                        "{ns}"
+                    );
+                }
+                let scoped: BTreeSet<&str> = rules
+                    .iter()
+                    .filter_map(|r| r["namespace"].as_str())
+                    .collect();
+                let expected: BTreeSet<&str> = read
+                    .iter()
+                    .map(String::as_str)
+                    .chain([ARGO_NAMESPACE])
+                    .collect();
+                assert_eq!(
+                    scoped, expected,
+                    "{variant}: Roles beyond allowedNamespaces"
                 );
             }
-            let scoped: BTreeSet<&str> = rules
-                .iter()
-                .filter_map(|r| r["namespace"].as_str())
-                .collect();
-            let expected: BTreeSet<&str> = read.iter().copied().chain([ARGO_NAMESPACE]).collect();
-            assert_eq!(scoped, expected, "{variant}: Roles beyond NAMESPACES");
+        }
+        if is_controller(variant) {
+            assert!(granted(
+                Some(ARGO_NAMESPACE),
+                "coordination.k8s.io",
+                "leases",
+                "create"
+            ));
         }
     }
 }
@@ -679,7 +917,7 @@ fn rbac_checks_catch_excess() {
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": metadata, "rules": [rule]}),
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": binding_kind, "metadata": metadata,
                    "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": "extra"},
-                   "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": ARGO_NAMESPACE}]}),
+                   "subjects": [{"kind": "ServiceAccount", "name": "capi2argo-sync", "namespace": ARGO_NAMESPACE}]}),
         ]
     };
     for (what, extra) in [
@@ -749,8 +987,8 @@ fn rbac_checks_catch_excess() {
 /// again; runs never overlap, never pile up, and a run that hangs ends.
 #[test]
 fn the_cronjob_fails_visibly_and_never_overlaps() {
-    let script = fs::read_to_string(root().join("deploy/image/sync.sh")).expect("sync.sh");
-    for variant in VARIANTS {
+    let flags = fs::read_to_string(root().join("controller/src/flags.rs")).expect("flags.rs");
+    for variant in ["deploy", "deploy/namespaced"] {
         let Some((_, objects)) = render(variant) else {
             return;
         };
@@ -775,60 +1013,23 @@ fn the_cronjob_fails_visibly_and_never_overlaps() {
         for (code, outcome) in [(1, "FailJob"), (2, "FailJob"), (3, "retry"), (4, "retry")] {
             assert_eq!(sync::job_outcome(cronjob, code), outcome, "exit {code}");
         }
-    }
-    assert!(
-        script.contains("# Exit codes (the CronJob's podFailurePolicy fails the Job at once on 1 and 2, and retries 3 and\n# 4"),
-        "sync.sh documents the exit codes the CronJob acts on"
-    );
-}
-
-/// `make deploy-image` puts kubectl and BusyBox into an image without libc: it refuses a
-/// binary that is not statically linked, before building anything.
-#[test]
-fn the_deploy_image_takes_static_binaries_only() {
-    if !common::available(
-        "make",
-        &["--version"],
-        "the deploy image's input check was NOT run",
-    ) || !common::available(
-        "file",
-        &["--version"],
-        "the deploy image's input check was NOT run",
-    ) {
-        return;
-    }
-    let check = |kubectl: &Path| {
-        Command::new("make")
-            .args(["--no-print-directory", "deploy-image-inputs"])
-            .arg(format!("KUBECTL={}", kubectl.display()))
-            .current_dir(root())
-            .output()
-            .expect("make runs")
-    };
-    // This test's own binary links glibc.
-    let dynamic = std::env::current_exe().expect("the test binary");
-    let out = check(&dynamic);
-    assert!(!out.status.success());
-    assert!(
-        text(&out.stdout).contains("is not statically linked")
-            && text(&out.stdout).contains("the image has no libc"),
-        "{}",
-        text(&out.stdout)
-    );
-    // The static musl build of capi2argo (`make musl`, which `make test` runs first).
-    let fully_static = root().join("target/x86_64-unknown-linux-musl/release/capi2argo");
-    if !fully_static.is_file() {
-        common::skip(
-            "no static musl build of capi2argo (make musl), so a static binary was NOT shown to pass the check",
+        // One run, then exit; the flags are the command's, so a one-off Job's arguments follow.
+        let container = &job["template"]["spec"]["containers"][0];
+        assert!(container["args"].is_null(), "{variant}");
+        assert_eq!(
+            container["command"][0],
+            "/usr/local/bin/capi2argo-controller"
         );
-        return;
+        assert!(command_line(&objects).contains(&"--once".to_string()));
+        // No environment entry with an empty value: the API server drops them, and every
+        // `kubectl apply` then reports the CronJob configured.
+        for entry in container["env"].as_array().into_iter().flatten() {
+            assert!(entry["value"] != "", "{variant}: {entry}");
+        }
     }
-    let out = check(&fully_static);
     assert!(
-        out.status.success(),
-        "{}{}",
-        text(&out.stdout),
-        text(&out.stderr)
+        flags.contains("/// One reconcile, then exit: 0 all carried out, 1 the plan had errors, 2 bad flags or\n    /// settings, 3 a read failed, 4 a request failed."),
+        "the --once flag documents the exit codes the CronJob acts on"
     );
 }
 
@@ -850,24 +1051,6 @@ fn another_namespace_moves_the_objects_and_the_subjects() {
     ) {
         return;
     }
-    let dir = TempDir::new("deploy", "namespace");
-    let copy = Command::new("cp")
-        .arg("-R")
-        .arg(root().join("deploy"))
-        .arg(dir.path("deploy"))
-        .output()
-        .expect("cp");
-    assert!(copy.status.success());
-    let render = |kustomization: &str| {
-        fs::write(dir.path("kustomization.yaml"), kustomization).expect("written");
-        let out = Command::new("kubectl")
-            .args(["kustomize", "."])
-            .current_dir(&dir.0)
-            .output()
-            .expect("kubectl runs");
-        assert!(out.status.success(), "{}", text(&out.stderr));
-        to_json(&out.stdout)
-    };
     let subjects = |objects: &[Value]| -> BTreeSet<String> {
         objects
             .iter()
@@ -875,7 +1058,12 @@ fn another_namespace_moves_the_objects_and_the_subjects() {
             .map(|s| s["namespace"].as_str().unwrap_or_default().to_string())
             .collect()
     };
-    let objects = render(block);
+    let bare = block.split("patches:").next().expect("the kustomization");
+    let mut rendered = beside_deploy("namespace", &[block, bare]).into_iter();
+    let (objects, without_patches) = (
+        rendered.next().expect("rendered"),
+        rendered.next().expect("rendered"),
+    );
     for object in &objects {
         if !["ClusterRole", "ClusterRoleBinding"]
             .contains(&object["kind"].as_str().unwrap_or_default())
@@ -888,9 +1076,34 @@ fn another_namespace_moves_the_objects_and_the_subjects() {
         }
     }
     assert_eq!(subjects(&objects), BTreeSet::from(["gitops".to_string()]));
-    let bare = block.split("patches:").next().expect("the kustomization");
     assert_eq!(
-        subjects(&render(bare)),
+        subjects(&without_patches),
         BTreeSet::from(["argocd".to_string()])
     );
+}
+
+/// Each of `kustomizations` rendered by `kubectl kustomize` beside a copy of deploy/ (as a user's
+/// kustomization over this repository sits; kustomize takes relative paths only): the objects.
+fn beside_deploy(name: &str, kustomizations: &[&str]) -> Vec<Vec<Value>> {
+    let dir = TempDir::new("deploy", name);
+    let copy = Command::new("cp")
+        .arg("-R")
+        .arg(root().join("deploy"))
+        .arg(dir.path("deploy"))
+        .output()
+        .expect("cp");
+    assert!(copy.status.success());
+    kustomizations
+        .iter()
+        .map(|kustomization| {
+            fs::write(dir.path("kustomization.yaml"), kustomization).expect("written");
+            let out = Command::new("kubectl")
+                .args(["kustomize", "."])
+                .current_dir(&dir.0)
+                .output()
+                .expect("kubectl runs");
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            to_json(&out.stdout)
+        })
+        .collect()
 }

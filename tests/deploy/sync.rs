@@ -1,5 +1,5 @@
-//! The sync script in its real image (`make deploy-image`), run the way the CronJob's pod runs
-//! it: the pod template as installed is turned into `docker run` flags field by field (user,
+//! The CronJob's pod — `capi2argo-controller --once` in its real image (`make controller-image`)
+//! — run the way kubelet runs it: the pod template as installed is turned into `docker run` flags field by field (user,
 //! read-only root, dropped capabilities, no privilege escalation, seccomp, memory and CPU
 //! limits, the settings ConfigMap as files, /tmp in memory, the ServiceAccount token, CA and
 //! namespace where kubelet mounts them, KUBERNETES_SERVICE_HOST/PORT), and a field the runner
@@ -19,12 +19,12 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Value, json};
 
-use super::{ARGO_NAMESPACE, env, find, pod_template, root, rules_for, text, to_json};
+use super::{ARGO_NAMESPACE, find, pod_template, root, rules_for, text, to_json};
 use crate::common::apiserver::{Options, Request, StandIn};
 use crate::common::{self, TempDir};
 
-const IMAGE: &str = "ghcr.io/capi2argo/capi2argo-sync:v0.1.0";
-const TOKEN: &str = "stand-in-service-account-token-7f3a";
+const IMAGE: &str = "ghcr.io/capi2argo/capi2argo-controller:v0.1.0";
+pub const TOKEN: &str = "stand-in-service-account-token-7f3a";
 const KUBEADM: &str = include_str!("../fixtures/providers/kubeadm.yaml");
 const CONTROL_PLANES: &str = "kubeadmcontrolplanes.controlplane.cluster.x-k8s.io";
 
@@ -59,16 +59,21 @@ pub fn job_outcome(cronjob: &Value, code: i64) -> &'static str {
 
 /// The stand-in's certificate and key, the ServiceAccount's CA, made with openssl; `None`
 /// after a loud skip.
-struct Certs {
+pub struct Certs {
     _dir: TempDir,
+    /// The stand-in's serving certificate and key, issued by `ca`.
     cert: PathBuf,
     key: PathBuf,
+    /// The cluster's CA, as the ServiceAccount's ca.crt holds it. A CA and a leaf apart, as a
+    /// cluster has them: rustls (in the controller) refuses a CA certificate that serves as
+    /// its own end entity.
+    ca: PathBuf,
 }
 
 /// Whether everything the image runs need is here: kubectl, python3, openssl, an engine with
 /// seccomp and the image (which `make test` builds first). `None` after a loud skip.
-fn setup(name: &str) -> Option<Certs> {
-    let what = format!("the sync script was NOT run in its image ({name})");
+pub fn setup(name: &str) -> Option<Certs> {
+    let what = format!("the CronJob's pod was NOT run in its image ({name})");
     if !common::available("kubectl", &["version", "--client"], &what)
         || !common::available("python3", &["--version"], &what)
         || !common::available("openssl", &["version"], &what)
@@ -94,36 +99,77 @@ fn setup(name: &str) -> Option<Certs> {
         .expect("docker");
     assert!(
         image.status.success(),
-        "{IMAGE} is not in the engine: `make deploy-image` builds it (make test does, first)"
+        "{IMAGE} is not in the engine: `make controller-image` builds it (make test does, first)"
     );
     let dir = TempDir::new("deploy-certs", name);
-    let (cert, key) = (dir.path("cert.pem"), dir.path("key.pem"));
-    let out = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:prime256v1",
-        ])
-        .args(["-nodes", "-days", "1", "-subj", "/CN=stand-in"])
-        .args(["-addext", "subjectAltName=IP:127.0.0.1", "-keyout"])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .output()
-        .expect("openssl runs");
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (ca, ca_key) = (dir.path("ca.pem"), dir.path("ca-key.pem"));
+    let (cert, key, request) = (
+        dir.path("cert.pem"),
+        dir.path("key.pem"),
+        dir.path("cert.csr"),
+    );
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    let openssl = |args: &[&std::ffi::OsStr]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .output()
+            .expect("openssl runs");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    };
+    let os = |s: &str| std::ffi::OsString::from(s);
+    let mut args: Vec<std::ffi::OsString> = ["req", "-x509"].map(os).to_vec();
+    args.extend(ec.map(os));
+    args.extend(["-days", "1", "-subj", "/CN=stand-in-ca", "-keyout"].map(os));
+    args.extend([ca_key.clone().into(), os("-out"), ca.clone().into()]);
+    openssl(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
+    let mut args: Vec<std::ffi::OsString> = ["req", "-new"].map(os).to_vec();
+    args.extend(ec.map(os));
+    args.extend(["-subj", "/CN=stand-in", "-keyout"].map(os));
+    args.extend([key.clone().into(), os("-out"), request.clone().into()]);
+    openssl(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
+    let extensions = dir.path("leaf.ext");
+    fs::write(
+        &extensions,
+        "basicConstraints=critical,CA:FALSE\nsubjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n",
+    )
+    .expect("written");
+    let mut args: Vec<std::ffi::OsString> = ["x509", "-req", "-days", "1", "-in"].map(os).to_vec();
+    args.extend([
+        request.into(),
+        os("-CA"),
+        ca.clone().into(),
+        os("-CAkey"),
+        ca_key.into(),
+    ]);
+    args.extend([
+        os("-CAcreateserial"),
+        os("-extfile"),
+        extensions.into(),
+        os("-out"),
+        cert.clone().into(),
+    ]);
+    openssl(&args.iter().map(|a| a.as_os_str()).collect::<Vec<_>>());
     Some(Certs {
         _dir: dir,
         cert,
         key,
+        ca,
     })
 }
 
 /// A stand-in over HTTPS that demands the token, with `rules` (`None`: an administrator's).
-fn stand_in(name: &str, objects: &[Value], rules: Option<Vec<Value>>, certs: &Certs) -> StandIn {
+pub fn stand_in(
+    name: &str,
+    objects: &[Value],
+    rules: Option<Vec<Value>>,
+    certs: &Certs,
+) -> StandIn {
     StandIn::start_with(
         name,
         objects,
@@ -149,7 +195,7 @@ fn kubectl_sh(api: &StandIn, command: &str) -> Output {
 
 /// The book's install command for `variant` against an empty stand-in: the objects it holds
 /// afterwards, as a cluster would, and the stand-in (an administrator's: no RBAC).
-fn install(name: &str, variant: &str, certs: &Certs) -> (StandIn, Vec<Value>) {
+pub fn install(name: &str, variant: &str, certs: &Certs) -> (StandIn, Vec<Value>) {
     let api = stand_in(&format!("{name}-install"), &[], None, certs);
     let out = kubectl_sh(
         &api,
@@ -169,7 +215,7 @@ fn install(name: &str, variant: &str, certs: &Certs) -> (StandIn, Vec<Value>) {
 }
 
 /// Where the pod's API server is.
-enum Api {
+pub enum Api {
     /// The stand-in on the host's loopback, at this port.
     At(u16),
     /// Nowhere: the pod has no network.
@@ -204,6 +250,24 @@ fn run_pod(
     certs: &Certs,
     overrides: &[(&str, &str)],
 ) -> Output {
+    let (mut docker, _files) = pod(name, template, objects, api, certs, TOKEN, overrides, None);
+    docker.output().expect("docker runs")
+}
+
+/// How a pod runs the way its kubelet would: the `docker run` command, and the directory its
+/// volumes come from (kept while it runs), `token` its ServiceAccount's. `detached`: started in
+/// the background under this container name, with these arguments after the pod's own.
+#[allow(clippy::too_many_arguments)]
+pub fn pod(
+    name: &str,
+    template: &Value,
+    objects: &[Value],
+    api: Api,
+    certs: &Certs,
+    token: &str,
+    overrides: &[(&str, &str)],
+    detached: Option<(&str, &[String])>,
+) -> (Command, TempDir) {
     let dir = TempDir::new("deploy-pod", name);
     let spec = &template["spec"];
     known(
@@ -217,6 +281,8 @@ fn run_pod(
             "securityContext",
             "containers",
             "volumes",
+            "terminationGracePeriodSeconds",
+            "affinity",
         ],
     );
     let containers = spec["containers"].as_array().expect("containers");
@@ -229,11 +295,15 @@ fn run_pod(
             "name",
             "image",
             "imagePullPolicy",
+            "command",
             "args",
             "env",
             "securityContext",
             "resources",
             "volumeMounts",
+            "ports",
+            "livenessProbe",
+            "readinessProbe",
         ],
     );
     let pod_sc = &spec["securityContext"];
@@ -254,7 +324,10 @@ fn run_pod(
         ],
     );
     let mut docker = Command::new("docker");
-    docker.args(["run", "--rm"]);
+    match detached {
+        Some((container, _)) => docker.args(["run", "-d", "--name", container]),
+        None => docker.args(["run", "--rm"]),
+    };
     let uid = sc["runAsUser"]
         .as_i64()
         .or(pod_sc["runAsUser"].as_i64())
@@ -325,8 +398,8 @@ fn run_pod(
     assert_eq!(spec["automountServiceAccountToken"], true);
     let account = dir.path("serviceaccount");
     fs::create_dir_all(&account).expect("dir");
-    fs::write(account.join("token"), TOKEN).expect("token");
-    fs::copy(&certs.cert, account.join("ca.crt")).expect("ca.crt");
+    fs::write(account.join("token"), token).expect("token");
+    fs::copy(&certs.ca, account.join("ca.crt")).expect("ca.crt");
     fs::write(account.join("namespace"), ARGO_NAMESPACE).expect("namespace");
     docker.arg(format!(
         "--volume={}:/var/run/secrets/kubernetes.io/serviceaccount:ro",
@@ -347,14 +420,11 @@ fn run_pod(
     let mut variables: Vec<(String, String)> = Vec::new();
     for entry in container["env"].as_array().into_iter().flatten() {
         known(entry, "env", &["name", "value", "valueFrom"]);
-        let value = if entry["valueFrom"].is_null() {
-            entry["value"].as_str().unwrap_or_default().to_string()
-        } else {
-            assert_eq!(
-                entry["valueFrom"],
-                json!({"fieldRef": {"fieldPath": "metadata.namespace"}})
-            );
-            ARGO_NAMESPACE.to_string()
+        let value = match entry["valueFrom"]["fieldRef"]["fieldPath"].as_str() {
+            None => entry["value"].as_str().unwrap_or_default().to_string(),
+            Some("metadata.namespace") => ARGO_NAMESPACE.to_string(),
+            Some("metadata.name") => format!("{name}-pod"),
+            Some(other) => panic!("the runner does not know the field {other}"),
         };
         variables.push((entry["name"].as_str().expect("name").into(), value));
     }
@@ -365,16 +435,30 @@ fn run_pod(
     for (name, value) in variables {
         docker.args(["--env", &format!("{name}={value}")]);
     }
+    // A command replaces the image's entrypoint; the arguments follow it.
+    let command: Vec<&str> = container["command"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| a.as_str().expect("a string"))
+        .collect();
+    if let Some(entrypoint) = command.first() {
+        docker.arg(format!("--entrypoint={entrypoint}"));
+    }
     docker.arg(container["image"].as_str().expect("image"));
+    docker.args(command.iter().skip(1));
     for arg in container["args"].as_array().into_iter().flatten() {
         docker.arg(arg.as_str().expect("a string"));
     }
-    docker.output().expect("docker runs")
+    if let Some((_, more)) = detached {
+        docker.args(more);
+    }
+    (docker, dir)
 }
 
 /// The kubeadm fixture's kubeconfig Secret made into cluster `name`'s in `namespace`, with a
 /// server of its own.
-fn kubeconfig_secret(namespace: &str, name: &str) -> Value {
+pub fn kubeconfig_secret(namespace: &str, name: &str) -> Value {
     let fixture = to_json(KUBEADM.as_bytes());
     let mut secret = fixture
         .into_iter()
@@ -428,7 +512,7 @@ fn repository() -> Value {
 }
 
 /// Objects with the uid and resourceVersion an API server would have given them.
-fn stored(objects: Vec<Value>) -> Vec<Value> {
+pub fn stored(objects: Vec<Value>) -> Vec<Value> {
     objects
         .into_iter()
         .enumerate()
@@ -459,15 +543,34 @@ fn reads(api: &StandIn) -> Vec<String> {
         .collect()
 }
 
-fn writes(api: &StandIn) -> Vec<(String, String)> {
+/// The requests that wrote Secrets (Events are said apart).
+fn secret_writes(api: &StandIn) -> Vec<Request> {
     api.writes()
+        .into_iter()
+        .filter(|r| r.path.contains("/secrets"))
+        .collect()
+}
+
+/// The writes to Secrets: method and path.
+pub fn writes(api: &StandIn) -> Vec<(String, String)> {
+    secret_writes(api)
         .into_iter()
         .map(|r| (r.method, r.path))
         .collect()
 }
 
+/// The reasons of the Events recorded, in order.
+pub fn event_reasons(api: &StandIn) -> Vec<String> {
+    api.writes()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path.contains("/events"))
+        .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
+        .map(|e| e["reason"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 /// The pod's output, which must hold no credential of the fleet's or the token.
-fn logs(out: &Output, fleet: &[Value]) -> String {
+pub fn logs(out: &Output, fleet: &[Value]) -> String {
     let logs = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(!logs.contains(TOKEN), "the token was printed:\n{logs}");
     assert!(
@@ -508,7 +611,7 @@ fn without_empty_fields(value: Value) -> Value {
 }
 
 fn created(api: &StandIn) -> Vec<Value> {
-    api.writes()
+    secret_writes(api)
         .iter()
         .filter(|r| r.method == "POST")
         .map(|r| serde_json::from_str(&r.body).expect("a Secret"))
@@ -536,16 +639,11 @@ fn sync_fails_clearly_and_changes_nothing_when_the_api_server_is_unreachable() {
     let logs = logs(&out, &[]);
     assert_eq!(out.status.code(), Some(3), "{logs}");
     assert!(
-        logs.contains("capi2argo-sync: reading the Secrets labelled cluster.x-k8s.io/cluster-name in all namespaces failed"),
+        logs.contains("reading Secrets labelled cluster.x-k8s.io/cluster-name: "),
         "{logs}"
     );
-    assert!(
-        logs.contains(
-            "capi2argo-sync: a read failed, so nothing was planned and nothing was changed"
-        ),
-        "{logs}"
-    );
-    for never in ["plan:", "done", "create ", "delete "] {
+    assert!(logs.contains("; nothing was changed"), "{logs}");
+    for never in ["reconciled", "done", "create ", "delete "] {
         assert!(!logs.contains(never), "{never:?} in:\n{logs}");
     }
     assert_eq!(
@@ -582,7 +680,7 @@ fn sync_fails_clearly_when_any_read_is_refused() {
     let logs = logs(&out, &fleet);
     assert_eq!(out.status.code(), Some(3), "{logs}");
     assert!(
-        logs.contains("reading the Cluster API Clusters in all namespaces failed"),
+        logs.contains("reading clusters.cluster.x-k8s.io: "),
         "{logs}"
     );
     assert!(
@@ -594,6 +692,7 @@ fn sync_fails_clearly_when_any_read_is_refused() {
         reads(&api),
         [
             "/api/v1/secrets?labelSelector=cluster.x-k8s.io/cluster-name",
+            "/api/v1/namespaces/argocd/secrets",
             "/apis/cluster.x-k8s.io/v1beta1/clusters"
         ]
     );
@@ -645,8 +744,8 @@ fn sync_carries_out_the_plan_and_nothing_else() {
         reads(&api),
         [
             "/api/v1/secrets?labelSelector=cluster.x-k8s.io/cluster-name",
-            "/apis/cluster.x-k8s.io/v1beta1/clusters",
             "/api/v1/namespaces/argocd/secrets",
+            "/apis/cluster.x-k8s.io/v1beta1/clusters",
         ]
     );
     assert_eq!(
@@ -659,11 +758,11 @@ fn sync_carries_out_the_plan_and_nothing_else() {
             ),
         ]
     );
-    for write in api.writes() {
+    for write in secret_writes(&api) {
         let manager = if write.method == "DELETE" {
             Value::Null
         } else {
-            json!("capi2argo-sync")
+            json!("capi2argo")
         };
         assert_eq!(
             write.query["fieldManager"], manager,
@@ -677,7 +776,7 @@ fn sync_carries_out_the_plan_and_nothing_else() {
         new["metadata"]["labels"]["capi2argo.dev/infrastructure-provider"],
         "aws"
     );
-    let options: Value = serde_json::from_str(&api.writes()[1].body).expect("DeleteOptions");
+    let options: Value = serde_json::from_str(&secret_writes(&api)[1].body).expect("DeleteOptions");
     let retired = fleet
         .iter()
         .find(|o| o["metadata"]["name"] == "cluster-retired")
@@ -689,9 +788,9 @@ fn sync_carries_out_the_plan_and_nothing_else() {
     for line in [
         "create    argocd/cluster-prod-eu-1 (prod-eu-1) from fleet-eu/prod-eu-1-kubeconfig",
         "prune     argocd/cluster-retired (retired)",
-        "capi2argo-sync: created argocd/cluster-prod-eu-1",
-        "capi2argo-sync: deleted argocd/cluster-retired",
-        "capi2argo-sync: done: 2 requests carried out",
+        r#"done verb="create" secret=argocd/cluster-prod-eu-1"#,
+        r#"done verb="delete" secret=argocd/cluster-retired"#,
+        "done requests=2",
     ] {
         assert!(logs.contains(line), "{line:?} in:\n{logs}");
     }
@@ -711,14 +810,8 @@ fn sync_carries_out_the_plan_and_nothing_else() {
     let (code, logs) = run(&api, "plan-again", "second");
     assert_eq!(code, Some(0), "{logs}");
     assert_eq!(writes(&api).len(), 2, "{:?}", writes(&api));
-    assert!(
-        logs.contains("unchanged argocd/cluster-prod-eu-1 (prod-eu-1)"),
-        "{logs}"
-    );
-    assert!(
-        logs.contains("capi2argo-sync: done: 0 requests carried out"),
-        "{logs}"
-    );
+    assert!(logs.contains("plan=\"1 unchanged\""), "{logs}");
+    assert!(logs.contains("done requests=0"), "{logs}");
 
     // Someone edited the Argo CD Secret: it is replaced, conditional on the resourceVersion
     // read.
@@ -741,15 +834,15 @@ fn sync_carries_out_the_plan_and_nothing_else() {
             "/api/v1/namespaces/argocd/secrets/cluster-prod-eu-1".into()
         )]
     );
-    assert_eq!(api.writes()[0].query["fieldManager"], "capi2argo-sync");
-    let replaced: Value = serde_json::from_str(&api.writes()[0].body).expect("a Secret");
+    assert_eq!(secret_writes(&api)[0].query["fieldManager"], "capi2argo");
+    let replaced: Value = serde_json::from_str(&secret_writes(&api)[0].body).expect("a Secret");
     assert_eq!(replaced["metadata"]["resourceVersion"], version);
     assert!(
         logs.contains("update    argocd/cluster-prod-eu-1 (prod-eu-1): server"),
         "{logs}"
     );
     assert!(
-        logs.contains("capi2argo-sync: replaced argocd/cluster-prod-eu-1"),
+        logs.contains(r#"done verb="replace" secret=argocd/cluster-prod-eu-1"#),
         "{logs}"
     );
 
@@ -766,10 +859,12 @@ fn sync_carries_out_the_plan_and_nothing_else() {
     assert_eq!(code, Some(1), "{logs}");
     assert!(writes(&api).is_empty(), "{:?}", writes(&api));
     assert!(logs.contains("allowEmpty=false"), "{logs}");
-    assert!(
-        logs.contains("capi2argo-sync: the plan has errors (above)"),
-        "{logs}"
+    assert_eq!(
+        event_reasons(&api),
+        ["GuardHeld"],
+        "an Event on the Secret kept"
     );
+    assert!(logs.contains("outcome=\"errors\""), "{logs}");
     assert_eq!(job_outcome(cronjob, 1), "FailJob");
     drop(api);
 
@@ -793,15 +888,10 @@ fn sync_carries_out_the_plan_and_nothing_else() {
         [("POST".into(), "/api/v1/namespaces/argocd/secrets".into())]
     );
     assert!(
-        logs.contains(
-            "capi2argo-sync: request 1 of 2 (create argocd/cluster-prod-eu-1) refused or failed:"
-        ),
+        logs.contains("a request failed: the ones before it were carried out, none after it verb=\"create\" secret=argocd/cluster-prod-eu-1"),
         "{logs}"
     );
-    assert!(
-        logs.contains("0 requests were carried out before it, the 1 after it were not made"),
-        "{logs}"
-    );
+    assert!(logs.contains("requests=2 made=1"), "{logs}");
     assert_eq!(
         api.secret_names().len(),
         fleet.iter().filter(|o| o["kind"] == "Secret").count()
@@ -819,8 +909,8 @@ fn namespaced_sync_reads_and_writes_only_its_namespaces() {
     };
     let (_admin, installed) = install("namespaced", "deploy/namespaced", &certs);
     assert_eq!(
-        env(&installed, "NAMESPACES").as_deref(),
-        Some("fleet-eu,fleet-us")
+        super::allowed_namespaces(&installed),
+        Some(vec!["fleet-eu".to_string(), "fleet-us".to_string()])
     );
     let fleet = stored(vec![
         kubeconfig_secret("fleet-eu", "eu-1"),
@@ -846,9 +936,9 @@ fn namespaced_sync_reads_and_writes_only_its_namespaces() {
         [
             "/api/v1/namespaces/fleet-eu/secrets?labelSelector=cluster.x-k8s.io/cluster-name",
             "/api/v1/namespaces/fleet-us/secrets?labelSelector=cluster.x-k8s.io/cluster-name",
+            "/api/v1/namespaces/argocd/secrets",
             "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet-eu/clusters",
             "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet-us/clusters",
-            "/api/v1/namespaces/argocd/secrets",
         ]
     );
     let names: Vec<Value> = created(&api)
@@ -857,7 +947,7 @@ fn namespaced_sync_reads_and_writes_only_its_namespaces() {
         .collect();
     assert_eq!(names, [json!("cluster-eu-1"), json!("cluster-us-1")]);
     assert!(
-        api.writes().iter().all(|r| r.method == "POST"),
+        secret_writes(&api).iter().all(|r| r.method == "POST"),
         "{:?}",
         writes(&api)
     );
@@ -957,13 +1047,13 @@ fn a_one_off_run_lets_a_mass_change_through() {
         .map(|r| r.path.rsplit('/').next().unwrap_or_default().to_string())
         .collect();
     assert_eq!(deleted, ["cluster-b", "cluster-c", "cluster-d"]);
-    assert_eq!(api.writes().len(), 3);
+    assert_eq!(secret_writes(&api).len(), 3);
 }
 
-/// CONTROL_PLANES and several SECRET_SELECTORS, as the book describes them: the control
-/// plane's Kubernetes version reaches the Argo CD Secret once the read role may list control
-/// planes (before, the read is refused and nothing changes), and a second source's Secrets are
-/// read with their own selector.
+/// `--control-plane` and a second source, as the book describes them: the control plane's
+/// Kubernetes version reaches the Argo CD Secret once the read role may list control planes
+/// (before, the read is refused and nothing changes), and the second source's Secrets are read
+/// with the selector its labels give.
 #[test]
 fn sync_reads_control_planes_and_every_selector_when_asked() {
     let Some(certs) = setup("selectors") else {
@@ -984,15 +1074,12 @@ fn sync_reads_control_planes_and_every_selector_when_asked() {
                "spec": {"version": "v1.31.4"}}),
         labelled,
     ]);
-    let env = [
-        ("CONTROL_PLANES", CONTROL_PLANES),
-        (
-            "SECRET_SELECTORS",
-            "cluster.x-k8s.io/cluster-name;capi2argo.dev/kubeconfig=true",
-        ),
-    ];
     let mut template = pod_template(&installed).clone();
-    template["spec"]["containers"][0]["args"] = json!(["--set", "sources=capi,labelled"]);
+    template["spec"]["containers"][0]["args"] = json!([
+        "--set",
+        "sources=capi,labelled",
+        format!("--control-plane={CONTROL_PLANES}")
+    ]);
     // The read role as installed cannot list control planes: refused, nothing written.
     let api = stand_in(
         "selectors-refused",
@@ -1006,14 +1093,12 @@ fn sync_reads_control_planes_and_every_selector_when_asked() {
         &installed,
         Api::At(api.port),
         &certs,
-        &env,
+        &[],
     );
     let logs_refused = logs(&out, &fleet);
     assert_eq!(out.status.code(), Some(3), "{logs_refused}");
     assert!(
-        logs_refused.contains(&format!(
-            "reading the control planes ({CONTROL_PLANES}) in all namespaces failed"
-        )),
+        logs_refused.contains(&format!("reading {CONTROL_PLANES}: ")),
         "{logs_refused}"
     );
     assert!(writes(&api).is_empty());
@@ -1028,7 +1113,7 @@ fn sync_reads_control_planes_and_every_selector_when_asked() {
         &installed,
         Api::At(api.port),
         &certs,
-        &env,
+        &[],
     );
     let logs = logs(&out, &fleet);
     assert_eq!(out.status.code(), Some(0), "{logs}");
@@ -1037,9 +1122,9 @@ fn sync_reads_control_planes_and_every_selector_when_asked() {
         [
             "/api/v1/secrets?labelSelector=cluster.x-k8s.io/cluster-name",
             "/api/v1/secrets?labelSelector=capi2argo.dev/kubeconfig=true",
-            "/apis/cluster.x-k8s.io/v1beta1/clusters",
-            "/apis/controlplane.cluster.x-k8s.io/v1beta1/kubeadmcontrolplanes",
             "/api/v1/namespaces/argocd/secrets",
+            "/apis/controlplane.cluster.x-k8s.io/v1beta1/kubeadmcontrolplanes",
+            "/apis/cluster.x-k8s.io/v1beta1/clusters",
         ]
     );
     let made = created(&api);
@@ -1054,8 +1139,8 @@ fn sync_reads_control_planes_and_every_selector_when_asked() {
     );
 }
 
-/// Arguments other than `--set KEY=VALUE`, and settings of the script's own that make no sense,
-/// end the run before anything is read (exit 2: the Job fails at once).
+/// Flags the controller does not take, and settings that make no sense, end the run before
+/// anything is read (exit 2: the Job fails at once).
 #[test]
 fn sync_refuses_bad_arguments_and_settings() {
     let Some(certs) = setup("arguments") else {
@@ -1074,23 +1159,19 @@ fn sync_refuses_bad_arguments_and_settings() {
         (
             &["--set", "maxPrune"],
             &[],
-            "'--set maxPrune' is not KEY=VALUE",
+            "invalid setting \"maxPrune\": expected key=value; nothing was read or changed",
         ),
         (
+            &["--set", "maxPrune=lots"],
             &[],
-            &[("NAMESPACES", "fleet-eu,Fleet_US")],
-            "NAMESPACES: 'Fleet_US' is not a namespace name",
+            "maxPrune: expected a number of Secrets",
         ),
         (
+            &["--control-plane=kubeadmcontrolplanes"],
             &[],
-            &[("SECRET_SELECTORS", "a;;b")],
-            "SECRET_SELECTORS='a;;b' has an empty entry",
+            "--control-plane kubeadmcontrolplanes: expected RESOURCE.GROUP",
         ),
-        (
-            &[],
-            &[("READ_CLUSTERS", "yes")],
-            "READ_CLUSTERS='yes' is neither true nor false",
-        ),
+        (&[], &[("ARGO_NAMESPACE", "Argo CD")], "argoNamespace"),
     ];
     for (args, env, message) in cases {
         let mut template = pod_template(&installed).clone();
@@ -1105,10 +1186,7 @@ fn sync_refuses_bad_arguments_and_settings() {
         );
         let logs = logs(&out, &[]);
         assert_eq!(out.status.code(), Some(2), "{args:?} {env:?}: {logs}");
-        assert!(
-            logs.contains(message) && logs.contains("nothing was changed"),
-            "{logs}"
-        );
+        assert!(logs.contains(message), "{message:?} in {logs}");
     }
     assert!(api.requests().is_empty(), "{:?}", api.requests());
     assert_eq!(

@@ -8,7 +8,9 @@ their messages, list metadata, watch framing, bookmarks, managedFields, validati
 tests/kube/selftest.py checks each behaviour below.
 
 Resources (RESOURCES below), each kept as the JSON objects it was given or sent:
-  v1: secrets, configmaps, serviceaccounts (+ serviceaccounts/token);
+  v1: secrets, configmaps, serviceaccounts (+ serviceaccounts/token), services;
+  apps/v1: deployments (+ /status); policy/v1: poddisruptionbudgets (+ /status);
+  networking.k8s.io/v1: networkpolicies;
   cluster.x-k8s.io: clusters (+ clusters/status), in the versions --capi names;
   controlplane.cluster.x-k8s.io/v1beta1: kubeadmcontrolplanes (+ /status); batch/v1: cronjobs, jobs;
   rbac.authorization.k8s.io/v1: roles, rolebindings, clusterroles, clusterrolebindings;
@@ -116,7 +118,7 @@ What a real API server does that this one does not:
 Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token TOKEN]
                     [--token-user NAME] [--tls CERT KEY] [--capi VERSIONS | --no-capi]
                     [--latency MS] [--history N] [--bookmark-interval S]
-                    [--min-token-expiration S]
+                    [--min-token-expiration S] [--interfere METHOD PATH]
   STORE.json  a JSON list of objects to start from (written back after every change); objects
               without a resourceVersion or uid get one
   LOG.jsonl   one JSON object per request: method, path, query (every field of the query string),
@@ -145,6 +147,9 @@ Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token 
   --history   how many events the history keeps (default 10000); older resourceVersions are 410
   --bookmark-interval  seconds between a watch's periodic bookmarks (default 60, as the real one)
   --min-token-expiration  the shortest expirationSeconds a TokenRequest may ask (default 600)
+  --interfere METHOD PATH  another client writes first, once, just before the first METHOD on
+              PATH is answered (a POST's object created as sent; the object of a PUT or DELETE
+              changed): the 409 a real server gives a client whose read was stale
 """
 
 import argparse
@@ -176,6 +181,7 @@ parser.add_argument("--latency", type=float, default=0.0, metavar="MS")
 parser.add_argument("--history", type=int, default=10000)
 parser.add_argument("--bookmark-interval", type=float, default=60.0)
 parser.add_argument("--min-token-expiration", type=int, default=600)
+parser.add_argument("--interfere", nargs=2, metavar=("METHOD", "PATH"))
 args = parser.parse_args()
 
 API_AUDIENCE = "https://kubernetes.default.svc"
@@ -221,6 +227,10 @@ RESOURCES = [
     Resource("", ["v1"], "secrets", "Secret", True, fields={"type": lambda o: o.get("type", "")}),
     Resource("", ["v1"], "configmaps", "ConfigMap", True),
     Resource("", ["v1"], "serviceaccounts", "ServiceAccount", True, subresources=["token"]),
+    Resource("", ["v1"], "services", "Service", True),
+    Resource("apps", ["v1"], "deployments", "Deployment", True, status=True),
+    Resource("policy", ["v1"], "poddisruptionbudgets", "PodDisruptionBudget", True, status=True),
+    Resource("networking.k8s.io", ["v1"], "networkpolicies", "NetworkPolicy", True),
     Resource("cluster.x-k8s.io", CAPI_VERSIONS, "clusters", "Cluster", True, builtin=False, status=True),
     Resource("controlplane.cluster.x-k8s.io", ["v1beta1"], "kubeadmcontrolplanes", "KubeadmControlPlane",
              True, builtin=False, status=True),
@@ -1300,6 +1310,7 @@ def route(req):
         check_watch(res, req.query)
         return Watch(res, version, ns, req.query, meta_only)
     with store.cond:
+        interfere(req, res, version, ns, name)
         if verb == "list":
             return Reply(200, list_objects(res, version, ns, req.query, meta_only))
         if verb == "deletecollection":
@@ -1311,6 +1322,32 @@ def route(req):
         if req.method == "POST" and sub is None:
             return create(res, version, ns, req, req.json())
         return one(res, version, ns, name, sub, req, meta_only)
+
+
+interfered = False
+
+
+def interfere(req, res, version, ns, name):
+    """--interfere METHOD PATH: another client writes first, once, just before the first such
+    request is answered — the race a real server sees. A POST's object is created as sent (the
+    request then finds it there: 409 AlreadyExists); the object a PUT or DELETE names is changed
+    (an annotation stand-in/interfered, so a new resourceVersion: 409 Conflict)."""
+    global interfered
+    if not args.interfere or interfered or [req.method, "/".join(req.parts)] != list(args.interfere):
+        return
+    interfered = True
+    if req.method == "POST":
+        try:
+            create(res, version, ns, req, copy.deepcopy(req.json()))
+        except ApiError:
+            pass
+        return
+    key = key_of(res, ns, name)
+    old = store.objects.get(key)
+    if old is not None:
+        new = copy.deepcopy(old)
+        new["metadata"].setdefault("annotations", {})["stand-in/interfered"] = "true"
+        store.put(key, new, old)
 
 
 def list_objects(res, version, ns, query, meta_only):

@@ -694,5 +694,20 @@ class Latency(Case):
         self.assertGreaterEqual(time.monotonic() - started, 0.3)
 
 
+class Interfere(Case):
+    flags = ("--interfere", "PUT", SECRETS + "/a")
+    objects = (secret("a", value="one"),)
+
+    def test_another_client_writes_first_once(self):
+        got = self.ok(200, self.api.get(SECRETS + "/a"))
+        got["data"]["value"] = base64.b64encode(b"two").decode()
+        code, body, _ = self.api.request("PUT", SECRETS + "/a", got)
+        self.assertEqual((code, body["reason"]), (409, "Conflict"))
+        now = self.ok(200, self.api.get(SECRETS + "/a"))
+        self.assertEqual(now["metadata"]["annotations"], {"stand-in/interfered": "true"})
+        now["data"]["value"] = got["data"]["value"]
+        self.ok(200, self.api.request("PUT", SECRETS + "/a", now))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,881 @@
+//! capi2argo-controller, the static binary `make controller` builds, against the API stand-in
+//! (tests/kube/apiserver.py) as kube-rs talks to it: watches, pages, conditional writes, Events,
+//! the Lease. Each test drives one behaviour of the controller the way a cluster would — a Secret
+//! created, changed, deleted; a write refused as stale; a guard that holds; a replica that dies;
+//! SIGTERM — and reads the result from the stand-in's record of requests, the controller's
+//! metrics and its logs. Timing bounds here are generous ceilings for a behaviour (a Secret
+//! registered at all, an exit within SIGTERM's 30 s); how fast it is lives in bench/.
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use serde_json::{Value, json};
+
+use crate::common::apiserver::{Options, StandIn};
+use crate::common::{self, TempDir, free_port, http_get, root, text};
+
+/// How long a behaviour may take before the test calls it missing.
+const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The controller binary: CAPI2ARGO_CONTROLLER, else the static x86_64 build `make controller`
+/// leaves; `None`, loudly, when there is none.
+pub fn binary() -> Option<PathBuf> {
+    let path = std::env::var_os("CAPI2ARGO_CONTROLLER")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            root().join("target/x86_64-unknown-linux-musl/controller/capi2argo-controller")
+        });
+    if path.is_file() {
+        Some(path)
+    } else {
+        common::skip(&format!(
+            "{} is missing (`make controller` builds it; make test does, first), so the controller was NOT run",
+            path.display()
+        ));
+        None
+    }
+}
+
+/// One controller process, killed when dropped.
+pub struct Controller {
+    child: Child,
+    dir: TempDir,
+    pub metrics: u16,
+    pub health: u16,
+}
+
+impl Controller {
+    /// Starts the controller against `api`, with `args` after the ports and the kubeconfig.
+    pub fn start(name: &str, api: &StandIn, args: &[&str]) -> Option<Controller> {
+        let binary = binary()?;
+        let dir = TempDir::new("controller", name);
+        let (metrics, health) = (free_port(), free_port());
+        let log = fs::File::create(dir.path("log")).expect("log");
+        let child = Command::new(binary)
+            .arg("--kubeconfig")
+            .arg(&api.kubeconfig)
+            .arg(format!("--metrics-bind-address=127.0.0.1:{metrics}"))
+            .arg(format!("--health-probe-bind-address=127.0.0.1:{health}"))
+            .args(["--debounce=100ms", "--argo-namespace=argocd"])
+            .args(args)
+            .env("POD_NAME", name)
+            .env_remove("KUBECONFIG")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("the controller starts");
+        Some(Controller {
+            child,
+            dir,
+            metrics,
+            health,
+        })
+    }
+
+    pub fn logs(&self) -> String {
+        fs::read_to_string(self.dir.path("log")).unwrap_or_default()
+    }
+
+    /// `GET path` on the metrics or the health port: the status code and body.
+    pub fn get(&self, port: u16, path: &str) -> Option<(u16, String)> {
+        http_get(port, path, "").map(|(code, body)| (code, text(&body)))
+    }
+
+    /// The value of the metric sample `name{labels}` (as the exposition writes it), if any.
+    pub fn metric(&self, sample: &str) -> Option<f64> {
+        let (_, body) = self.get(self.metrics, "/metrics")?;
+        body.lines().find_map(|l| {
+            let (name, value) = l.rsplit_once(' ')?;
+            (name == sample).then(|| value.parse().ok())?
+        })
+    }
+
+    /// Sends SIGTERM, as kubelet does.
+    pub fn terminate(&self) {
+        let out = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .output()
+            .expect("kill runs");
+        assert!(out.status.success());
+    }
+
+    /// Kills it at once, as a node that dies does.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Waits for the process to end, at most `limit`.
+    pub fn wait(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
+}
+
+impl Drop for Controller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Waits until `done` says so, at most [`PATIENCE`]; `what` names it in the failure, with the
+/// controller's log.
+pub fn eventually(what: &str, controller: &Controller, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{what}: not within {}s; the controller's log:\n{}",
+            PATIENCE.as_secs(),
+            controller.logs()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A stand-in for these tests: plain HTTP, an administrator's rights, `args` its flags.
+fn stand_in(name: &str, objects: &[Value], args: &[&str]) -> Option<StandIn> {
+    StandIn::start_with(
+        name,
+        objects,
+        Options {
+            args: args.iter().map(|a| a.to_string()).collect(),
+            ..Options::default()
+        },
+    )
+}
+
+/// Cluster API's kubeconfig Secret of cluster `name` in `fleet`, logging in with a token.
+pub fn kubeconfig_secret(name: &str, server: &str) -> Value {
+    let kubeconfig = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {server}\nusers:\n- name: admin\n  user:\n    token: token-of-{name}-0123456789abcdef\ncontexts:\n- name: {name}\n  context: {{cluster: {name}, user: admin}}\ncurrent-context: {name}\n"
+    );
+    json!({"apiVersion": "v1", "kind": "Secret", "type": "cluster.x-k8s.io/secret",
+           "metadata": {"name": format!("{name}-kubeconfig"), "namespace": "fleet",
+                        "labels": {"cluster.x-k8s.io/cluster-name": name}},
+           "data": {"value": B64.encode(kubeconfig)}})
+}
+
+fn server(name: &str) -> String {
+    format!("https://{name}.fleet.example.net:6443")
+}
+
+/// The Argo CD Secrets in the stand-in now, by name.
+fn argo_secrets(api: &StandIn) -> Vec<(String, Value)> {
+    api.live_secrets("argocd")
+        .into_iter()
+        .map(|s| (s["metadata"]["name"].as_str().unwrap_or("").to_string(), s))
+        .collect()
+}
+
+fn has_argo_secret(api: &StandIn, name: &str) -> bool {
+    argo_secrets(api).iter().any(|(n, _)| n == name)
+}
+
+fn decoded(secret: &Value, key: &str) -> String {
+    text(
+        &B64.decode(secret["data"][key].as_str().unwrap_or_default())
+            .unwrap_or_default(),
+    )
+}
+
+/// The writes to Secrets: `(method, path, code)`.
+fn secret_writes(api: &StandIn) -> Vec<(String, String, u16)> {
+    api.writes()
+        .into_iter()
+        .filter(|r| r.path.contains("/secrets"))
+        .map(|r| (r.method, r.path, r.code))
+        .collect()
+}
+
+/// The Events the controller recorded: `(reason, regarding namespace/name, note)`.
+fn events(api: &StandIn) -> Vec<(String, String, String)> {
+    api.requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path.contains("/events"))
+        .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
+        .map(|e| {
+            (
+                e["reason"].as_str().unwrap_or_default().to_string(),
+                format!(
+                    "{}/{}",
+                    e["regarding"]["namespace"].as_str().unwrap_or_default(),
+                    e["regarding"]["name"].as_str().unwrap_or_default()
+                ),
+                e["note"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// No log line holds a kubeconfig's token or any Secret value.
+fn no_credentials(logs: &str) {
+    assert!(!logs.contains("token-of-"), "a token was logged:\n{logs}");
+    assert!(!logs.contains("PRIVATE KEY"), "a key was logged:\n{logs}");
+}
+
+/// A new kubeconfig Secret is registered, a changed one followed, a deleted one's Argo CD Secret
+/// pruned; each write conditional and as field manager capi2argo; every metric the book lists
+/// is served; idle, it writes nothing and asks for nothing but its watches.
+#[test]
+fn a_cluster_is_registered_followed_and_pruned_as_its_secret_changes() {
+    let fleet = [kubeconfig_secret("alpha", &server("alpha"))];
+    let Some(api) = stand_in("follow", &fleet, &[]) else {
+        return;
+    };
+    let Some(controller) = Controller::start("follow", &api, &[]) else {
+        return;
+    };
+    eventually("alpha registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    eventually("ready", &controller, || {
+        controller.get(controller.health, "/readyz").map(|r| r.0) == Some(200)
+    });
+    assert_eq!(
+        controller.get(controller.health, "/healthz").map(|r| r.0),
+        Some(200)
+    );
+    // A second cluster appears.
+    let (code, _) = api.send(
+        "POST",
+        "/api/v1/namespaces/fleet/secrets",
+        Some(&kubeconfig_secret("beta", &server("beta"))),
+    );
+    assert_eq!(code, 201);
+    eventually("beta registered", &controller, || {
+        has_argo_secret(&api, "cluster-beta")
+    });
+    // alpha's server moves.
+    let (_, mut alpha) = api.send(
+        "GET",
+        "/api/v1/namespaces/fleet/secrets/alpha-kubeconfig",
+        None,
+    );
+    let moved = kubeconfig_secret("alpha", "https://alpha.elsewhere.example.net:6443");
+    alpha["data"] = moved["data"].clone();
+    let (code, _) = api.send(
+        "PUT",
+        "/api/v1/namespaces/fleet/secrets/alpha-kubeconfig",
+        Some(&alpha),
+    );
+    assert_eq!(code, 200);
+    eventually("alpha's new server followed", &controller, || {
+        argo_secrets(&api).iter().any(|(n, s)| {
+            n == "cluster-alpha"
+                && decoded(s, "server") == "https://alpha.elsewhere.example.net:6443"
+        })
+    });
+    // beta goes.
+    let (code, _) = api.send(
+        "DELETE",
+        "/api/v1/namespaces/fleet/secrets/beta-kubeconfig",
+        None,
+    );
+    assert_eq!(code, 200);
+    eventually("beta pruned", &controller, || {
+        !has_argo_secret(&api, "cluster-beta")
+    });
+
+    let writes: Vec<(String, String)> = secret_writes(&api)
+        .into_iter()
+        .filter(|(_, path, _)| path.starts_with("/api/v1/namespaces/argocd/"))
+        .map(|(m, p, c)| (m, format!("{p} {c}")))
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            (
+                "POST".into(),
+                "/api/v1/namespaces/argocd/secrets 201".into()
+            ),
+            (
+                "POST".into(),
+                "/api/v1/namespaces/argocd/secrets 201".into()
+            ),
+            (
+                "PUT".into(),
+                "/api/v1/namespaces/argocd/secrets/cluster-alpha 200".into()
+            ),
+            (
+                "DELETE".into(),
+                "/api/v1/namespaces/argocd/secrets/cluster-beta 200".into()
+            ),
+        ]
+    );
+    for write in api
+        .writes()
+        .iter()
+        .filter(|r| r.path.contains("/argocd/secrets"))
+    {
+        match write.method.as_str() {
+            "DELETE" => {
+                let options: Value = serde_json::from_str(&write.body).expect("DeleteOptions");
+                assert!(options["preconditions"]["uid"].is_string(), "{options}");
+                assert!(options["preconditions"]["resourceVersion"].is_string());
+            }
+            _ => assert_eq!(write.query["fieldManager"], "capi2argo"),
+        }
+        if write.method == "PUT" {
+            let body: Value = serde_json::from_str(&write.body).expect("a Secret");
+            assert!(body["metadata"]["resourceVersion"].is_string());
+        }
+    }
+    assert_eq!(
+        controller.metric(r#"capi2argo_writes_total{verb="create",outcome="ok"}"#),
+        Some(2.0)
+    );
+    assert_eq!(
+        controller.metric(r#"capi2argo_clusters{state="converted"}"#),
+        Some(1.0)
+    );
+    assert_eq!(controller.metric("capi2argo_leader"), Some(1.0));
+    assert_eq!(controller.metric("capi2argo_cluster_api_served"), Some(1.0));
+    // Every metric is in the book's table, and every one the table names is served.
+    let (_, exposition) = controller
+        .get(controller.metrics, "/metrics")
+        .expect("metrics");
+    let served: std::collections::BTreeSet<String> = exposition
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .map(|l| l.split_whitespace().next().unwrap_or_default().to_string())
+        .collect();
+    let book = common::chapter("controller.md");
+    let documented: std::collections::BTreeSet<String> = book
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `capi2argo_"))
+        .map(|l| {
+            let name = l.split('`').next().unwrap_or_default();
+            let name = name.split('{').next().unwrap_or_default();
+            format!("capi2argo_{name}")
+        })
+        .map(|n| {
+            // The exposition's TYPE line names a counter without `_total`, a histogram without
+            // its suffixes.
+            n.trim_end_matches("_total").to_string()
+        })
+        .collect();
+    // Two have a series only when there is something to say: an expiry, a failed watch.
+    let quiet = [
+        "capi2argo_credential_expiry_timestamp_seconds",
+        "capi2argo_watch_errors",
+    ];
+    let unsaid: Vec<&String> = documented.difference(&served).collect();
+    assert!(
+        served.is_subset(&documented) && unsaid.iter().all(|n| quiet.contains(&n.as_str())),
+        "docs/src/controller.md's metrics table: served {served:?}, documented {documented:?}"
+    );
+
+    // Idle: no write, and no request but the watches' own.
+    let before = api.requests().len();
+    std::thread::sleep(Duration::from_secs(3));
+    let idle: Vec<String> = api.requests()[before..]
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        idle.iter().all(|r| r.starts_with("GET ")) && idle.len() <= 3,
+        "idle requests: {idle:?}"
+    );
+    no_credentials(&controller.logs());
+}
+
+/// A write refused as stale (another client changed the Secret after the controller read it)
+/// is planned again from fresh caches, and the second write goes through.
+#[test]
+fn a_write_refused_as_stale_is_planned_again() {
+    let mut owned = json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": "cluster-alpha", "namespace": "argocd", "labels": {
+            "argocd.argoproj.io/secret-type": "cluster", "capi-to-argocd/owned": "true",
+            "capi-to-argocd/cluster-secret-name": "alpha-kubeconfig",
+            "capi-to-argocd/cluster-namespace": "fleet"}},
+        "data": {"name": B64.encode("alpha"), "server": B64.encode("https://old.example.net:6443")}});
+    owned["data"]["config"] = B64.encode("{}").into();
+    let fleet = [kubeconfig_secret("alpha", &server("alpha")), owned];
+    let path = "/api/v1/namespaces/argocd/secrets/cluster-alpha";
+    let Some(api) = stand_in("stale", &fleet, &["--interfere", "PUT", path]) else {
+        return;
+    };
+    let Some(controller) = Controller::start("stale", &api, &[]) else {
+        return;
+    };
+    eventually("alpha updated", &controller, || {
+        argo_secrets(&api)
+            .iter()
+            .any(|(n, s)| n == "cluster-alpha" && decoded(s, "server") == server("alpha"))
+    });
+    let puts: Vec<u16> = secret_writes(&api)
+        .into_iter()
+        .filter(|(m, p, _)| m == "PUT" && p == path)
+        .map(|(_, _, c)| c)
+        .collect();
+    assert_eq!(puts, [409, 200], "{}", controller.logs());
+    assert_eq!(
+        controller.metric(r#"capi2argo_writes_total{verb="replace",outcome="conflict"}"#),
+        Some(1.0)
+    );
+    assert!(
+        controller
+            .logs()
+            .contains("refused as stale: planning again"),
+        "{}",
+        controller.logs()
+    );
+}
+
+/// A mass delete (half the fleet's kubeconfig Secrets gone at once) is held by maxPrune: nothing
+/// is deleted, the guard's metric is 1, and each Argo CD Secret it keeps gets an Event.
+#[test]
+fn a_mass_delete_is_held_with_its_metric_and_events() {
+    let names: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
+    let fleet: Vec<Value> = names
+        .iter()
+        .map(|n| kubeconfig_secret(n, &server(n)))
+        .collect();
+    let Some(api) = stand_in("held", &fleet, &[]) else {
+        return;
+    };
+    let Some(controller) = Controller::start("held", &api, &[]) else {
+        return;
+    };
+    eventually("the fleet registered", &controller, || {
+        argo_secrets(&api).len() == 10
+    });
+    assert_eq!(
+        controller.metric(r#"capi2argo_guard_held{guard="maxPrune"}"#),
+        Some(0.0)
+    );
+    for name in &names[..5] {
+        let (code, _) = api.send(
+            "DELETE",
+            &format!("/api/v1/namespaces/fleet/secrets/{name}-kubeconfig"),
+            None,
+        );
+        assert_eq!(code, 200);
+    }
+    eventually("the guard holds", &controller, || {
+        controller.metric(r#"capi2argo_guard_held{guard="maxPrune"}"#) == Some(1.0)
+    });
+    eventually("its Events", &controller, || {
+        events(&api).iter().filter(|e| e.0 == "GuardHeld").count() == 5
+    });
+    assert!(
+        !secret_writes(&api)
+            .iter()
+            .any(|(m, p, _)| m == "DELETE" && p.contains("/argocd/")),
+        "{:?}",
+        secret_writes(&api)
+    );
+    assert_eq!(argo_secrets(&api).len(), 10);
+    let held: Vec<(String, String, String)> = events(&api)
+        .into_iter()
+        .filter(|e| e.0 == "GuardHeld")
+        .collect();
+    assert_eq!(held[0].1, "argocd/cluster-c0");
+    assert!(held[0].2.contains("maxPrune=10%"), "{held:?}");
+    eventually("a plan with errors counted", &controller, || {
+        controller
+            .metric(r#"capi2argo_plans_total{outcome="errors"}"#)
+            .is_some_and(|v| v >= 1.0)
+    });
+    assert!(controller.logs().contains("a guard holds"));
+}
+
+/// A cluster that fails to convert gets a ConvertFailed Event on its kubeconfig Secret, once,
+/// and counts as failed; a certificate within expiryWarningDays gets a CredentialExpiring Event
+/// and sets the expiry metric.
+#[test]
+fn failures_and_expiring_credentials_are_events_and_metrics() {
+    let kubeadm = crate::deploy::to_json(
+        fs::read(root().join("tests/fixtures/providers/kubeadm.yaml"))
+            .expect("fixture")
+            .as_slice(),
+    );
+    let mut with_certificates = kubeadm
+        .into_iter()
+        .find(|o| o["metadata"]["name"] == "prod-eu-1-kubeconfig")
+        .expect("the fixture's kubeconfig Secret");
+    with_certificates["metadata"]["namespace"] = "fleet".into();
+    for key in [
+        "uid",
+        "resourceVersion",
+        "creationTimestamp",
+        "ownerReferences",
+    ] {
+        with_certificates["metadata"]
+            .as_object_mut()
+            .expect("metadata")
+            .remove(key);
+    }
+    let mut broken = kubeconfig_secret("broken", &server("broken"));
+    broken["data"]["value"] = B64.encode("not: [a kubeconfig").into();
+    let Some(api) = stand_in("events", &[with_certificates, broken], &[]) else {
+        return;
+    };
+    let Some(controller) = Controller::start("events", &api, &["--set", "expiryWarningDays=36500"])
+    else {
+        return;
+    };
+    eventually("prod-eu-1 registered", &controller, || {
+        has_argo_secret(&api, "cluster-prod-eu-1")
+    });
+    eventually("the Events", &controller, || {
+        let e = events(&api);
+        e.iter().any(|e| e.0 == "ConvertFailed") && e.iter().any(|e| e.0 == "CredentialExpiring")
+    });
+    let all = events(&api);
+    let failed: Vec<&(String, String, String)> =
+        all.iter().filter(|e| e.0 == "ConvertFailed").collect();
+    assert_eq!(failed.len(), 1, "{all:?}");
+    assert_eq!(failed[0].1, "fleet/broken-kubeconfig");
+    let expiring: Vec<&(String, String, String)> =
+        all.iter().filter(|e| e.0 == "CredentialExpiring").collect();
+    assert_eq!(expiring[0].1, "fleet/prod-eu-1-kubeconfig");
+    assert_eq!(
+        controller.metric(r#"capi2argo_clusters{state="failed"}"#),
+        Some(1.0)
+    );
+    let expiry = controller
+        .metric(
+            r#"capi2argo_credential_expiry_timestamp_seconds{secret="fleet/prod-eu-1-kubeconfig"}"#,
+        )
+        .expect("the expiry metric");
+    assert!(expiry > 1.7e9, "{expiry}");
+    no_credentials(&controller.logs());
+}
+
+/// Two replicas with --leader-elect: one holds the Lease and writes; killed, the other takes
+/// over within the Lease's duration and registers the next cluster.
+#[test]
+fn the_standby_takes_over_when_the_leader_dies() {
+    let Some(api) = stand_in(
+        "failover",
+        &[kubeconfig_secret("alpha", &server("alpha"))],
+        &[],
+    ) else {
+        return;
+    };
+    let lease = [
+        "--leader-elect",
+        "--leader-election-lease-duration=3s",
+        "--leader-election-namespace=argocd",
+    ];
+    let Some(mut first) = Controller::start("failover-first", &api, &lease) else {
+        return;
+    };
+    eventually("alpha registered by the first", &first, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    let Some(second) = Controller::start("failover-second", &api, &lease) else {
+        return;
+    };
+    eventually("the second is ready, standing by", &second, || {
+        second.get(second.health, "/readyz").map(|r| r.0) == Some(200)
+    });
+    assert_eq!(first.metric("capi2argo_leader"), Some(1.0));
+    assert_eq!(second.metric("capi2argo_leader"), Some(0.0));
+    let (_, lease_object) = api.send(
+        "GET",
+        "/apis/coordination.k8s.io/v1/namespaces/argocd/leases/capi2argo-controller",
+        None,
+    );
+    assert_eq!(lease_object["spec"]["holderIdentity"], "failover-first");
+    first.kill();
+    let (code, _) = api.send(
+        "POST",
+        "/api/v1/namespaces/fleet/secrets",
+        Some(&kubeconfig_secret("beta", &server("beta"))),
+    );
+    assert_eq!(code, 201);
+    eventually("beta registered by the second", &second, || {
+        has_argo_secret(&api, "cluster-beta")
+    });
+    assert_eq!(second.metric("capi2argo_leader"), Some(1.0));
+    let creates = secret_writes(&api)
+        .into_iter()
+        .filter(|(m, p, _)| m == "POST" && p == "/api/v1/namespaces/argocd/secrets")
+        .count();
+    assert_eq!(creates, 2, "each cluster created once");
+}
+
+/// SIGTERM: it stops, releases the Lease (its holder cleared, so a standby need not wait out
+/// the duration) and exits 0 within the 30 s kubelet gives.
+#[test]
+fn sigterm_releases_the_lease_and_exits() {
+    let Some(api) = stand_in(
+        "sigterm",
+        &[kubeconfig_secret("alpha", &server("alpha"))],
+        &[],
+    ) else {
+        return;
+    };
+    let lease = ["--leader-elect", "--leader-election-namespace=argocd"];
+    let Some(mut controller) = Controller::start("sigterm", &api, &lease) else {
+        return;
+    };
+    eventually("alpha registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    let (code, held) = api.send(
+        "GET",
+        "/apis/coordination.k8s.io/v1/namespaces/argocd/leases/capi2argo-controller",
+        None,
+    );
+    assert_eq!(
+        (code, &held["spec"]["holderIdentity"]),
+        (200, &json!("sigterm"))
+    );
+    controller.terminate();
+    let status = controller.wait(Duration::from_secs(30));
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "{}",
+        controller.logs()
+    );
+    let (_, lease) = api.send(
+        "GET",
+        "/apis/coordination.k8s.io/v1/namespaces/argocd/leases/capi2argo-controller",
+        None,
+    );
+    assert!(
+        lease["spec"]["holderIdentity"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{lease}"
+    );
+    assert!(controller.logs().contains("released the Lease"));
+}
+
+/// Where Cluster API's Clusters are not served, it works on the Secrets alone, says so once in
+/// its log and in a metric, and is ready.
+#[test]
+fn without_cluster_api_it_works_on_the_secrets_alone() {
+    let Some(api) = stand_in(
+        "no-capi",
+        &[kubeconfig_secret("alpha", &server("alpha"))],
+        &["--no-capi"],
+    ) else {
+        return;
+    };
+    let Some(controller) = Controller::start("no-capi", &api, &[]) else {
+        return;
+    };
+    eventually("alpha registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    eventually("ready", &controller, || {
+        controller.get(controller.health, "/readyz").map(|r| r.0) == Some(200)
+    });
+    assert_eq!(controller.metric("capi2argo_cluster_api_served"), Some(0.0));
+    let logs = controller.logs();
+    assert_eq!(
+        logs.matches("does not serve Cluster API's Clusters")
+            .count(),
+        1,
+        "{logs}"
+    );
+}
+
+/// `--once`: one plan carried out, then exit with the sync script's codes; over a synced fleet
+/// it writes nothing; it binds no port, opens no watch, and logs JSON with timestamps when asked.
+#[test]
+fn once_carries_out_one_plan_and_exits_with_its_code() {
+    let Some(binary) = binary() else {
+        return;
+    };
+    let Some(api) = stand_in("once", &[kubeconfig_secret("alpha", &server("alpha"))], &[]) else {
+        return;
+    };
+    let once = |args: &[&str]| {
+        Command::new(&binary)
+            .arg("--kubeconfig")
+            .arg(&api.kubeconfig)
+            .args(["--once", "--argo-namespace=argocd", "--log-format=json"])
+            .args(args)
+            .env_remove("RUST_LOG")
+            .output()
+            .expect("the controller runs")
+    };
+    let first = once(&[]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert!(has_argo_secret(&api, "cluster-alpha"));
+    for line in text(&first.stderr).lines() {
+        let entry: Value = serde_json::from_str(line).expect("a JSON log line");
+        assert!(
+            entry["timestamp"]
+                .as_str()
+                .is_some_and(|t| t.ends_with('Z')),
+            "{line}"
+        );
+    }
+    assert!(
+        !api.requests().iter().any(|r| r.query["watch"] == "true"),
+        "--once opened a watch"
+    );
+    let writes = secret_writes(&api).len();
+    let again = once(&[]);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
+    assert_eq!(
+        secret_writes(&api).len(),
+        writes,
+        "a synced fleet: no write"
+    );
+    // A guard that holds: exit 1, nothing deleted.
+    let (code, _) = api.send(
+        "DELETE",
+        "/api/v1/namespaces/fleet/secrets/alpha-kubeconfig",
+        None,
+    );
+    assert_eq!(code, 200);
+    let held = once(&[]);
+    assert_eq!(held.status.code(), Some(1), "{}", text(&held.stderr));
+    assert!(has_argo_secret(&api, "cluster-alpha"));
+    // The one-off run's setting lets it through.
+    let through = once(&["--set", "allowEmpty=true"]);
+    assert_eq!(through.status.code(), Some(0), "{}", text(&through.stderr));
+    assert!(!has_argo_secret(&api, "cluster-alpha"));
+    // A bad setting: exit 2, nothing read.
+    let before = api.requests().len();
+    let bad = once(&["--set", "maxPrune=lots"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(text(&bad.stderr).contains("maxPrune"));
+    assert_eq!(api.requests().len(), before);
+    no_credentials(&text(&first.stderr));
+    // Nobody answers: exit 3.
+    let closed = TempDir::new("controller", "closed");
+    let kubeconfig = closed.path("kubeconfig");
+    fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: 'http://127.0.0.1:{}'}}\nusers:\n- name: u\n  user: {{}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\n",
+            free_port()
+        ),
+    )
+    .expect("kubeconfig");
+    let unreachable = Command::new(&binary)
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .arg("--once")
+        .output()
+        .expect("the controller runs");
+    assert_eq!(
+        unreachable.status.code(),
+        Some(3),
+        "{}",
+        text(&unreachable.stderr)
+    );
+}
+
+/// The static binaries the image holds: no interpreter, no libc; the aarch64 one runs under
+/// qemu where there is one.
+#[test]
+fn the_controller_binaries_are_static_for_both_platforms() {
+    if binary().is_none()
+        || !common::available(
+            "file",
+            &["--version"],
+            "the controller binaries were NOT checked",
+        )
+    {
+        return;
+    }
+    for target in ["x86_64-unknown-linux-musl", "aarch64-unknown-linux-musl"] {
+        let path = root().join(format!("target/{target}/controller/capi2argo-controller"));
+        let out = Command::new("file")
+            .arg("-L")
+            .arg(&path)
+            .output()
+            .expect("file");
+        let what = text(&out.stdout);
+        assert!(
+            what.contains("statically linked") || what.contains("static-pie linked"),
+            "{what}"
+        );
+    }
+    let qemu = ["qemu-aarch64-static", "qemu-aarch64"]
+        .into_iter()
+        .find(|q| {
+            Command::new(q)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        });
+    let Some(qemu) = qemu else {
+        common::skip("no qemu-aarch64, so the aarch64 controller was NOT run");
+        return;
+    };
+    let out = Command::new(qemu)
+        .arg(root().join("target/aarch64-unknown-linux-musl/controller/capi2argo-controller"))
+        .arg("--version")
+        .output()
+        .expect("qemu runs");
+    assert_eq!(
+        text(&out.stdout).trim(),
+        format!("capi2argo-controller {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+/// Flags as controller-runtime operators write them, and what it refuses, before anything is
+/// read (exit 2).
+#[test]
+fn flags_take_what_operators_write_and_refuse_the_rest() {
+    let Some(binary) = binary() else {
+        return;
+    };
+    let run = |args: &[&str]| {
+        Command::new(&binary)
+            .args(args)
+            .env_remove("KUBECONFIG")
+            .output()
+            .expect("the controller runs")
+    };
+    for (args, message) in [
+        (&["--debounce=10"][..], "has no unit"),
+        (
+            &["--resync-period=1d"][..],
+            "the unit is one of ms, s, m, h",
+        ),
+        (
+            &["--metrics-bind-address=localhost"][..],
+            "is not an address such as :8080",
+        ),
+        (
+            &["--leader-elect", "--leader-election-lease-duration=2s"][..],
+            "at least 3s",
+        ),
+        (&["--log-format=yaml"][..], "invalid value 'yaml'"),
+    ] {
+        let out = run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains(message),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    // A flag given twice: the last wins, as controller-runtime's flag package has it.
+    let help = run(&["--help"]);
+    assert!(text(&help.stdout).contains("--metrics-bind-address"));
+    let twice = run(&["--debounce=1s", "--debounce=2s", "--version"]);
+    assert_eq!(twice.status.code(), Some(0), "{}", text(&twice.stderr));
+}
