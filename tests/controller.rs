@@ -879,3 +879,68 @@ fn flags_take_what_operators_write_and_refuse_the_rest() {
     let twice = run(&["--debounce=1s", "--debounce=2s", "--version"]);
     assert_eq!(twice.status.code(), Some(0), "{}", text(&twice.stderr));
 }
+
+/// The book's size table of the static binaries is what the build made (within 3 %), and the
+/// function's binary compiles none of the controller's crates: the controller costs the
+/// function nothing.
+#[test]
+fn the_size_table_is_what_was_built_and_the_function_stays_lean() {
+    let book = common::chapter("controller.md");
+    for marker in book.split("<!-- size:").skip(1) {
+        let (path, rest) = marker.split_once(" -->").expect("a marker");
+        let shown: f64 = rest
+            .split(" MiB")
+            .next()
+            .and_then(|n| n.trim().parse().ok())
+            .expect("N.N MiB");
+        let Ok(meta) = fs::metadata(root().join(path)) else {
+            common::skip(&format!(
+                "{path} is not built (make musl, make controller), so its size was NOT checked"
+            ));
+            continue;
+        };
+        let built = meta.len() as f64 / (1024.0 * 1024.0);
+        assert!(
+            (built - shown).abs() <= shown * 0.03 + 0.05,
+            "docs/src/controller.md says {path} is {shown} MiB, built {built:.1} MiB"
+        );
+    }
+    assert!(book.matches("<!-- size:").count() >= 3);
+    let out = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args([
+            "tree",
+            "--quiet",
+            "--locked",
+            "--offline",
+            "-e",
+            "normal",
+            "-p",
+            "capi2argo",
+        ])
+        .args([
+            "--target",
+            "x86_64-unknown-linux-musl",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .current_dir(root())
+        .output()
+        .expect("cargo tree runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tree = text(&out.stdout);
+    for crate_name in [
+        "kube ",
+        "tokio ",
+        "hyper ",
+        "rustls ",
+        "ring ",
+        "k8s-openapi ",
+    ] {
+        assert!(
+            !tree.lines().any(|l| l.starts_with(crate_name)),
+            "the function's binary compiles {crate_name}"
+        );
+    }
+}
