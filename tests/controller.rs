@@ -611,6 +611,52 @@ fn the_standby_takes_over_when_the_leader_dies() {
     assert_eq!(creates, 2, "each cluster created once");
 }
 
+/// A leader whose Lease is taken from it (its renewals failed, another replica holds it now)
+/// stops writing at its next reconcile, before its Lease manager notices: never two writers.
+#[test]
+fn a_leader_whose_lease_is_taken_stops_writing() {
+    let Some(api) = stand_in("taken", &[kubeconfig_secret("alpha", &server("alpha"))], &[])
+    else {
+        return;
+    };
+    let lease_args = [
+        "--leader-elect",
+        "--leader-election-namespace=argocd",
+        "--leader-election-lease-duration=30s",
+    ];
+    let Some(controller) = Controller::start("taken", &api, &lease_args) else {
+        return;
+    };
+    eventually("alpha registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    let path = "/apis/coordination.k8s.io/v1/namespaces/argocd/leases/capi2argo-controller";
+    let (_, mut lease) = api.send("GET", path, None);
+    lease["spec"]["holderIdentity"] = "another-replica".into();
+    let (code, _) = api.send("PUT", path, Some(&lease));
+    assert_eq!(code, 200, "{lease}");
+    let (code, _) = api.send(
+        "POST",
+        "/api/v1/namespaces/fleet/secrets",
+        Some(&kubeconfig_secret("beta", &server("beta"))),
+    );
+    assert_eq!(code, 201);
+    eventually("it says it no longer leads", &controller, || {
+        controller.metric("capi2argo_leader") == Some(0.0)
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        !has_argo_secret(&api, "cluster-beta"),
+        "a replica that no longer holds the Lease wrote: {}",
+        controller.logs()
+    );
+    assert!(
+        controller
+            .logs()
+            .contains("the Lease is not this replica's: no writes until it is")
+    );
+}
+
 /// SIGTERM: it stops, releases the Lease (its holder cleared, so a standby need not wait out
 /// the duration) and exits 0 within the 30 s kubelet gives.
 #[test]

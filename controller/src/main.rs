@@ -5,6 +5,7 @@
 
 mod cache;
 mod flags;
+mod lease;
 mod metrics;
 mod run;
 mod serve;

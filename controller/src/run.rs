@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::cache::{Caches, Fill};
 use crate::flags::{Flags, bind_address};
+use crate::lease::Lease;
 use crate::metrics::{Metrics, exposition};
 use crate::serve::{Routes, not_found, serve};
 use crate::settings::Settings;
@@ -147,23 +148,12 @@ pub async fn run(flags: Flags) -> u8 {
             .leader_election_namespace
             .clone()
             .unwrap_or_else(|| client.default_namespace().to_string());
-        let grace = (lease_seconds / 3).max(1);
-        let manager = kube_lease_manager::LeaseManagerBuilder::new(
-            client.clone(),
-            flags.leader_election_id.clone(),
-        )
-        .with_namespace(&namespace)
-        .with_identity(&identity)
-        .with_duration(lease_seconds)
-        .with_grace(grace)
-        .build()
-        .await;
-        match manager {
-            Ok(manager) => {
-                tracing::info!(lease = %flags.leader_election_id, namespace, identity, "waiting to lead");
-                let (changes, task) = manager.watch().await;
-                leader_changes = changes;
-                lease = Some(task);
+        let id = &flags.leader_election_id;
+        match Lease::start(&client, &namespace, id, &identity, lease_seconds).await {
+            Ok(started) => {
+                tracing::info!(lease = %id, namespace, identity, "waiting to lead");
+                leader_changes = started.changes.clone();
+                lease = Some(started);
             }
             Err(error) => {
                 tracing::error!(error = %error, "the Lease cannot be used");
@@ -180,6 +170,7 @@ pub async fn run(flags: Flags) -> u8 {
     resync.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut dirty = true;
     let mut backoff = Duration::ZERO;
+    let mut lease_held = true;
     loop {
         let retry = async {
             if backoff.is_zero() {
@@ -228,6 +219,28 @@ pub async fn run(flags: Flags) -> u8 {
         debounce(&caches, flags.debounce).await;
         backoff = Duration::ZERO;
         dirty = false;
+        // The Lease as the server has it: a replica whose renewals failed, or whose Lease was
+        // taken, stops writing now, not when the manager next looks.
+        if let Some(lease) = &lease {
+            let held = lease.held().await;
+            metrics.leader.set(i64::from(held));
+            if held != lease_held {
+                if held {
+                    tracing::info!(identity, "the Lease is this replica's again");
+                } else {
+                    tracing::warn!(
+                        identity,
+                        "the Lease is not this replica's: no writes until it is"
+                    );
+                }
+                lease_held = held;
+            }
+            if !held {
+                dirty = true;
+                backoff = Duration::from_secs(1);
+                continue;
+            }
+        }
         let may_write = || leading.load(Ordering::Acquire) && !stopping.load(Ordering::Acquire);
         let report = reconciler.reconcile(&may_write).await;
         if report.conflict {
@@ -240,10 +253,11 @@ pub async fn run(flags: Flags) -> u8 {
     leading.store(false, Ordering::Release);
     metrics.leader.set(0);
     drop(leader_changes);
-    if let Some(task) = lease {
-        match tokio::time::timeout(RELEASE_DEADLINE, task).await {
-            Ok(Ok(Ok(_))) => tracing::info!("released the Lease"),
-            _ => tracing::warn!("the Lease was not released: it expires on its own"),
+    if let Some(lease) = lease {
+        if lease.release(RELEASE_DEADLINE).await {
+            tracing::info!("released the Lease");
+        } else {
+            tracing::warn!("the Lease was not released: it expires on its own");
         }
     }
     for server in servers {

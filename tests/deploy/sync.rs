@@ -73,7 +73,7 @@ pub struct Certs {
 /// Whether everything the image runs need is here: kubectl, python3, openssl, an engine with
 /// seccomp and the image (which `make test` builds first). `None` after a loud skip.
 pub fn setup(name: &str) -> Option<Certs> {
-    let what = format!("the CronJob's pod was NOT run in its image ({name})");
+    let what = format!("the pod was NOT run in its image ({name})");
     if !common::available("kubectl", &["version", "--client"], &what)
         || !common::available("python3", &["--version"], &what)
         || !common::available("openssl", &["version"], &what)
