@@ -615,8 +615,11 @@ fn the_standby_takes_over_when_the_leader_dies() {
 /// stops writing at its next reconcile, before its Lease manager notices: never two writers.
 #[test]
 fn a_leader_whose_lease_is_taken_stops_writing() {
-    let Some(api) = stand_in("taken", &[kubeconfig_secret("alpha", &server("alpha"))], &[])
-    else {
+    let Some(api) = stand_in(
+        "taken",
+        &[kubeconfig_secret("alpha", &server("alpha"))],
+        &[],
+    ) else {
         return;
     };
     let lease_args = [

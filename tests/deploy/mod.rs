@@ -564,6 +564,15 @@ fn the_controller_runs_two_replicas_behind_a_lease() {
         assert_eq!(budget["spec"]["minAvailable"], 1);
         let policy = find(&objects, "NetworkPolicy", "capi2argo-controller");
         assert_eq!(policy["spec"]["policyTypes"], json!(["Ingress", "Egress"]));
+        // Every port names its protocol, which the API server would otherwise fill in: without
+        // it a second `kubectl apply` reports the policy "configured" (seen on a real server).
+        for direction in ["ingress", "egress"] {
+            for rule in policy["spec"][direction].as_array().expect(direction) {
+                for port in rule["ports"].as_array().expect("ports") {
+                    assert_eq!(port["protocol"], "TCP", "{variant}: {direction} {port}");
+                }
+            }
+        }
         let settings = spec["volumes"][0]["configMap"]["name"]
             .as_str()
             .expect("a ConfigMap");
