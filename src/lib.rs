@@ -15,6 +15,7 @@
 
 #![warn(missing_docs)]
 
+mod access;
 mod config;
 mod credentials;
 mod documents;
@@ -63,6 +64,9 @@ pub mod internals {
     }
 }
 
+pub use access::{
+    Account as ServiceAccount, AdminAccess, Due, Grant, Granted, Mode as CredentialMode, TokenNeed,
+};
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
 pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, url_credentials};
 pub use documents::{Document, documents, items_json};
@@ -71,7 +75,9 @@ pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as resul
 pub use limits::Limits;
 pub use read_set::{ReadSet, read_set};
 pub use reconcile::view::{Format as PlanFormat, Request, Verb};
-pub use reconcile::{Action, ClusterOutcome, ClusterState, Entry, Guard, Held, Plan, SecretId};
+pub use reconcile::{
+    Action, ClusterOutcome, ClusterState, Entry, Guard, Held, Plan, SecretId, TokenDelete,
+};
 pub use run::{Files, Finished, NoFiles, Options, Outcome, RunError, plan, run, run_streaming};
 pub use sources::preset_names as source_presets;
 pub use validate::expiry::parse_instant;

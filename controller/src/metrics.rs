@@ -14,17 +14,10 @@ type Labels = Vec<(&'static str, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;
 
 /// Every state a cluster can be in, so each has a series from the start.
-pub const STATES: [ClusterState; 6] = [
-    ClusterState::Converted,
-    ClusterState::Paused,
-    ClusterState::Kept,
-    ClusterState::Failed,
-    ClusterState::Skipped,
-    ClusterState::Ignored,
-];
+pub const STATES: [ClusterState; 7] = ClusterState::ALL;
 
 /// Every guard, so each has a series from the start.
-pub const GUARDS: [Guard; 3] = [Guard::AllowEmpty, Guard::MaxPrune, Guard::AllowRename];
+pub const GUARDS: [Guard; 4] = Guard::ALL;
 
 /// How a plan ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,6 +3,7 @@
 //! form all read this table, so none of them can drift from the others.
 
 use super::{Config, MaxPrune, Mode, NameFrom, Task};
+use crate::access;
 use crate::convert::argocd::DataField;
 use crate::convert::meta::is_dns1123_label;
 use crate::fleet::{fields, inventory};
@@ -121,6 +122,72 @@ pub static KEYS: &[Key] = &[
             c.mode = raw
                 .choice(&[("push", Mode::Push), ("pull", Mode::Pull)])
                 .map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "credentials",
+        default: "admin",
+        doc: "what Argo CD logs in with: `admin`, the kubeconfig's own credential; `serviceAccount`, a bound, expiring token of a ServiceAccount in the workload cluster that capi2argo-controller sets up and renews (the Argo CD Secret then holds no client key or certificate of the cluster's)",
+        kind: "choice:admin|serviceAccount",
+        set: |c, raw, _| {
+            let options = [
+                ("admin", access::Mode::Admin),
+                ("serviceAccount", access::Mode::ServiceAccount),
+            ];
+            c.access.mode = raw.choice(&options).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "serviceAccount",
+        default: "kube-system/argocd-manager",
+        doc: "credentials=serviceAccount: the ServiceAccount in each workload cluster, `namespace/name`",
+        kind: "text",
+        set: |c, raw, _| {
+            c.access.account = access::parse_account(&raw.text().map_err(bad)?).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "serviceAccountRole",
+        default: "admin",
+        doc: "credentials=serviceAccount: what the ServiceAccount may do — `admin` (everything, as `argocd cluster add` grants), `namespaced` (a Role in each of the cluster's `namespaces`; the cluster-scoped kinds too where `clusterResources` is true), or the name of a ClusterRole of yours",
+        kind: "text",
+        set: |c, raw, _| {
+            c.access.role = access::parse_role(&raw.text().map_err(bad)?).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "tokenTTL",
+        default: "24h",
+        doc: "credentials=serviceAccount: how long a minted token lives (10m to 365d); a new one is minted at 80% of its life",
+        kind: "text",
+        set: |c, raw, _| {
+            let text = raw.scalar_text().unwrap_or_default();
+            c.access.ttl = access::parse_ttl(&text).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "removeServiceAccount",
+        default: "false",
+        doc: "credentials=serviceAccount: `true` also deletes the ServiceAccount and its RBAC in a workload cluster whose Argo CD Secret goes, where the cluster can still be reached",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.access.remove_account = raw.boolean().map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "maxCredentialChanges",
+        default: "10%",
+        doc: "guard: the most Argo CD Secrets one run may move between `admin` and `serviceAccount` credentials, a count or a percentage of the owned Secrets; one is always allowed. A run that would move more moves none",
+        kind: "text",
+        set: |c, raw, _| {
+            let value = raw.scalar_text().unwrap_or_default();
+            c.access.max_changes = max_prune(&value).map_err(bad)?;
             Ok(())
         },
     },
@@ -303,6 +370,16 @@ pub static KEYS: &[Key] = &[
         kind: "bool",
         set: |c, raw, _| {
             c.policy.forbid_insecure = raw.boolean().map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "leastPrivilege",
+        default: "false",
+        doc: "policy: a cluster Secret whose client certificate is in `system:masters` (a cluster admin no RBAC can limit or revoke) is a warning, so a fleet can be audited",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.policy.least_privilege = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },

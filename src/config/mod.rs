@@ -1,5 +1,6 @@
 //! The function's configuration: a ConfigMap of strings or a typed `Capi2Argo` object, validated key by key.
 
+use crate::access;
 use crate::convert::argocd::{DataField, Fields};
 use crate::fleet::inventory::Layer;
 use crate::limits::Limits;
@@ -63,6 +64,8 @@ pub struct Config {
     pub task: Task,
     /// What the validator enforces beyond Argo CD's own rules (on the function's own output too).
     pub policy: Policy,
+    /// What Argo CD logs in with (`credentials` and its settings).
+    pub access: access::Settings,
     /// Extra input resources written in the config (kustomize generators).
     pub resources: Vec<Node<'static>>,
     /// Files of extra input resources, relative to the working directory; the caller reads them.
@@ -93,6 +96,7 @@ impl Default for Config {
             skip_not_ready: false,
             task: Task::Convert,
             policy: Policy::default(),
+            access: access::Settings::default(),
             resources: Vec::new(),
             resource_files: Vec::new(),
         }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use std::borrow::Cow;
 
+use crate::access;
 use crate::config::{Mode, NameFrom};
 use crate::convert::argocd::{ClusterConfig, ClusterSecret, Sensitive};
 use crate::convert::kubeconfig::{self, Connection, Credentials, without_userinfo};
@@ -15,6 +16,7 @@ use crate::krm::TextStore;
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::Object;
 use crate::sources::{SERVER_ANNOTATION, SOURCE_LABEL, Variant};
+use crate::validate::expiry::instant;
 
 use super::draft::{self, Draft};
 use super::ids::{SecretId, SourceKey};
@@ -75,6 +77,11 @@ pub(super) struct Converted<'x, 'a> {
     pub conversions: Vec<Conversion<'x, 'a>>,
     pub unsettled: Vec<Unsettled>,
     pub store: TextStore,
+    /// `credentials: serviceAccount`: each converted cluster's token.
+    pub tokens: Vec<access::TokenNeed>,
+    /// `credentials: admin` with `removeServiceAccount`: the grants of clusters whose token
+    /// Secret goes, to revoke.
+    pub revocable: Vec<access::TokenNeed>,
 }
 
 /// What reading one kubeconfig Secret gave.
@@ -189,6 +196,37 @@ pub(super) fn convert_all<'x, 'a>(
             ctx.outcomes.set(outcome, ClusterState::Paused, reason);
         }
         fleet::apply(ctx, &mut secret, from, capi_cluster, scan, &mut used);
+        let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
+        let had_token = scan.tokens.contains_key(&SecretId::new(
+            &secret.source_namespace,
+            &secret.source_name,
+        ));
+        if !service_account && had_token && ctx.config.access.remove_account {
+            // Back to admin: its token goes, and what it was granted may be revoked.
+            converted
+                .revocable
+                .push(token_login(ctx, scan, &secret, from).0);
+        }
+        if service_account {
+            let (need, login) = token_login(ctx, scan, &secret, from);
+            converted.tokens.push(need);
+            match login {
+                access::Login::Token { config, expires } => {
+                    secret.config = *config;
+                    secret
+                        .fields
+                        .annotations
+                        .insert(access::EXPIRES_ANNOTATION.into(), instant(expires));
+                }
+                access::Login::Waiting(why) => {
+                    ctx.report(from, Severity::Warning, None, format!("credentials=serviceAccount: {why}; an Argo CD Secret it has is kept as it is"));
+                    ctx.outcomes
+                        .set(outcome, ClusterState::Waiting, why.clone());
+                    converted.unsettled.push(unsettled(&why));
+                    continue;
+                }
+            }
+        }
         if let Some(label) = ctx.config.sources[source].label() {
             secret
                 .fields
@@ -228,6 +266,42 @@ pub(super) fn convert_all<'x, 'a>(
     }
     used.report_unused(ctx);
     converted
+}
+
+/// `credentials: serviceAccount`: the cluster's token need, and what its Argo CD Secret logs in
+/// with (its token, or nothing yet).
+fn token_login(
+    ctx: &Ctx,
+    scan: &Scan,
+    secret: &ClusterSecret,
+    from: usize,
+) -> (access::TokenNeed, access::Login) {
+    let kubeconfig = SecretId::new(&secret.source_namespace, &secret.source_name);
+    let version = ctx
+        .object(from)
+        .node
+        .path(&["metadata", "resourceVersion"])
+        .and_then(|n| n.as_str())
+        .map(String::from);
+    let of = access::NeedOf {
+        cluster: secret.cluster_name.clone(),
+        kubeconfig: kubeconfig.clone(),
+        kubeconfig_version: version,
+        secret: SecretId::new(
+            &ctx.config.argo_namespace,
+            &access::token_secret_name(&secret.secret_name),
+        ),
+        namespaces: secret.fields.namespaces.clone(),
+        cluster_resources: secret.fields.cluster_resources.unwrap_or(false),
+    };
+    access::least_privilege(
+        &ctx.config.access,
+        ctx.now,
+        &secret.server,
+        &secret.config,
+        scan.tokens.get(&kubeconfig),
+        of,
+    )
 }
 
 /// Reports where the Cluster stands in its life; whether it gets no Argo CD Secret this time.

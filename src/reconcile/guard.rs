@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::access;
 use crate::config::MaxPrune;
 use crate::krm::finding::Severity;
 
@@ -28,6 +29,9 @@ pub enum Guard {
     MaxPrune,
     /// `allowRename`: renames, replacements and take-overs.
     AllowRename,
+    /// `maxCredentialChanges`: more Argo CD Secrets moved between `admin` and `serviceAccount`
+    /// credentials than it allows.
+    MaxCredentialChanges,
 }
 
 impl Guard {
@@ -37,8 +41,17 @@ impl Guard {
             Guard::AllowEmpty => "allowEmpty",
             Guard::MaxPrune => "maxPrune",
             Guard::AllowRename => "allowRename",
+            Guard::MaxCredentialChanges => "maxCredentialChanges",
         }
     }
+
+    /// Every guard, in the order they run.
+    pub const ALL: [Guard; 4] = [
+        Guard::AllowEmpty,
+        Guard::MaxPrune,
+        Guard::AllowRename,
+        Guard::MaxCredentialChanges,
+    ];
 }
 
 /// A guard that held part of the plan back: what it said, and the Argo CD Secrets it kept as
@@ -58,7 +71,61 @@ pub(super) fn check(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
     allow_empty(ctx, scan, steps);
     max_prune(ctx, steps);
     allow_rename(ctx, steps);
+    max_credential_changes(ctx, steps);
     announce(ctx, steps);
+}
+
+/// `maxCredentialChanges`: a run that would move more Argo CD Secrets between the admin
+/// credential and a ServiceAccount token than the setting allows moves none. A change of
+/// `credentials` is a change to every cluster's login at once; one that does not work (RBAC the
+/// workload clusters refuse, a NetworkPolicy in the way) would cut Argo CD off the whole fleet.
+fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
+    let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
+    let moves = |ctx: &Ctx, step: &super::plan::Step| {
+        matches!(step.action, Action::Update { .. })
+            && step.old.is_some_and(|old| {
+                let had = ctx
+                    .object(old)
+                    .annotation(access::EXPIRES_ANNOTATION)
+                    .is_some();
+                had != service_account
+            })
+    };
+    let moved = steps.steps.iter().filter(|s| moves(ctx, s)).count();
+    let owned = managed(steps);
+    let setting = ctx.config.access.max_changes;
+    let limit = setting.limit(owned);
+    if moved <= limit {
+        return;
+    }
+    let (from, to) = if service_account {
+        ("the admin credential", "a ServiceAccount token")
+    } else {
+        ("a ServiceAccount token", "the admin credential")
+    };
+    let message = format!(
+        "this run would move {moved} of the {owned} owned Argo CD cluster Secrets from {from} to {to}, more than maxCredentialChanges={setting} allows ({limit}): none is moved, each keeps what it logs in with. Check first that Argo CD reaches the clusters with their tokens (`capi2argo plan` lists each; the docs' rollout), then let the move through with maxCredentialChanges={moved} (or a percentage)"
+    );
+    ctx.report_config(Severity::Error, None, message.clone());
+    let mut held = Vec::new();
+    for i in 0..steps.steps.len() {
+        if !moves(ctx, &steps.steps[i]) {
+            continue;
+        }
+        let step = &mut steps.steps[i];
+        let reason = format!("held back: maxCredentialChanges={setting}");
+        if let Some(at) = step.outcome {
+            ctx.outcomes.set(at, ClusterState::Kept, reason.clone());
+        }
+        step.action = Action::Kept { reason };
+        step.out = None;
+        held.push(step.secret.clone());
+    }
+    steps.held.push(Held {
+        guard: Guard::MaxCredentialChanges,
+        message,
+        secrets: held,
+    });
 }
 
 /// `allowEmpty`: owned Secrets of a source, and not one kubeconfig Secret of that source in the

@@ -25,6 +25,7 @@ mod plan;
 mod reads;
 mod render;
 mod scan;
+mod tokens;
 pub mod view;
 
 use crate::config::Config;
@@ -40,6 +41,7 @@ pub use ids::SecretId;
 pub use outcome::{ClusterOutcome, ClusterState};
 pub use plan::{Action, Entry, Plan};
 pub use reads::cut_unread;
+pub use tokens::TokenDelete;
 
 /// What a reconciliation produced besides its output.
 #[derive(Debug)]
@@ -93,7 +95,9 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         results,
         outcomes: Outcomes::default(),
     };
-    let converted = convert::convert_all(&mut ctx, &scan, run.output);
+    let mut converted = convert::convert_all(&mut ctx, &scan, run.output);
+    let needs = std::mem::take(&mut converted.tokens);
+    let revocable = std::mem::take(&mut converted.revocable);
     let settled = collide::resolve(&mut ctx, &scan, converted.conversions);
     let mut steps = plan::plan(
         &mut ctx,
@@ -111,10 +115,19 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         }
     }
     guard::check(&mut ctx, &scan, &mut steps);
-    let plan = plan::public(&mut ctx, &steps, run.output);
+    let revocable: Vec<_> = needs.iter().chain(&revocable).cloned().collect();
+    let token_deletes = tokens::deletes(&mut ctx, &scan, &steps, &revocable);
+    let mut plan = plan::public(&mut ctx, &steps, run.output);
+    plan.credentials = config.access.mode;
+    plan.tokens = needs;
     if run.output == Output::Resources {
-        render::render(&mut ctx, &scan, steps, sink);
+        let gone = token_deletes
+            .iter()
+            .map(|d| scan.tokens[&d.kubeconfig].index)
+            .collect();
+        render::render(&mut ctx, &scan, steps, &gone, sink);
     }
+    plan.token_deletes = token_deletes;
     Reconciled {
         results: ctx.results,
         plan,

@@ -23,9 +23,23 @@ pub enum ClusterState {
     Skipped,
     /// Its Cluster carries the ignore label.
     Ignored,
+    /// `credentials: serviceAccount`: it has no valid token yet (an Argo CD Secret it has is
+    /// kept as it is; it never falls back to the admin credential).
+    Waiting,
 }
 
 impl ClusterState {
+    /// Every state, in the order the plan counts them.
+    pub const ALL: [ClusterState; 7] = [
+        ClusterState::Converted,
+        ClusterState::Paused,
+        ClusterState::Kept,
+        ClusterState::Failed,
+        ClusterState::Skipped,
+        ClusterState::Ignored,
+        ClusterState::Waiting,
+    ];
+
     /// The state's word, as the plan shows it.
     pub fn word(self) -> &'static str {
         match self {
@@ -35,6 +49,7 @@ impl ClusterState {
             ClusterState::Failed => "failed",
             ClusterState::Skipped => "skipped",
             ClusterState::Ignored => "ignored",
+            ClusterState::Waiting => "waiting",
         }
     }
 }
@@ -117,6 +132,11 @@ impl Outcomes {
         for at in self.by_key.values_mut().filter(|at| **at == loser) {
             *at = winner;
         }
+    }
+
+    /// Every cluster's outcome so far, in no particular order.
+    pub fn all(&self) -> impl Iterator<Item = &ClusterOutcome> {
+        self.all.iter().flatten()
     }
 
     /// Every cluster's outcome, in the order of their kubeconfig Secrets.

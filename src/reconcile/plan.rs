@@ -4,6 +4,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::tokens::TokenDelete;
+use crate::access;
 use crate::config::Mode;
 use crate::convert::argocd::OWNED_LABEL;
 use crate::convert::kubeconfig::without_userinfo;
@@ -114,6 +116,14 @@ pub struct Plan {
     pub guards: Vec<Held>,
     /// The Secrets to create or replace, in the order they are written.
     pub(crate) writes: Vec<Write>,
+    /// What Argo CD's cluster Secrets log in with (`credentials`).
+    pub credentials: access::Mode,
+    /// `credentials: serviceAccount`: every converted cluster's token, and whether a new one is
+    /// due (the controller mints those).
+    pub tokens: Vec<access::TokenNeed>,
+    /// Token Secrets no Argo CD Secret logs in with any more: deleted after the plan's other
+    /// requests.
+    pub token_deletes: Vec<TokenDelete>,
 }
 
 /// One decision, with what carrying it out needs.
@@ -635,6 +645,9 @@ pub(super) fn public(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
         writes,
         clusters: outcomes.finish(),
         guards: steps.held.clone(),
+        credentials: access::Mode::Admin,
+        tokens: Vec::new(),
+        token_deletes: Vec::new(),
     }
 }
 

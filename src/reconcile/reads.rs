@@ -45,15 +45,17 @@ pub fn cut_unread(item: &mut Node) -> bool {
     }
     let owned = object.is_secret() && scan::is_owned(item);
     let secret = object.is_secret();
+    // An owned Secret's identity makes the plan's requests conditional, and its tool
+    // annotations go with it to its replacement; anyone else's only say where it lives.
+    // A token Secret is replaced on its uid and resourceVersion too; a kubeconfig Secret's
+    // resourceVersion says whether its token predates it (access.rs).
+    let token = crate::access::is_token_secret(Object::new(item));
+    let others = secret && !owned && !token;
     let Some(metadata) = item.get_mut("metadata") else {
         return false;
     };
-    // An owned Secret's identity makes the plan's requests conditional, and its tool
-    // annotations go with it to its replacement; anyone else's only say where it lives.
-    let others = secret && !owned;
     let mut cut = retain(metadata, |k| {
-        let identity = matches!(k, "uid" | "resourceVersion");
-        !(UNREAD_METADATA.contains(&k) || others && identity)
+        !(UNREAD_METADATA.contains(&k) || others && k == "uid")
     });
     if others {
         if let Some(annotations) = metadata.get_mut("annotations") {
@@ -103,6 +105,8 @@ pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
             continue;
         }
         let owners = config.sources[c.source].precedence.prefer.is_some();
+        // A token is minted again when its kubeconfig Secret changes (access.rs).
+        let versions = config.access.mode == crate::access::Mode::ServiceAccount;
         retain(&mut item.node, |k| {
             matches!(
                 k,
@@ -115,6 +119,7 @@ pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
         retain(metadata, |k| {
             matches!(k, "name" | "namespace" | "labels" | "annotations")
                 || (owners && k == "ownerReferences")
+                || (versions && k == "resourceVersion")
         });
         if let Some(annotations) = metadata.get_mut("annotations") {
             not_tools(annotations);

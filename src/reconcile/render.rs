@@ -10,11 +10,17 @@ use super::Ctx;
 use super::plan::{Action, Steps};
 use super::scan::Scan;
 
-/// Writes the output to `sink`.
-pub(super) fn render(ctx: &mut Ctx, scan: &Scan, steps: Steps, sink: &mut krm::Sink) {
+/// Writes the output to `sink`; the input items at `gone` (token Secrets no one uses) are left out.
+pub(super) fn render(
+    ctx: &mut Ctx,
+    scan: &Scan,
+    steps: Steps,
+    gone: &HashSet<usize>,
+    sink: &mut krm::Sink,
+) {
     let Steps { steps, store, .. } = steps;
     let mut replaced: HashMap<usize, Out> = HashMap::new();
-    let mut removed: HashSet<usize> = HashSet::new();
+    let mut removed: HashSet<usize> = gone.clone();
     let mut appended: Vec<Out> = Vec::new();
     for step in steps {
         match (step.action, step.old, step.out) {

@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::access;
 use crate::convert::argocd::{
     OWNED_LABEL, SECRET_TYPE_LABEL, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
 };
@@ -93,6 +94,8 @@ pub(super) struct Scan {
     /// The kubeconfig Secrets of the input whose names their Argo CD Secrets' labels cannot
     /// hold as they are (cut and hashed to a label value), by that label key.
     pub real_names: HashMap<SourceKey, SecretId>,
+    /// Token Secrets of Argo CD's namespace, by the kubeconfig Secret each is for.
+    pub tokens: HashMap<SecretId, access::TokenSecret>,
 }
 
 impl Scan {
@@ -187,6 +190,10 @@ impl Scanner {
         if !object.is_secret() {
             return;
         }
+        if access::is_token_secret(object) {
+            self.token_secret(ctx, object, index);
+            return;
+        }
         if object.label(OWNED_LABEL) == Some("true") {
             let label = |key| object.label(key).unwrap_or_default();
             self.scan.owned.push(Owned {
@@ -247,6 +254,21 @@ impl Scanner {
                 }
                 ctx.results.push(object.finding(refusal.into_finding()));
             }
+        }
+    }
+
+    /// A token Secret (`credentials: serviceAccount`) in Argo CD's namespace, by the kubeconfig
+    /// Secret it is for; one elsewhere is none of the function's.
+    fn token_secret(&mut self, ctx: &mut Ctx, object: Object, index: usize) {
+        if object.namespace() != ctx.config.argo_namespace {
+            return;
+        }
+        match access::token_for(object) {
+            Ok(kubeconfig) => {
+                let token = access::read_token(object, index);
+                self.scan.tokens.entry(kubeconfig).or_insert(token);
+            }
+            Err(finding) => ctx.results.push(object.finding(finding)),
         }
     }
 

@@ -3,8 +3,10 @@
 //! a value from a Secret's data besides the cluster's name and server (a server's user and
 //! password left out); the requests, which write the new Secrets, hold their credentials.
 
+use crate::access;
 use crate::config::API_VERSION;
 use crate::krm::object::{Object, is_tool_annotation};
+use crate::validate::expiry::instant;
 use crate::yaml::{Node, Value};
 
 use crate::validate::expiry;
@@ -94,7 +96,18 @@ impl Plan {
     /// ([`Output::PlanOnly`](super::Output::PlanOnly)) holds the Secrets it writes.
     pub fn requests(&self) -> Vec<Request> {
         let writes = self.writes.iter().map(write_request);
-        writes.chain(self.deletes().map(delete_request)).collect()
+        let deletes = self.deletes().map(|e| {
+            let id = match &e.action {
+                Action::Rename { from, .. } => from,
+                _ => &e.secret,
+            };
+            delete_request(id, e.uid.as_deref(), e.resource_version.as_deref())
+        });
+        let tokens = self
+            .token_deletes
+            .iter()
+            .map(|d| delete_request(&d.secret, d.uid.as_deref(), d.resource_version.as_deref()));
+        writes.chain(deletes).chain(tokens).collect()
     }
 
     /// The entries whose existing Secret goes: prunes, and renames to a Secret of another name.
@@ -182,7 +195,49 @@ impl Plan {
         if failed > 0 {
             counts.push(format!("{failed} failed without an Argo CD Secret"));
         }
+        let waiting = unplaced
+            .iter()
+            .filter(|c| c.state == ClusterState::Waiting)
+            .count();
+        if waiting > 0 {
+            counts.push(format!("{waiting} waiting for a token"));
+        }
+        self.token_lines(out);
         out.push_str(&format!("plan: {}\n", counts.join(", ")));
+    }
+
+    /// `credentials: serviceAccount`: what each cluster logs in with, and the token Secrets
+    /// that go. Nothing is said in `admin` mode, where every Secret logs in as its kubeconfig.
+    fn token_lines(&self, out: &mut String) {
+        if self.credentials == access::Mode::Admin && self.token_deletes.is_empty() {
+            return;
+        }
+        if self.credentials == access::Mode::ServiceAccount {
+            out.push_str("credentials: serviceAccount (a bound ServiceAccount token each)\n");
+        }
+        for t in &self.tokens {
+            let state = match (t.due, &t.access, t.expires) {
+                (_, Err(why), _) => format!("cannot be minted: {why}"),
+                (Some(due), _, _) => format!("to mint ({})", due.describe()),
+                (None, _, Some(expires)) => format!("expires {}", instant(expires)),
+                (None, _, None) => "current".into(),
+            };
+            out.push_str(&format!(
+                "{:<9} {} ({}) as {}: {state}\n",
+                "token", t.secret, t.cluster, t.grant
+            ));
+        }
+        for d in &self.token_deletes {
+            let revoke = if d.revoke.is_some() {
+                ", its ServiceAccount and RBAC revoked"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "{:<9} {} (token of {}){revoke}\n",
+                "delete", d.secret, d.kubeconfig
+            ));
+        }
     }
 
     /// The plan as a JSON object, written by the same emitter as JSON output.
@@ -235,15 +290,58 @@ impl Plan {
             .collect();
         let clusters = self.clusters.iter().map(cluster_json).collect();
         let guards = self.guards.iter().map(guard_json).collect();
-        Node::map(vec![
+        let mut fields = vec![
             ("apiVersion", Node::string(API_VERSION)),
             ("kind", Node::string("Plan")),
             ("entries", Node::seq(entries)),
             ("clusters", Node::seq(clusters)),
             ("guards", Node::seq(guards)),
             ("summary", Node::map(summary)),
-        ])
+        ];
+        if self.credentials == access::Mode::ServiceAccount || !self.token_deletes.is_empty() {
+            let word = match self.credentials {
+                access::Mode::Admin => "admin",
+                access::Mode::ServiceAccount => "serviceAccount",
+            };
+            fields.push(("credentials", Node::string(word)));
+            fields.push((
+                "tokens",
+                Node::seq(self.tokens.iter().map(token_json).collect()),
+            ));
+            let deletes = self
+                .token_deletes
+                .iter()
+                .map(|d| {
+                    Node::map(vec![
+                        ("secret", id(&d.secret)),
+                        ("kubeconfig", id(&d.kubeconfig)),
+                        ("revoke", Node::plain(d.revoke.is_some().to_string())),
+                    ])
+                })
+                .collect();
+            fields.push(("tokenDeletes", Node::seq(deletes)));
+        }
+        Node::map(fields)
     }
+}
+
+fn token_json(t: &access::TokenNeed) -> Node<'static> {
+    let mut fields = vec![
+        ("secret", id(&t.secret)),
+        ("kubeconfig", id(&t.kubeconfig)),
+        ("cluster", Node::string(t.cluster.clone())),
+        ("grant", Node::string(t.grant.to_string())),
+    ];
+    if let Some(expires) = t.expires {
+        fields.push(("expires", Node::string(instant(expires))));
+    }
+    if let Some(due) = t.due {
+        fields.push(("due", Node::string(due.describe())));
+    }
+    if let Err(why) = &t.access {
+        fields.push(("cannotMint", Node::string(why.clone())));
+    }
+    Node::map(fields)
 }
 
 fn cluster_json(c: &ClusterOutcome) -> Node<'static> {
@@ -362,17 +460,13 @@ fn stored(secret: &Node<'static>, version: Option<&str>) -> Node<'static> {
 
 /// A delete: the API path of the Secret that goes, and the `DeleteOptions` that delete it only
 /// as it was read.
-fn delete_request(e: &Entry) -> Request {
-    let id = match &e.action {
-        Action::Rename { from, .. } => from,
-        _ => &e.secret,
-    };
+fn delete_request(id: &SecretId, uid: Option<&str>, version: Option<&str>) -> Request {
     let mut preconditions = Vec::new();
-    if let Some(uid) = &e.uid {
-        preconditions.push(("uid", Node::string(uid.clone())));
+    if let Some(uid) = uid {
+        preconditions.push(("uid", Node::string(uid)));
     }
-    if let Some(version) = &e.resource_version {
-        preconditions.push(("resourceVersion", Node::string(version.clone())));
+    if let Some(version) = version {
+        preconditions.push(("resourceVersion", Node::string(version)));
     }
     let mut options = vec![
         ("apiVersion", Node::string("v1")),

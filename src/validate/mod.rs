@@ -26,6 +26,9 @@ use crate::krm::object::Object;
 use crate::krm::{Input, Out, Sink, TextStore, render};
 use crate::yaml::Node;
 
+/// The group whose members the API server lets do anything, before any authorizer is asked.
+const MASTERS: &str = "system:masters";
+
 /// What a policy adds to Argo CD's own rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
@@ -40,6 +43,8 @@ pub struct Policy {
     pub required_labels: Vec<String>,
     /// A certificate that expires within this many days is a warning.
     pub expiry_days: u32,
+    /// A client certificate in `system:masters` is a warning.
+    pub least_privilege: bool,
 }
 
 impl Default for Policy {
@@ -50,6 +55,7 @@ impl Default for Policy {
             forbid_expiring_tokens: false,
             required_labels: Vec::new(),
             expiry_days: 30,
+            least_privilege: false,
         }
     }
 }
@@ -314,6 +320,16 @@ fn config_checks(
         {
             let finding = finding.at(at(&format!("tlsClientConfig.{}", which.config_field())));
             checked.dated.push((which, finding));
+        }
+    }
+    if let Some(cert) = cert.as_ref().filter(|_| policy.least_privilege) {
+        if cert.groups.iter().any(|g| g == MASTERS) {
+            out.push(
+                Finding::warning(format!(
+                    "leastPrivilege: the client certificate is in {MASTERS}, a cluster admin no RBAC can limit and nothing but a new cluster CA can revoke; give Argo CD a ServiceAccount token instead (credentials=serviceAccount)"
+                ))
+                .at(at("tlsClientConfig.certData")),
+            );
         }
     }
     if let Some(ca) = &ca {

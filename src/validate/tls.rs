@@ -169,6 +169,9 @@ pub struct Validity {
 /// `certData`), and when each readable one is valid.
 pub struct Certificates {
     first: Result<PublicKey, String>,
+    /// The first certificate's subject organizations: the groups Kubernetes authenticates a
+    /// client certificate as.
+    pub groups: Vec<String>,
     /// The validity of every readable certificate, in order.
     pub validities: Vec<Validity>,
 }
@@ -181,12 +184,14 @@ pub fn certificates(pem: &[u8]) -> Certificates {
             return Certificates {
                 first: Err(reason),
                 validities: Vec::new(),
+                groups: Vec::new(),
             };
         }
     };
     let mut first = None;
     let mut wrong = None;
     let mut validities = Vec::new();
+    let mut groups = Vec::new();
     for block in &blocks {
         if block.label != "CERTIFICATE" {
             wrong
@@ -206,6 +211,7 @@ pub fn certificates(pem: &[u8]) -> Certificates {
             not_after: seconds(&validity.not_after),
         });
         if wrong.is_none() && first.is_none() {
+            groups = organizations(&cert);
             match certificate_key(&cert) {
                 Ok(key) => first = Some(key),
                 Err(reason) => wrong = Some(reason),
@@ -217,7 +223,25 @@ pub fn certificates(pem: &[u8]) -> Certificates {
         (None, Some(key)) => Ok(key),
         (None, None) => Err("holds no certificate".into()),
     };
-    Certificates { first, validities }
+    Certificates {
+        first,
+        validities,
+        groups,
+    }
+}
+
+/// The subject's organization names (OID 2.5.4.10), as the API server reads groups from them.
+fn organizations(cert: &Certificate) -> Vec<String> {
+    cert.tbs_certificate()
+        .subject()
+        .iter()
+        .filter(|attr| attr.oid.to_string() == "2.5.4.10")
+        .filter_map(|attr| {
+            std::str::from_utf8(attr.value.value())
+                .ok()
+                .map(String::from)
+        })
+        .collect()
 }
 
 /// The validity of every certificate in `pem`, in order (blocks that are not readable
