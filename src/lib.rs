@@ -65,7 +65,8 @@ pub mod internals {
 }
 
 pub use access::{
-    Account as ServiceAccount, AdminAccess, Due, Grant, Granted, Mode as CredentialMode, TokenNeed,
+    Account as ServiceAccount, AdminAccess, Due, Grant, Granted, Mode as CredentialMode,
+    TOKEN_LABEL, TOKEN_LABEL_VALUE, TokenNeed,
 };
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
 pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, url_credentials};
@@ -80,5 +81,5 @@ pub use reconcile::{
 };
 pub use run::{Files, Finished, NoFiles, Options, Outcome, RunError, plan, run, run_streaming};
 pub use sources::preset_names as source_presets;
-pub use validate::expiry::parse_instant;
+pub use validate::expiry::{instant, parse_instant};
 pub use wrap::{WRAP_NAMESPACE, WrappedKubeconfig, wrap_kubeconfig};

@@ -368,10 +368,11 @@ fn a_cluster_is_registered_followed_and_pruned_as_its_secret_changes() {
             n.trim_end_matches("_total").to_string()
         })
         .collect();
-    // Two have a series only when there is something to say: an expiry, a failed watch.
+    // Three have a series only when there is something to say: an expiry, a failed watch.
     let quiet = [
         "capi2argo_credential_expiry_timestamp_seconds",
         "capi2argo_watch_errors",
+        "capi2argo_token_expiry_timestamp_seconds",
     ];
     let unsaid: Vec<&String> = documented.difference(&served).collect();
     assert!(
@@ -992,4 +993,274 @@ fn the_size_table_is_what_was_built_and_the_function_stays_lean() {
             "the function's binary compiles {crate_name}"
         );
     }
+}
+
+/// A kubeconfig Secret of cluster `name` whose admin token reaches the workload stand-in `api`.
+fn workload_kubeconfig_secret(name: &str, api: &StandIn, admin_token: &str) -> Value {
+    let mut secret = kubeconfig_secret(name, &format!("http://127.0.0.1:{}", api.port));
+    let text = decoded(&secret, "value")
+        .replace(&format!("token-of-{name}-0123456789abcdef"), admin_token);
+    secret["data"]["value"] = B64.encode(text).into();
+    secret
+}
+
+/// The Argo CD Secret's `config`, parsed.
+fn argo_config(api: &StandIn, name: &str) -> Option<Value> {
+    argo_secrets(api)
+        .into_iter()
+        .find(|(n, _)| n == name)
+        .and_then(|(_, s)| serde_json::from_str(&decoded(&s, "config")).ok())
+}
+
+/// Who a bearer token authenticates as at `api` (a SelfSubjectReview, `kubectl auth whoami`).
+fn whoami(api: &StandIn, token: &str) -> Option<String> {
+    let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let (code, answer) = common::http_send(
+        api.port,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        &body.to_string(),
+        &format!("Bearer {token}"),
+    )?;
+    (code == 201).then(|| {
+        answer["status"]["userInfo"]["username"]
+            .as_str()
+            .map(String::from)
+    })?
+}
+
+/// credentials=serviceAccount: the controller sets up a ServiceAccount and its RBAC in the
+/// workload cluster with the admin credential, mints a bound token with the TokenRequest API, and
+/// Argo CD's Secret logs in with that token and the CA alone; no Secret of Argo CD's namespace
+/// holds the admin credential; a later reconcile keeps the token; a workload cluster that
+/// cannot be reached keeps its token, with an Event and a metric; a narrower grant removes the
+/// wider one; the logs hold no token.
+#[test]
+fn service_account_tokens_replace_the_admin_credential() {
+    const ADMIN: &str = "admin-of-workload-0123456789abcdef";
+    let Some(workload) = StandIn::start_with(
+        "workload",
+        &[],
+        Options {
+            token: Some(ADMIN.into()),
+            ..Options::default()
+        },
+    ) else {
+        return;
+    };
+    let kubeconfig = workload_kubeconfig_secret("wl", &workload, ADMIN);
+    let Some(api) = stand_in("least", &[kubeconfig], &[]) else {
+        return;
+    };
+    let args = ["--set=credentials=serviceAccount", "--set=tokenTTL=1h"];
+    let Some(mut controller) = Controller::start("least", &api, &args) else {
+        return;
+    };
+    eventually("the cluster registered with a token", &controller, || {
+        argo_config(&api, "cluster-wl").is_some_and(|c| c["bearerToken"].is_string())
+    });
+    let config = argo_config(&api, "cluster-wl").expect("config");
+    let token = config["bearerToken"].as_str().expect("token").to_string();
+    assert_ne!(token, ADMIN);
+    assert!(
+        config["tlsClientConfig"].get("certData").is_none(),
+        "{config}"
+    );
+    assert!(
+        config["tlsClientConfig"].get("keyData").is_none(),
+        "{config}"
+    );
+    assert_eq!(
+        whoami(&workload, &token).as_deref(),
+        Some("system:serviceaccount:kube-system:argocd-manager")
+    );
+    // What was set up in the workload cluster, server-side applied as capi2argo.
+    let objects = workload.objects();
+    let find = |kind: &str, name: &str| {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .cloned()
+    };
+    assert!(find("ServiceAccount", "argocd-manager").is_some());
+    let binding = find("ClusterRoleBinding", "argocd-manager-role-binding").expect("binding");
+    assert_eq!(binding["roleRef"]["name"], "argocd-manager-role");
+    assert_eq!(binding["subjects"][0]["namespace"], "kube-system");
+    let writes = workload.writes();
+    assert!(
+        writes
+            .iter()
+            .filter(|w| w.method == "PATCH")
+            .all(|w| w.query["fieldManager"] == "capi2argo"
+                && w.content_type.as_deref() == Some("application/apply-patch+yaml")),
+        "{writes:?}"
+    );
+    let requests: Vec<&common::apiserver::Request> = writes
+        .iter()
+        .filter(|w| w.path.ends_with("/serviceaccounts/argocd-manager/token"))
+        .collect();
+    assert_eq!(requests.len(), 1, "one TokenRequest");
+    let asked: Value = serde_json::from_str(&requests[0].body).expect("a TokenRequest");
+    assert_eq!(asked["spec"]["expirationSeconds"], 3600);
+    // No long-lived token Secret in the workload cluster; no admin credential in Argo CD's.
+    assert!(
+        !objects
+            .iter()
+            .any(|o| o["type"] == "kubernetes.io/service-account-token"),
+        "a long-lived token Secret was made"
+    );
+    for (name, secret) in argo_secrets(&api) {
+        for value in secret["data"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(_, v)| v)
+        {
+            let value = text(&B64.decode(value.as_str().unwrap_or("")).unwrap_or_default());
+            assert!(!value.contains(ADMIN), "{name} holds the admin token");
+        }
+    }
+    let stored = argo_secrets(&api)
+        .into_iter()
+        .find(|(n, _)| n == "token-cluster-wl")
+        .expect("the token Secret")
+        .1;
+    assert_eq!(stored["type"], "capi2argo.dev/serviceaccount-token");
+    assert_eq!(
+        stored["metadata"]["annotations"]["capi2argo.dev/kubeconfig-secret"],
+        "fleet/wl-kubeconfig"
+    );
+    let expires = capi2argo::parse_instant(
+        stored["metadata"]["annotations"]["capi2argo.dev/token-expires"]
+            .as_str()
+            .expect("expiry"),
+    )
+    .expect("an instant");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    assert!(expires <= now + 3600 && expires > now + 3000, "{expires}");
+    // A later reconcile keeps the token: a resync mints nothing.
+    std::thread::sleep(Duration::from_millis(1500));
+    let tokens = |api: &StandIn| {
+        api.writes()
+            .iter()
+            .filter(|w| w.path.ends_with("/token"))
+            .count()
+    };
+    assert_eq!(tokens(&workload), 1, "a later reconcile minted again");
+    assert_eq!(
+        controller.metric(r#"capi2argo_tokens_minted_total{outcome="ok"}"#),
+        Some(1.0)
+    );
+    let logs = controller.logs();
+    assert!(!logs.contains(&token), "the minted token was logged");
+    assert!(!logs.contains(ADMIN), "the admin token was logged");
+
+    // Unreachable: the workload cluster goes; its kubeconfig Secret changes (a rotation), so a
+    // new token is due and cannot be had: the current one stays, with an Event and a metric.
+    drop(workload);
+    let mut rotated = api
+        .live_secrets("fleet")
+        .into_iter()
+        .find(|s| s["metadata"]["name"] == "wl-kubeconfig")
+        .expect("the kubeconfig Secret");
+    rotated["metadata"]["labels"]["rotated"] = "yes".into();
+    let (code, _) = api.send(
+        "PUT",
+        "/api/v1/namespaces/fleet/secrets/wl-kubeconfig",
+        Some(&rotated),
+    );
+    assert_eq!(code, 200);
+    eventually("the failure's Event", &controller, || {
+        events(&api).iter().any(|e| e.0 == "TokenRefreshFailed")
+    });
+    assert_eq!(
+        controller.metric("capi2argo_token_failing_clusters"),
+        Some(1.0)
+    );
+    let kept = argo_config(&api, "cluster-wl").expect("config");
+    assert_eq!(
+        kept["bearerToken"],
+        token.as_str(),
+        "the token was not kept"
+    );
+    controller.kill();
+}
+
+/// A grant narrowed from admin to namespaced leaves no ClusterRoleBinding behind: a Role and a
+/// RoleBinding in each of the cluster's namespaces instead.
+#[test]
+fn a_narrower_grant_removes_the_wider_one() {
+    const ADMIN: &str = "admin-of-narrow-0123456789abcdef";
+    let labels = json!({"app.kubernetes.io/managed-by": "capi2argo",
+                        "capi2argo.dev/service-account": "kube-system.argocd-manager"});
+    // What an earlier run with serviceAccountRole=admin left.
+    let earlier = [
+        json!({"apiVersion": "v1", "kind": "ServiceAccount",
+               "metadata": {"name": "argocd-manager", "namespace": "kube-system", "labels": labels}}),
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "argocd-manager-role-binding", "labels": labels},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "argocd-manager-role"},
+               "subjects": [{"kind": "ServiceAccount", "name": "argocd-manager", "namespace": "kube-system"}]}),
+    ];
+    let Some(workload) = StandIn::start_with(
+        "narrow-workload",
+        &earlier,
+        Options {
+            token: Some(ADMIN.into()),
+            ..Options::default()
+        },
+    ) else {
+        return;
+    };
+    let kubeconfig = workload_kubeconfig_secret("nw", &workload, ADMIN);
+    let Some(api) = stand_in("narrow", &[kubeconfig], &[]) else {
+        return;
+    };
+    let args = [
+        "--set=credentials=serviceAccount",
+        "--set=serviceAccountRole=namespaced",
+        "--set=namespaces=apps",
+    ];
+    let Some(controller) = Controller::start("narrow", &api, &args) else {
+        return;
+    };
+    eventually("the cluster registered with a token", &controller, || {
+        argo_config(&api, "cluster-nw").is_some_and(|c| c["bearerToken"].is_string())
+    });
+    let objects = workload.objects();
+    let kinds: Vec<String> = objects
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {}/{}",
+                o["kind"].as_str().unwrap_or_default(),
+                o["metadata"]["namespace"].as_str().unwrap_or_default(),
+                o["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    assert!(
+        !kinds.iter().any(|k| k.starts_with("ClusterRoleBinding")),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&"Role apps/argocd-manager-role".to_string()),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&"RoleBinding apps/argocd-manager-role-binding".to_string()),
+        "{kinds:?}"
+    );
+    let stored = argo_secrets(&api)
+        .into_iter()
+        .find(|(n, _)| n == "token-cluster-nw")
+        .expect("the token Secret")
+        .1;
+    assert_eq!(
+        stored["metadata"]["annotations"]["capi2argo.dev/grant"],
+        "kube-system/argocd-manager namespaced apps"
+    );
 }

@@ -175,14 +175,19 @@ fn trim_secret(secret: &mut Secret) {
 }
 
 /// Argo CD's namespace holds other Secrets (its own, repository credentials): only their names
-/// matter (a Secret of a cluster's name is never overwritten), so their values are not kept.
+/// matter (a Secret of a cluster's name is never overwritten), so their values are not kept —
+/// but a cluster Secret's and a token Secret's (`credentials: serviceAccount`), which the plan
+/// reads.
 fn trim_argo_secret(secret: &mut Secret) {
     secret.metadata.managed_fields = None;
-    let cluster = secret
-        .labels()
+    let labels = secret.labels();
+    let read = labels
         .get(SECRET_TYPE_LABEL)
-        .is_some_and(|v| v == "cluster");
-    if !cluster {
+        .is_some_and(|v| v == "cluster")
+        || labels
+            .get(capi2argo::TOKEN_LABEL)
+            .is_some_and(|v| v == capi2argo::TOKEN_LABEL_VALUE);
+    if !read {
         secret.data = None;
         secret.string_data = None;
     }

@@ -7,6 +7,7 @@ mod cache;
 mod flags;
 mod lease;
 mod metrics;
+mod mint;
 mod run;
 mod serve;
 mod settings;

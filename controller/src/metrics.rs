@@ -52,6 +52,9 @@ pub struct Metrics {
     pub cluster_api: Gauge,
     pub leader: Gauge,
     pub watch_errors: Family<Labels, Counter>,
+    pub tokens: Family<Labels, Counter>,
+    pub token_failing: Gauge,
+    pub token_expiry: Family<Labels, FloatGauge>,
 }
 
 impl Metrics {
@@ -69,6 +72,9 @@ impl Metrics {
             cluster_api: Gauge::default(),
             leader: Gauge::default(),
             watch_errors: Family::default(),
+            tokens: Family::default(),
+            token_failing: Gauge::default(),
+            token_expiry: Family::default(),
         };
         registry.register(
             "writes",
@@ -82,12 +88,12 @@ impl Metrics {
         );
         registry.register(
             "guard_held",
-            "1 while the guard (allowEmpty, maxPrune, allowRename) holds part of the plan back",
+            "1 while the guard (allowEmpty, maxPrune, allowRename, maxCredentialChanges) holds part of the plan back",
             metrics.guard_held.clone(),
         );
         registry.register(
             "clusters",
-            "Clusters by state at the last plan: converted, paused, kept, failed, skipped, ignored",
+            "Clusters by state at the last plan: converted, paused, kept, failed, skipped, ignored, waiting",
             metrics.clusters.clone(),
         );
         registry.register(
@@ -120,6 +126,26 @@ impl Metrics {
             "Watch and list failures, by what was watched (each is retried with backoff)",
             metrics.watch_errors.clone(),
         );
+        registry.register(
+            "tokens_minted",
+            "credentials=serviceAccount: ServiceAccount tokens minted in workload clusters, by outcome (ok, error)",
+            metrics.tokens.clone(),
+        );
+        registry.register(
+            "token_failing_clusters",
+            "credentials=serviceAccount: workload clusters whose token could not be minted at the last try (each keeps its current token until it expires)",
+            metrics.token_failing.clone(),
+        );
+        registry.register(
+            "token_expiry_timestamp_seconds",
+            "credentials=serviceAccount: when the first ServiceAccount token Argo CD holds stops being valid (Unix time), labelled with its token Secret",
+            metrics.token_expiry.clone(),
+        );
+        for outcome in ["ok", "error"] {
+            let _ = metrics
+                .tokens
+                .get_or_create(&vec![("outcome", outcome.to_string())]);
+        }
         for state in STATES {
             let _ = metrics
                 .clusters
@@ -169,6 +195,20 @@ impl Metrics {
             let labels = vec![("secret", secret)];
             self.expiry.get_or_create(&labels).set(when as f64);
         }
+    }
+
+    /// The nearest token expiry, and whose; none clears the series.
+    pub fn nearest_token_expiry(&self, nearest: Option<(i64, String)>) {
+        self.token_expiry.clear();
+        if let Some((when, secret)) = nearest {
+            let labels = vec![("secret", secret)];
+            self.token_expiry.get_or_create(&labels).set(when as f64);
+        }
+    }
+
+    pub fn minted(&self, outcome: &str) {
+        let labels = vec![("outcome", outcome.to_string())];
+        self.tokens.get_or_create(&labels).inc();
     }
 
     pub fn watch_error(&self, what: &str) {

@@ -8,8 +8,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use capi2argo::{
     ClusterOutcome, ClusterState, Finding, Guard, NoFiles, Plan, PlanFormat, Request, SecretId,
-    Severity, Verb,
+    Severity, TokenNeed, Verb,
 };
+use futures::StreamExt;
+
+use crate::mint;
 use k8s_openapi::api::core::v1::{ObjectReference, Secret};
 use kube::api::{Api, DeleteParams, PostParams, Preconditions};
 use kube::runtime::events::{Event, EventType, Recorder};
@@ -24,6 +27,9 @@ pub const FIELD_MANAGER: &str = "capi2argo";
 
 /// At most this many Events per reconcile: a fleet-wide failure says so without flooding.
 const EVENTS_PER_RECONCILE: usize = 50;
+
+/// How many workload clusters get their tokens minted at once.
+const MINTS_AT_ONCE: usize = 16;
 
 /// How long a reconcile waits for the caches to show its own last writes.
 const READ_YOUR_WRITES: Duration = Duration::from_secs(2);
@@ -78,6 +84,8 @@ pub struct Reconciler {
     pub events: Recorder,
     said: Said,
     pending: Vec<Expect>,
+    /// Workload clusters whose token could not be minted, and when to try again.
+    backoff: mint::Backoff,
     /// Say how every reconcile ended, not only one that wrote or failed (`--once`).
     pub always_summarise: bool,
 }
@@ -98,6 +106,7 @@ impl Reconciler {
             events,
             said: Said::default(),
             pending: Vec::new(),
+            backoff: mint::Backoff::default(),
             always_summarise: false,
         }
     }
@@ -135,8 +144,8 @@ impl Reconciler {
             tracing::debug!("not the leader: nothing is written");
             return self.end(started, Ending::Synced, PlanOutcome::Synced, 0, false);
         }
+        let (mut writes, mut conflict, mut failed) = self.tokens(&plan, now, may_write).await;
         let requests = plan.requests();
-        let (mut writes, mut conflict, mut failed) = (0, false, false);
         for request in &requests {
             if !may_write() {
                 tracing::info!("stopped writing: no longer the leader, or stopping");
@@ -298,6 +307,131 @@ impl Reconciler {
         }
     }
 
+    /// `credentials: serviceAccount`: mints the tokens the plan says are due (a few workload
+    /// clusters at a time; one that fails waits, doubling, before it is tried again, and keeps
+    /// its current token), keeps each in its token Secret, and revokes what the plan's token
+    /// deletions name. The writes, whether one was refused as stale, and whether one failed.
+    async fn tokens(
+        &mut self,
+        plan: &Plan,
+        now: i64,
+        may_write: &(dyn Fn() -> bool + Sync),
+    ) -> (usize, bool, bool) {
+        let nearest = plan
+            .tokens
+            .iter()
+            .filter_map(|t| t.expires.map(|e| (e, t.secret.to_string())))
+            .min();
+        self.metrics.nearest_token_expiry(nearest);
+        let due: Vec<&TokenNeed> = plan
+            .tokens
+            .iter()
+            .filter(|t| t.due.is_some() && t.access.is_ok())
+            .filter(|t| self.backoff.ready(&t.kubeconfig.to_string()))
+            .collect();
+        let mut outcome = (0, false, false);
+        if !may_write() {
+            return outcome;
+        }
+        let minted: Vec<(&TokenNeed, Result<mint::Minted, mint::MintError>)> =
+            futures::stream::iter(due)
+                .map(|need| async move {
+                    let result = match &need.access {
+                        Ok(access) => match mint::client(access).await {
+                            Ok(client) => mint::mint(&client, &need.grant, need.ttl).await,
+                            Err(e) => Err(e),
+                        },
+                        Err(_) => unreachable_access(),
+                    };
+                    (need, result)
+                })
+                .buffer_unordered(MINTS_AT_ONCE)
+                .collect()
+                .await;
+        let mut events = Vec::new();
+        for (need, result) in minted {
+            let key = need.kubeconfig.to_string();
+            let why = need.due.map_or("", |d| d.describe());
+            match result {
+                Ok(token) => {
+                    self.backoff.succeeded(&key);
+                    self.metrics.minted("ok");
+                    tracing::info!(cluster = need.cluster, secret = %need.secret, account = %need.grant.account, reason = why, expires = token.expires, "minted a ServiceAccount token");
+                    let body = need.secret_body(&token.token, now, token.expires);
+                    let verb = if need.current.is_some() {
+                        Verb::Replace
+                    } else {
+                        Verb::Create
+                    };
+                    let request = Request::of(verb, need.secret.clone(), body);
+                    outcome.0 += 1;
+                    match self.carry_out(&request).await {
+                        Ok(()) => {}
+                        Err(Refusal::Stale(_)) => outcome.1 = true,
+                        Err(Refusal::Failed(message)) => {
+                            tracing::error!(secret = %need.secret, error = message, "the token Secret could not be written");
+                            outcome.2 = true;
+                        }
+                    }
+                }
+                Err(error) => {
+                    let first = !self.backoff.failing().contains(&key);
+                    self.backoff.failed(&key);
+                    self.metrics.minted("error");
+                    tracing::warn!(cluster = need.cluster, kubeconfig = %need.kubeconfig, error = %error, "a ServiceAccount token could not be minted; the cluster keeps its current token until it expires");
+                    if first {
+                        let note = format!(
+                            "cluster {}'s ServiceAccount token could not be minted ({why}): {error}. It keeps its current token until that expires{}",
+                            need.cluster,
+                            need.expires
+                                .map_or(String::new(), |e| format!(" ({})", capi2argo::instant(e)))
+                        );
+                        let event = Event {
+                            type_: EventType::Warning,
+                            reason: "TokenRefreshFailed".into(),
+                            note: Some(truncate(&note)),
+                            action: "Mint".into(),
+                            secondary: None,
+                        };
+                        events.push((reference(&self.caches, &need.kubeconfig), event));
+                    }
+                }
+            }
+        }
+        let live: BTreeSet<String> = plan
+            .tokens
+            .iter()
+            .map(|t| t.kubeconfig.to_string())
+            .collect();
+        self.backoff.forget_all_but(&live);
+        self.metrics
+            .token_failing
+            .set(self.backoff.failing().len() as i64);
+        for delete in &plan.token_deletes {
+            let Some((access, grant)) = &delete.revoke else {
+                continue;
+            };
+            let revoked = match mint::client(access).await {
+                Ok(client) => mint::revoke(&client, grant).await,
+                Err(e) => Err(e),
+            };
+            match revoked {
+                Ok(()) => {
+                    tracing::info!(kubeconfig = %delete.kubeconfig, account = %grant.account, "revoked: the ServiceAccount and its RBAC were deleted in the workload cluster")
+                }
+                Err(error) => {
+                    tracing::warn!(kubeconfig = %delete.kubeconfig, error = %error, "the ServiceAccount could not be deleted in the workload cluster; its tokens expire on their own")
+                }
+            }
+        }
+        for (reference, event) in events.into_iter().take(EVENTS_PER_RECONCILE) {
+            if let Err(error) = self.events.publish(&event, &reference).await {
+                tracing::debug!(error = %error, "an Event could not be recorded");
+            }
+        }
+        outcome
+    }
+
     /// Logs each result once, when it first appears (a fleet's steady warnings are not
     /// repeated every reconcile). Results never hold a Secret's value.
     fn log_results(&mut self, results: &[Finding]) {
@@ -448,6 +582,13 @@ impl Reconciler {
         };
         (reference(&self.caches, &c.source), event)
     }
+}
+
+/// A need without access is never minted (filtered above); said as an error all the same.
+fn unreachable_access() -> Result<mint::Minted, mint::MintError> {
+    Err(mint::MintError::NoToken {
+        account: "none: the kubeconfig gives no access".into(),
+    })
 }
 
 /// Why a request was not carried out.

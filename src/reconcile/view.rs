@@ -53,6 +53,21 @@ pub struct Request {
     pub body: String,
 }
 
+impl Request {
+    /// A request on a Secret the plan describes but does not write itself (the token Secret a
+    /// controller keeps, [`TokenNeed::secret_body`](crate::TokenNeed::secret_body)).
+    pub fn of(verb: Verb, secret: SecretId, body: String) -> Request {
+        let name = (verb != Verb::Create).then_some(secret.name.as_str());
+        let path = secrets_path(&secret.namespace, name);
+        Request {
+            verb,
+            secret,
+            path,
+            body,
+        }
+    }
+}
+
 /// How `capi2argo plan` shows the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {

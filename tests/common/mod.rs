@@ -188,21 +188,42 @@ pub fn ok(out: &Output, what: &str) {
 
 /// A plain HTTP/1.0 GET on localhost: the status and the body.
 pub fn http_get(port: u16, path: &str, accept: &str) -> Option<(u16, Vec<u8>)> {
-    use std::io::{Read, Write as _};
-    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
-    stream
-        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
-        .ok()?;
     let accept = if accept.is_empty() {
         String::new()
     } else {
         format!("Accept: {accept}\r\n")
     };
-    write!(
-        stream,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n{accept}\r\n"
+    exchange(
+        port,
+        &format!("GET {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\n{accept}\r\n"),
     )
-    .ok()?;
+}
+
+/// `METHOD path` with a JSON body and an `Authorization` header: the status code and the JSON
+/// answer.
+pub fn http_send(
+    port: u16,
+    method: &str,
+    path: &str,
+    body: &str,
+    authorization: &str,
+) -> Option<(u16, serde_json::Value)> {
+    let request = format!(
+        "{method} {path} HTTP/1.0\r\nHost: 127.0.0.1:{port}\r\nAuthorization: {authorization}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let (status, answer) = exchange(port, &request)?;
+    Some((status, serde_json::from_slice(&answer).unwrap_or_default()))
+}
+
+/// One HTTP/1.0 request written as it is: the status code and the body of the answer.
+fn exchange(port: u16, request: &str) -> Option<(u16, Vec<u8>)> {
+    use std::io::{Read, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .ok()?;
+    stream.write_all(request.as_bytes()).ok()?;
     let mut response = Vec::new();
     stream.read_to_end(&mut response).ok()?;
     let end = response.windows(4).position(|w| w == b"\r\n\r\n")?;

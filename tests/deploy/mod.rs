@@ -658,7 +658,8 @@ fn the_controller_runs_two_replicas_behind_a_lease() {
             "Capi2ArgoNoSuccessfulReconcile",
             "Capi2ArgoNoLeader",
             "Capi2ArgoCredentialExpiring",
-            "Capi2ArgoClustersFailing"
+            "Capi2ArgoClustersFailing",
+            "Capi2ArgoTokenRefreshFailing"
         ]
     );
 }
