@@ -145,7 +145,14 @@ impl Reconciler {
             return self.end(started, Ending::Synced, PlanOutcome::Synced, 0, false);
         }
         let (mut writes, mut conflict, mut failed) = self.tokens(&plan, now, may_write).await;
-        let requests = plan.requests();
+        // New tokens change what the plan would write: plan again from them, at once, rather
+        // than write Argo CD Secrets about to be replaced.
+        let requests = if writes > 0 {
+            conflict = true;
+            Vec::new()
+        } else {
+            plan.requests()
+        };
         for request in &requests {
             if !may_write() {
                 tracing::info!("stopped writing: no longer the leader, or stopping");
