@@ -1264,3 +1264,57 @@ fn a_narrower_grant_removes_the_wider_one() {
         "kube-system/argocd-manager namespaced apps"
     );
 }
+
+/// Back to credentials=admin with removeServiceAccount: the token Secret goes, and the
+/// ServiceAccount and its RBAC are deleted in the workload cluster; the Argo CD Secret logs in as
+/// the kubeconfig does again.
+#[test]
+fn back_to_admin_revokes_the_service_account() {
+    const ADMIN: &str = "admin-of-revoked-0123456789abcdef";
+    let Some(workload) = StandIn::start_with(
+        "revoke-workload",
+        &[],
+        Options {
+            token: Some(ADMIN.into()),
+            ..Options::default()
+        },
+    ) else {
+        return;
+    };
+    let kubeconfig = workload_kubeconfig_secret("rv", &workload, ADMIN);
+    let Some(api) = stand_in("revoke", &[kubeconfig], &[]) else {
+        return;
+    };
+    let Some(mut controller) =
+        Controller::start("revoke", &api, &["--set=credentials=serviceAccount"])
+    else {
+        return;
+    };
+    eventually("the cluster registered with a token", &controller, || {
+        argo_config(&api, "cluster-rv").is_some_and(|c| c["bearerToken"].is_string())
+    });
+    controller.kill();
+    let Some(controller) =
+        Controller::start("revoke-admin", &api, &["--set=removeServiceAccount=true"])
+    else {
+        return;
+    };
+    eventually("the token Secret deleted", &controller, || {
+        !has_argo_secret(&api, "token-cluster-rv")
+    });
+    eventually(
+        "the ServiceAccount and its RBAC deleted",
+        &controller,
+        || {
+            !workload
+                .objects()
+                .iter()
+                .any(|o| o["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "capi2argo")
+        },
+    );
+    let config = argo_config(&api, "cluster-rv").expect("config");
+    assert_eq!(
+        config["bearerToken"], ADMIN,
+        "back to the kubeconfig's own login"
+    );
+}
