@@ -93,7 +93,8 @@ impl Default for Settings {
 pub fn parse_account(text: &str) -> Result<(String, String), String> {
     let (namespace, name) = text.split_once('/').unwrap_or(("kube-system", text));
     let ok = |s: &str| crate::convert::meta::is_dns1123_label(s);
-    if !ok(namespace) || !crate::convert::meta::is_dns1123_subdomain(name) {
+    // A label, not any subdomain: the RBAC objects set up for it carry it in a label value.
+    if !ok(namespace) || !ok(name) {
         return Err(format!(
             "{text:?} is not a ServiceAccount: write namespace/name, such as kube-system/argocd-manager"
         ));
@@ -106,15 +107,16 @@ pub fn parse_account(text: &str) -> Result<(String, String), String> {
 pub fn parse_ttl(text: &str) -> Result<i64, String> {
     let expected = || format!("expected a duration of 10m to 365d (such as 24h), got {text:?}");
     let text = text.trim();
-    let split = text.len().saturating_sub(1);
-    let (digits, unit) = text.split_at(split);
-    let n: i64 = digits.parse().map_err(|_| expected())?;
-    let seconds = match unit {
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => return Err(expected()),
-    };
+    let units = [('m', 60), ('h', 3600), ('d', 86_400)];
+    let (digits, unit) = units
+        .iter()
+        .find_map(|&(suffix, unit)| Some((text.strip_suffix(suffix)?, unit)))
+        .ok_or_else(expected)?;
+    let seconds = digits
+        .parse::<i64>()
+        .ok()
+        .and_then(|n| n.checked_mul(unit))
+        .ok_or_else(expected)?;
     if !(600..=365 * 86_400).contains(&seconds) {
         return Err(expected());
     }
@@ -367,6 +369,7 @@ impl TokenSecret {
     pub fn due(
         &self,
         now: Option<i64>,
+        ttl: i64,
         kubeconfig_version: Option<&str>,
         grant: &str,
     ) -> Option<Due> {
@@ -377,7 +380,7 @@ impl TokenSecret {
             if now >= expires {
                 return Some(Due::Expired);
             }
-            let issued = self.issued.unwrap_or(expires).min(expires);
+            let issued = self.issued.unwrap_or(expires - ttl).min(expires);
             if (now - issued) * 100 >= (expires - issued) * RENEW_AT_PERCENT {
                 return Some(Due::Renew);
             }
@@ -504,9 +507,20 @@ pub(crate) fn least_privilege(
         },
     };
     let grant_text = grant.to_string();
-    let access = AdminAccess::of(server, admin);
+    let nowhere =
+        matches!(&grant.granted, Granted::Namespaced { namespaces, .. } if namespaces.is_empty());
+    let access = if nowhere {
+        Err("serviceAccountRole=namespaced grants a Role in each of the cluster's namespaces, and it has none: set `namespaces` (an Argo CD Secret without them means every namespace)".to_string())
+    } else {
+        AdminAccess::of(server, admin)
+    };
     let due = match token {
-        Some(t) => t.due(now, need.kubeconfig_version.as_deref(), &grant_text),
+        Some(t) => t.due(
+            now,
+            settings.ttl,
+            need.kubeconfig_version.as_deref(),
+            &grant_text,
+        ),
         None => Some(Due::Missing),
     };
     let login = match token.and_then(|t| Some((t.valid_token(now)?, t.expires?))) {
@@ -531,7 +545,9 @@ pub(crate) fn least_privilege(
     let need = TokenNeed {
         cluster: need.cluster,
         kubeconfig: need.kubeconfig,
-        secret: need.secret,
+        // The token Secret found keeps its name (the cluster's Argo CD Secret may have been
+        // renamed since): a new token replaces it where it is.
+        secret: token.map_or(need.secret, |t| t.id.clone()),
         current: token.and_then(|t| Some((t.uid.clone()?, t.resource_version.clone()?))),
         due: if access.is_ok() { due } else { None },
         expires: token.and_then(|t| t.expires),
@@ -574,18 +590,26 @@ mod tests {
     #[test]
     fn a_token_is_renewed_at_80_percent_of_its_life() {
         let t = token(1000, 2000);
-        assert_eq!(t.due(Some(1799), Some("7"), "g"), None);
-        assert_eq!(t.due(Some(1800), Some("7"), "g"), Some(Due::Renew));
-        assert_eq!(t.due(Some(2000), Some("7"), "g"), Some(Due::Expired));
-        assert_eq!(t.due(None, Some("7"), "g"), None);
+        assert_eq!(t.due(Some(1799), 1000, Some("7"), "g"), None);
+        assert_eq!(t.due(Some(1800), 1000, Some("7"), "g"), Some(Due::Renew));
+        assert_eq!(t.due(Some(2000), 1000, Some("7"), "g"), Some(Due::Expired));
+        assert_eq!(t.due(None, 1000, Some("7"), "g"), None);
+        // Without its issue time, the token's life is taken as the one asked for.
+        let mut unissued = token(1000, 2000);
+        unissued.issued = None;
+        assert_eq!(unissued.due(Some(1799), 1000, Some("7"), "g"), None);
+        assert_eq!(
+            unissued.due(Some(1800), 1000, Some("7"), "g"),
+            Some(Due::Renew)
+        );
     }
 
     #[test]
     fn a_rotated_kubeconfig_or_another_grant_mints_again() {
         let t = token(1000, 2000);
-        assert_eq!(t.due(Some(1100), Some("8"), "g"), Some(Due::Rotated));
-        assert_eq!(t.due(Some(1100), None, "g"), None);
-        assert_eq!(t.due(Some(1100), Some("7"), "h"), Some(Due::Regrant));
+        assert_eq!(t.due(Some(1100), 1000, Some("8"), "g"), Some(Due::Rotated));
+        assert_eq!(t.due(Some(1100), 1000, None, "g"), None);
+        assert_eq!(t.due(Some(1100), 1000, Some("7"), "h"), Some(Due::Regrant));
     }
 
     #[test]
@@ -594,6 +618,9 @@ mod tests {
         assert_eq!(parse_ttl("10m"), Ok(600));
         assert!(parse_ttl("5m").is_err());
         assert!(parse_ttl("24").is_err());
+        // Regression: a multibyte last character, and an overflow, are errors, not panics.
+        assert!(parse_ttl("1ä").is_err());
+        assert!(parse_ttl("9999999999999999d").is_err());
         assert_eq!(
             parse_account("argocd-manager"),
             Ok(("kube-system".into(), "argocd-manager".into()))

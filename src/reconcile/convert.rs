@@ -245,7 +245,12 @@ pub(super) fn convert_all<'x, 'a>(
             server: secret.server.clone(),
             made_from: SecretId::new(&secret.source_namespace, &secret.source_name),
             strength: Strength {
-                login: secret.config.login(),
+                // A ServiceAccount token expires, and capi2argo-controller renews it.
+                login: if service_account {
+                    Login::Renewing
+                } else {
+                    secret.config.login()
+                },
                 degraded,
             },
             reachable,

@@ -82,7 +82,7 @@ pub(super) fn check(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
 fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
     let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
     let moves = |ctx: &Ctx, step: &super::plan::Step| {
-        matches!(step.action, Action::Update { .. })
+        matches!(step.action, Action::Update { .. } | Action::Rename { .. })
             && step.old.is_some_and(|old| {
                 let had = ctx
                     .object(old)

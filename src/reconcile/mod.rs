@@ -121,9 +121,12 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     plan.credentials = config.access.mode;
     plan.tokens = needs;
     if run.output == Output::Resources {
-        let gone = token_deletes
-            .iter()
-            .map(|d| scan.tokens[&d.kubeconfig].index)
+        let gone = scan
+            .tokens
+            .values()
+            .chain(scan.token_extras.iter().map(|(_, t)| t))
+            .filter(|t| token_deletes.iter().any(|d| d.secret == t.id))
+            .map(|t| t.index)
             .collect();
         render::render(&mut ctx, &scan, steps, &gone, sink);
     }

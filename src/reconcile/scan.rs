@@ -96,6 +96,8 @@ pub(super) struct Scan {
     pub real_names: HashMap<SourceKey, SecretId>,
     /// Token Secrets of Argo CD's namespace, by the kubeconfig Secret each is for.
     pub tokens: HashMap<SecretId, access::TokenSecret>,
+    /// Token Secrets for a kubeconfig Secret that already has one: never read, deleted.
+    pub token_extras: Vec<(SecretId, access::TokenSecret)>,
 }
 
 impl Scan {
@@ -266,7 +268,11 @@ impl Scanner {
         match access::token_for(object) {
             Ok(kubeconfig) => {
                 let token = access::read_token(object, index);
-                self.scan.tokens.entry(kubeconfig).or_insert(token);
+                if self.scan.tokens.contains_key(&kubeconfig) {
+                    self.scan.token_extras.push((kubeconfig, token));
+                } else {
+                    self.scan.tokens.insert(kubeconfig, token);
+                }
             }
             Err(finding) => ctx.results.push(object.finding(finding)),
         }

@@ -8,7 +8,7 @@ use crate::access::{self, AdminAccess, Grant};
 use crate::krm::finding::Severity;
 
 use super::Ctx;
-use super::ids::SecretId;
+use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterState;
 use super::plan::{Action, Steps};
 use super::scan::Scan;
@@ -41,31 +41,41 @@ pub(super) fn deletes(
         return Vec::new();
     }
     let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
-    let mut used: HashSet<&SecretId> = HashSet::new();
-    let clusters = ctx.outcomes.all();
-    for o in clusters {
-        let keeps = matches!(
-            o.state,
-            ClusterState::Kept
-                | ClusterState::Waiting
-                | ClusterState::Failed
-                | ClusterState::Skipped
-        );
-        let converted = matches!(o.state, ClusterState::Converted | ClusterState::Paused);
-        if keeps || (converted && service_account) {
-            used.insert(&o.source);
-        }
-    }
     // An Argo CD Secret a guard kept, its kubeconfig Secret gone or not: its token stays too.
-    for step in &steps.steps {
-        if let (Action::Kept { .. }, Some(source)) = (&step.action, &step.source) {
-            used.insert(source);
+    let kept: HashSet<&SecretId> = steps
+        .steps
+        .iter()
+        .filter(|s| matches!(s.action, Action::Kept { .. }))
+        .filter_map(|s| s.source.as_ref())
+        .collect();
+    // Otherwise by what became of its cluster (found by any of the cluster's kubeconfig
+    // Secrets): one converted keeps its token in serviceAccount mode only; one kept as it was,
+    // failed, skipped or waiting keeps it; one ignored or gone does not.
+    let outcomes = &mut ctx.outcomes;
+    let mut used = |kubeconfig: &SecretId| {
+        if kept.contains(kubeconfig) {
+            return true;
         }
-    }
-    let mut deletes: Vec<TokenDelete> = scan
+        let key = SourceKey::of(&kubeconfig.namespace, &kubeconfig.name);
+        outcomes.of_key(&key).is_some_and(|o| match o.state {
+            ClusterState::Converted | ClusterState::Paused => service_account,
+            ClusterState::Ignored => false,
+            ClusterState::Kept
+            | ClusterState::Failed
+            | ClusterState::Skipped
+            | ClusterState::Waiting => true,
+        })
+    };
+    let unused: Vec<(&SecretId, &access::TokenSecret)> = scan
         .tokens
         .iter()
-        .filter(|(kubeconfig, _)| !used.contains(kubeconfig))
+        .filter(|(kubeconfig, _)| !used(kubeconfig))
+        .collect();
+    // A second token Secret for one kubeconfig Secret is never read: it goes, token and all.
+    let extras = scan.token_extras.iter().map(|(k, t)| (k, t));
+    let mut deletes: Vec<TokenDelete> = unused
+        .into_iter()
+        .chain(extras)
         .map(|(kubeconfig, token)| TokenDelete {
             secret: token.id.clone(),
             kubeconfig: kubeconfig.clone(),
@@ -77,22 +87,39 @@ pub(super) fn deletes(
     deletes.sort_by(|a, b| a.secret.cmp(&b.secret));
     let remove = ctx.config.access.remove_account;
     for d in &mut deletes {
-        if remove {
+        // Only the token Secret read stands for what was granted; a duplicate revokes nothing.
+        let read = scan
+            .tokens
+            .get(&d.kubeconfig)
+            .is_some_and(|t| t.id == d.secret);
+        if remove && read {
             d.revoke = needs
                 .iter()
                 .find(|n| n.kubeconfig == d.kubeconfig)
                 .and_then(|n| Some((n.access.clone().ok()?, n.grant.clone())));
         }
-        let index = scan.tokens[&d.kubeconfig].index;
-        let message = format!(
-            "deleted: token Secret of {}, which no Argo CD Secret logs in with any more{}",
-            d.kubeconfig,
-            if d.revoke.is_some() {
-                "; its ServiceAccount and RBAC are deleted in the workload cluster (removeServiceAccount)"
-            } else {
-                ""
-            }
-        );
+        let index = scan
+            .tokens
+            .values()
+            .chain(scan.token_extras.iter().map(|(_, t)| t))
+            .find(|t| t.id == d.secret)
+            .map_or(0, |t| t.index);
+        let message = if read {
+            format!(
+                "deleted: token Secret of {}, which no Argo CD Secret logs in with any more{}",
+                d.kubeconfig,
+                if d.revoke.is_some() {
+                    "; its ServiceAccount and RBAC are deleted in the workload cluster (removeServiceAccount)"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            format!(
+                "deleted: a second token Secret of {}, never read (one token Secret per kubeconfig Secret)",
+                d.kubeconfig
+            )
+        };
         ctx.report(index, Severity::Info, None, message);
     }
     deletes
