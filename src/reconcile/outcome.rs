@@ -134,11 +134,6 @@ impl Outcomes {
         }
     }
 
-    /// Every cluster's outcome so far, in no particular order.
-    pub fn all(&self) -> impl Iterator<Item = &ClusterOutcome> {
-        self.all.iter().flatten()
-    }
-
     /// Every cluster's outcome, in the order of their kubeconfig Secrets.
     pub fn finish(self) -> Vec<ClusterOutcome> {
         let mut all: Vec<ClusterOutcome> = self.all.into_iter().flatten().collect();
