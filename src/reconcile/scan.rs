@@ -2,6 +2,7 @@
 //! Secrets the function owns, the CAPI Clusters and control planes — with a result for every
 //! item that looks like one of them but cannot be read.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use crate::access;
@@ -268,10 +269,14 @@ impl Scanner {
         match access::token_for(object) {
             Ok(kubeconfig) => {
                 let token = access::read_token(object, index);
-                if self.scan.tokens.contains_key(&kubeconfig) {
-                    self.scan.token_extras.push((kubeconfig, token));
-                } else {
-                    self.scan.tokens.insert(kubeconfig, token);
+                match self.scan.tokens.entry(kubeconfig) {
+                    Entry::Occupied(first) => {
+                        let kubeconfig = first.key().clone();
+                        self.scan.token_extras.push((kubeconfig, token));
+                    }
+                    Entry::Vacant(slot) => {
+                        slot.insert(token);
+                    }
                 }
             }
             Err(finding) => ctx.results.push(object.finding(finding)),
