@@ -380,8 +380,7 @@ impl TokenSecret {
             if now >= expires {
                 return Some(Due::Expired);
             }
-            let issued = self.issued.unwrap_or(expires - ttl).min(expires);
-            if (now - issued) * 100 >= (expires - issued) * RENEW_AT_PERCENT {
+            if self.renew_at(ttl).is_some_and(|at| now >= at) {
                 return Some(Due::Renew);
             }
         }
@@ -394,6 +393,13 @@ impl TokenSecret {
             return Some(Due::Regrant);
         }
         None
+    }
+
+    /// When 80 % of the token's life has passed.
+    pub fn renew_at(&self, ttl: i64) -> Option<i64> {
+        let expires = self.expires?;
+        let issued = self.issued.unwrap_or(expires - ttl).min(expires);
+        Some(issued + (expires - issued) * RENEW_AT_PERCENT / 100)
     }
 
     /// The token, while it is valid at `now`.
@@ -427,6 +433,9 @@ pub struct TokenNeed {
     pub due: Option<Due>,
     /// When the current token expires (Unix seconds).
     pub expires: Option<i64>,
+    /// When a new token will be due for the current one's age (Unix seconds): a controller
+    /// wakes then, whatever else happens.
+    pub renew_at: Option<i64>,
     /// How to reach the workload cluster; `Err`: why it cannot be (nothing is minted).
     pub access: Result<AdminAccess, String>,
     /// The ServiceAccount and its role.
@@ -551,6 +560,7 @@ pub(crate) fn least_privilege(
         current: token.and_then(|t| Some((t.uid.clone()?, t.resource_version.clone()?))),
         due: if access.is_ok() { due } else { None },
         expires: token.and_then(|t| t.expires),
+        renew_at: token.and_then(|t| t.renew_at(settings.ttl)),
         access,
         grant,
         ttl: settings.ttl,

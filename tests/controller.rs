@@ -1083,8 +1083,8 @@ fn service_account_tokens_replace_the_admin_credential() {
             .cloned()
     };
     assert!(find("ServiceAccount", "argocd-manager").is_some());
-    let binding = find("ClusterRoleBinding", "argocd-manager-role-binding").expect("binding");
-    assert_eq!(binding["roleRef"]["name"], "argocd-manager-role");
+    let binding = find("ClusterRoleBinding", "capi2argo-argocd-manager").expect("binding");
+    assert_eq!(binding["roleRef"]["name"], "capi2argo-argocd-manager");
     assert_eq!(binding["subjects"][0]["namespace"], "kube-system");
     let writes = workload.writes();
     assert!(
@@ -1189,19 +1189,26 @@ fn service_account_tokens_replace_the_admin_credential() {
     controller.kill();
 }
 
-/// A grant narrowed from admin to namespaced leaves no ClusterRoleBinding behind: a Role and a
-/// RoleBinding in each of the cluster's namespaces instead.
+/// A grant narrowed from admin to namespaced leaves no ClusterRoleBinding of capi2argo's behind
+/// (and never touches one `argocd cluster add` made): a Role and a RoleBinding in each of the
+/// cluster's namespaces instead.
 #[test]
 fn a_narrower_grant_removes_the_wider_one() {
     const ADMIN: &str = "admin-of-narrow-0123456789abcdef";
     let labels = json!({"app.kubernetes.io/managed-by": "capi2argo",
-                        "capi2argo.dev/service-account": "kube-system.argocd-manager"});
+                        "capi2argo.dev/service-account-namespace": "kube-system",
+                        "capi2argo.dev/service-account": "argocd-manager"});
     // What an earlier run with serviceAccountRole=admin left.
     let earlier = [
         json!({"apiVersion": "v1", "kind": "ServiceAccount",
                "metadata": {"name": "argocd-manager", "namespace": "kube-system", "labels": labels}}),
         json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-               "metadata": {"name": "argocd-manager-role-binding", "labels": labels},
+               "metadata": {"name": "capi2argo-argocd-manager", "labels": labels},
+               "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "capi2argo-argocd-manager"},
+               "subjects": [{"kind": "ServiceAccount", "name": "argocd-manager", "namespace": "kube-system"}]}),
+        // What `argocd cluster add` made: not capi2argo's, never touched.
+        json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+               "metadata": {"name": "argocd-manager-role-binding"},
                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "argocd-manager-role"},
                "subjects": [{"kind": "ServiceAccount", "name": "argocd-manager", "namespace": "kube-system"}]}),
     ];
@@ -1242,16 +1249,21 @@ fn a_narrower_grant_removes_the_wider_one() {
             )
         })
         .collect();
+    let cluster_bindings: Vec<&String> = kinds
+        .iter()
+        .filter(|k| k.starts_with("ClusterRoleBinding"))
+        .collect();
+    assert_eq!(
+        cluster_bindings,
+        ["ClusterRoleBinding /argocd-manager-role-binding"],
+        "only the binding capi2argo did not make is left"
+    );
     assert!(
-        !kinds.iter().any(|k| k.starts_with("ClusterRoleBinding")),
+        kinds.contains(&"Role apps/capi2argo-argocd-manager".to_string()),
         "{kinds:?}"
     );
     assert!(
-        kinds.contains(&"Role apps/argocd-manager-role".to_string()),
-        "{kinds:?}"
-    );
-    assert!(
-        kinds.contains(&"RoleBinding apps/argocd-manager-role-binding".to_string()),
+        kinds.contains(&"RoleBinding apps/capi2argo-argocd-manager".to_string()),
         "{kinds:?}"
     );
     let stored = argo_secrets(&api)
@@ -1317,4 +1329,57 @@ fn back_to_admin_revokes_the_service_account() {
         config["bearerToken"], ADMIN,
         "back to the kubeconfig's own login"
     );
+}
+
+/// Nothing changes, and a token reaches 80 % of its life: the controller wakes for it and mints
+/// a new one, without waiting for its resync.
+#[test]
+fn a_token_is_renewed_when_it_is_due_though_nothing_changes() {
+    const ADMIN: &str = "admin-of-renewed-0123456789abcdef";
+    let Some(workload) = StandIn::start_with(
+        "renew-workload",
+        &[],
+        Options {
+            token: Some(ADMIN.into()),
+            ..Options::default()
+        },
+    ) else {
+        return;
+    };
+    let kubeconfig = workload_kubeconfig_secret("rn", &workload, ADMIN);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs() as i64;
+    // 1,000 seconds of life, 80 % of it passed three seconds from now.
+    let token = json!({"apiVersion": "v1", "kind": "Secret", "type": "capi2argo.dev/serviceaccount-token",
+        "metadata": {"name": "token-cluster-rn", "namespace": "argocd",
+            "labels": {"capi2argo.dev/credential": "serviceaccount-token"},
+            "annotations": {"capi2argo.dev/kubeconfig-secret": "fleet/rn-kubeconfig",
+                            "capi2argo.dev/grant": "kube-system/argocd-manager admin",
+                            "capi2argo.dev/token-issued": capi2argo::instant(now - 797),
+                            "capi2argo.dev/token-expires": capi2argo::instant(now + 203)}},
+        "data": {"token": B64.encode("an-older-token-0123456789")}});
+    let Some(api) = stand_in("renew", &[kubeconfig, token], &[]) else {
+        return;
+    };
+    let args = ["--set=credentials=serviceAccount", "--resync-period=10m"];
+    let Some(controller) = Controller::start("renew", &api, &args) else {
+        return;
+    };
+    eventually("registered with the current token", &controller, || {
+        argo_config(&api, "cluster-rn")
+            .is_some_and(|c| c["bearerToken"] == "an-older-token-0123456789")
+    });
+    assert!(
+        !workload.writes().iter().any(|w| w.path.ends_with("/token")),
+        "a token was minted before it was due"
+    );
+    eventually("renewed when due", &controller, || {
+        argo_config(&api, "cluster-rn").is_some_and(|c| {
+            c["bearerToken"].is_string() && c["bearerToken"] != "an-older-token-0123456789"
+        })
+    });
+    let logs = controller.logs();
+    assert!(logs.contains("80% of its life has passed"), "{logs}");
 }

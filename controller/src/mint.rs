@@ -4,7 +4,7 @@
 //! it connects with stays in memory: it is never written, logged or handed to anything else.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use capi2argo::{AdminAccess, Grant, Granted};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
@@ -26,14 +26,12 @@ use crate::sync::FIELD_MANAGER;
 
 /// The label on everything this sets up in a workload cluster: what it may delete again.
 const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "capi2argo");
-/// The label naming the ServiceAccount an RBAC object is for.
-const ACCOUNT_LABEL: &str = "capi2argo.dev/service-account";
-/// The role and binding names, as `argocd cluster add` names its own.
-const ROLE: &str = "argocd-manager-role";
-const BINDING: &str = "argocd-manager-role-binding";
-/// With `namespaced` and `clusterResources`: the cluster-scoped kinds Argo CD may manage.
-const CLUSTER_RESOURCES_ROLE: &str = "argocd-manager-cluster-resources";
-const CLUSTER_RESOURCES_BINDING: &str = "argocd-manager-cluster-resources-binding";
+/// The labels naming the ServiceAccount an RBAC object is for (each a DNS label: it fits).
+const ACCOUNT_NAMESPACE_LABEL: &str = "capi2argo.dev/service-account-namespace";
+const ACCOUNT_NAME_LABEL: &str = "capi2argo.dev/service-account";
+/// The roles and bindings are `capi2argo-<ServiceAccount>[-suffix]`: never the names
+/// `argocd cluster add` gives its own (`argocd-manager-role`), which this must not take over.
+const PREFIX: &str = "capi2argo";
 /// How long one workload cluster may take to connect and to answer.
 const CONNECT: Duration = Duration::from_secs(5);
 const ANSWER: Duration = Duration::from_secs(15);
@@ -203,6 +201,7 @@ fn grant_objects(grant: &Grant, labels: &BTreeMap<String, String>) -> Wanted {
         namespace: Some(grant.account.namespace.clone()),
         ..Subject::default()
     };
+    let base = format!("{PREFIX}-{}", grant.account.name);
     let cluster_binding = |name: &str, role: &str| ClusterRoleBinding {
         metadata: meta(name, None, labels),
         role_ref: RoleRef {
@@ -222,14 +221,17 @@ fn grant_objects(grant: &Grant, labels: &BTreeMap<String, String>) -> Wanted {
                 ..PolicyRule::default()
             };
             wanted.cluster_roles.push(ClusterRole {
-                metadata: meta(ROLE, None, labels),
+                metadata: meta(&base, None, labels),
                 rules: Some(vec![everything, urls]),
                 ..ClusterRole::default()
             });
-            wanted.cluster_bindings.push(cluster_binding(BINDING, ROLE));
+            wanted.cluster_bindings.push(cluster_binding(&base, &base));
         }
         Granted::ClusterRole(role) => {
-            wanted.cluster_bindings.push(cluster_binding(BINDING, role));
+            // The role in the binding's name: a binding's roleRef cannot change, so another
+            // role is another binding (the old one is removed below).
+            let name = format!("{base}-{role}");
+            wanted.cluster_bindings.push(cluster_binding(&name, role));
         }
         Granted::Namespaced {
             namespaces,
@@ -237,29 +239,27 @@ fn grant_objects(grant: &Grant, labels: &BTreeMap<String, String>) -> Wanted {
         } => {
             for ns in namespaces {
                 wanted.roles.push(Role {
-                    metadata: meta(ROLE, Some(ns), labels),
+                    metadata: meta(&base, Some(ns), labels),
                     rules: Some(vec![everything.clone()]),
                 });
                 wanted.bindings.push(RoleBinding {
-                    metadata: meta(BINDING, Some(ns), labels),
+                    metadata: meta(&base, Some(ns), labels),
                     role_ref: RoleRef {
                         api_group: "rbac.authorization.k8s.io".into(),
                         kind: "Role".into(),
-                        name: ROLE.into(),
+                        name: base.clone(),
                     },
                     subjects: Some(vec![subject.clone()]),
                 });
             }
             if *cluster_resources {
+                let name = format!("{base}-cluster-resources");
                 wanted.cluster_roles.push(ClusterRole {
-                    metadata: meta(CLUSTER_RESOURCES_ROLE, None, labels),
+                    metadata: meta(&name, None, labels),
                     rules: Some(cluster_scoped_rules()),
                     ..ClusterRole::default()
                 });
-                wanted.cluster_bindings.push(cluster_binding(
-                    CLUSTER_RESOURCES_BINDING,
-                    CLUSTER_RESOURCES_ROLE,
-                ));
+                wanted.cluster_bindings.push(cluster_binding(&name, &name));
             }
         }
     }
@@ -267,26 +267,15 @@ fn grant_objects(grant: &Grant, labels: &BTreeMap<String, String>) -> Wanted {
 }
 
 /// `clusterResources` in namespaced mode: every verb on the cluster-scoped kinds Argo CD
-/// deploys most (no namespaced kind outside the cluster's `namespaces`).
+/// deploys most, and none that would let it grant itself more (ClusterRoles and their bindings,
+/// admission webhooks, API services): no namespaced kind outside the cluster's `namespaces`.
 fn cluster_scoped_rules() -> Vec<PolicyRule> {
     let kinds: &[(&str, &[&str])] = &[
         ("", &["namespaces", "persistentvolumes"]),
         ("apiextensions.k8s.io", &["customresourcedefinitions"]),
-        (
-            "rbac.authorization.k8s.io",
-            &["clusterroles", "clusterrolebindings"],
-        ),
         ("storage.k8s.io", &["storageclasses"]),
         ("scheduling.k8s.io", &["priorityclasses"]),
         ("networking.k8s.io", &["ingressclasses"]),
-        (
-            "admissionregistration.k8s.io",
-            &[
-                "mutatingwebhookconfigurations",
-                "validatingwebhookconfigurations",
-            ],
-        ),
-        ("apiregistration.k8s.io", &["apiservices"]),
     ];
     kinds
         .iter()
@@ -303,10 +292,8 @@ fn cluster_scoped_rules() -> Vec<PolicyRule> {
 /// narrowed from admin to namespaced leaves no ClusterRoleBinding behind).
 async fn remove_others(client: &Client, grant: &Grant, wanted: &Wanted) -> Result<(), MintError> {
     let selector = format!(
-        "{}={},{ACCOUNT_LABEL}={}",
-        MANAGED_BY.0,
-        MANAGED_BY.1,
-        account_label(grant)
+        "{}={},{ACCOUNT_NAMESPACE_LABEL}={},{ACCOUNT_NAME_LABEL}={}",
+        MANAGED_BY.0, MANAGED_BY.1, grant.account.namespace, grant.account.name
     );
     let keep = |m: &ObjectMeta, names: Vec<(Option<String>, String)>| {
         names.contains(&(m.namespace.clone(), name_of(m)))
@@ -363,15 +350,14 @@ async fn remove_others(client: &Client, grant: &Grant, wanted: &Wanted) -> Resul
     Ok(())
 }
 
-/// The ServiceAccount as a label value (`namespace.name`; both are DNS names).
-fn account_label(grant: &Grant) -> String {
-    format!("{}.{}", grant.account.namespace, grant.account.name)
-}
-
 fn labels(grant: &Grant) -> BTreeMap<String, String> {
     BTreeMap::from([
         (MANAGED_BY.0.to_string(), MANAGED_BY.1.to_string()),
-        (ACCOUNT_LABEL.to_string(), account_label(grant)),
+        (
+            ACCOUNT_NAMESPACE_LABEL.to_string(),
+            grant.account.namespace.clone(),
+        ),
+        (ACCOUNT_NAME_LABEL.to_string(), grant.account.name.clone()),
     ])
 }
 
@@ -434,20 +420,35 @@ where
 }
 
 /// Workload clusters that failed, and when each may be tried again (a doubling wait, from 10 s
-/// to 5 minutes), so an unreachable cluster does not hold every reconcile up.
+/// to 5 minutes), so an unreachable cluster does not hold every reconcile up; and clusters just
+/// minted for, which wait a minute whatever their clocks say (a workload cluster's clock behind
+/// the controller's would make a fresh token look due at once).
 #[derive(Default)]
 pub struct Backoff {
-    waits: BTreeMap<String, (std::time::Instant, Duration)>,
+    waits: BTreeMap<String, (Instant, Duration)>,
+    cooling: BTreeMap<String, Instant>,
 }
 
+/// How long a cluster just minted for waits before it may be minted for again.
+const COOLDOWN: Duration = Duration::from_secs(60);
+
 impl Backoff {
-    /// Whether `key` may be tried now.
-    pub fn ready(&self, key: &str) -> bool {
-        self.waits
-            .get(key)
-            .is_none_or(|(next, _)| std::time::Instant::now() >= *next)
+    /// Whether `key` may be tried now; `by_age`: for a token's age, which a fresh token's
+    /// cooldown holds back (a rotated kubeconfig, a new grant do not wait).
+    pub fn ready(&self, key: &str, by_age: bool) -> bool {
+        let now = Instant::now();
+        self.waits.get(key).is_none_or(|(next, _)| now >= *next)
+            && (!by_age || self.cooling.get(key).is_none_or(|until| now >= *until))
     }
 
+    /// A token was minted and kept for `key`.
+    pub fn minted(&mut self, key: &str) {
+        self.waits.remove(key);
+        self.cooling
+            .insert(key.to_string(), Instant::now() + COOLDOWN);
+    }
+
+    /// Minting or keeping a token for `key` failed.
     pub fn failed(&mut self, key: &str) {
         let wait = self
             .waits
@@ -456,16 +457,24 @@ impl Backoff {
                 (*w * 2).min(Duration::from_secs(300))
             });
         self.waits
-            .insert(key.to_string(), (std::time::Instant::now() + wait, wait));
+            .insert(key.to_string(), (Instant::now() + wait, wait));
     }
 
-    pub fn succeeded(&mut self, key: &str) {
-        self.waits.remove(key);
+    /// The next moment a cluster waiting here may be tried again.
+    pub fn next(&self) -> Option<Instant> {
+        let now = Instant::now();
+        self.waits
+            .values()
+            .map(|(next, _)| *next)
+            .chain(self.cooling.values().copied())
+            .filter(|t| *t > now)
+            .min()
     }
 
     /// Forgets clusters the plan no longer has a token for.
     pub fn forget_all_but(&mut self, live: &BTreeSet<String>) {
         self.waits.retain(|k, _| live.contains(k));
+        self.cooling.retain(|k, _| live.contains(k));
     }
 
     /// The clusters failing now.

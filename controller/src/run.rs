@@ -212,6 +212,9 @@ pub async fn run(flags: Flags) -> u8 {
                 }
             }
             _ = retry => { dirty = true; }
+            // A token due for its age, a workload cluster whose backoff ends: the reconcile that
+            // saw it asked to be woken then.
+            _ = wake(reconciler.wake) => { dirty = true; }
         }
         if !(dirty && caches.ready() && leading.load(Ordering::Acquire)) {
             continue;
@@ -264,6 +267,14 @@ pub async fn run(flags: Flags) -> u8 {
         let _ = server.await;
     }
     0
+}
+
+/// Sleeps until `at`, or forever without one.
+async fn wake(at: Option<std::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending::<()>().await,
+    }
 }
 
 /// `--once`: the first reads, one reconcile, its ending as the exit code.

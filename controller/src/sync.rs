@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use capi2argo::{
-    ClusterOutcome, ClusterState, Finding, Guard, NoFiles, Plan, PlanFormat, Request, SecretId,
-    Severity, TokenNeed, Verb,
+    ClusterOutcome, ClusterState, Due, Finding, Guard, NoFiles, Plan, PlanFormat, Request,
+    SecretId, Severity, TokenNeed, Verb,
 };
 use futures::StreamExt;
 
@@ -30,6 +30,9 @@ const EVENTS_PER_RECONCILE: usize = 50;
 
 /// How many workload clusters get their tokens minted at once.
 const MINTS_AT_ONCE: usize = 16;
+
+/// How long setting up one workload cluster may take, all its requests together.
+const MINT_DEADLINE: Duration = Duration::from_secs(60);
 
 /// How long a reconcile waits for the caches to show its own last writes.
 const READ_YOUR_WRITES: Duration = Duration::from_secs(2);
@@ -86,6 +89,9 @@ pub struct Reconciler {
     pending: Vec<Expect>,
     /// Workload clusters whose token could not be minted, and when to try again.
     backoff: mint::Backoff,
+    /// When this reconcile wants the next one, though nothing changes (a token due for its
+    /// age, a cluster whose backoff ends).
+    pub wake: Option<Instant>,
     /// Say how every reconcile ended, not only one that wrote or failed (`--once`).
     pub always_summarise: bool,
 }
@@ -107,6 +113,7 @@ impl Reconciler {
             said: Said::default(),
             pending: Vec::new(),
             backoff: mint::Backoff::default(),
+            wake: None,
             always_summarise: false,
         }
     }
@@ -144,10 +151,12 @@ impl Reconciler {
             tracing::debug!("not the leader: nothing is written");
             return self.end(started, Ending::Synced, PlanOutcome::Synced, 0, false);
         }
-        let (mut writes, mut conflict, mut failed) = self.tokens(&plan, now, may_write).await;
+        let minted = self.tokens(&plan, now, may_write).await;
+        let (mut writes, mut conflict, mut failed) = (minted.writes, false, false);
         // New tokens change what the plan would write: plan again from them, at once, rather
-        // than write Argo CD Secrets about to be replaced.
-        let requests = if writes > 0 {
+        // than write Argo CD Secrets about to be replaced. A token that could not be kept waits
+        // in the backoff, and the rest of the plan goes on.
+        let requests = if minted.kept > 0 {
             conflict = true;
             Vec::new()
         } else {
@@ -175,6 +184,11 @@ impl Reconciler {
                 }
             }
         }
+        // Revoked once its token Secret is gone and Argo CD's Secret no longer uses it.
+        if !failed && !requests.is_empty() {
+            self.revoke(&plan, may_write).await;
+        }
+        self.wake = self.next_wake(&plan, now);
         let (ending, outcome) = match (failed, errors) {
             (true, _) => (Ending::RequestFailed, PlanOutcome::Failed),
             (false, true) => (Ending::PlanErrors, PlanOutcome::Errors),
@@ -315,83 +329,107 @@ impl Reconciler {
     }
 
     /// `credentials: serviceAccount`: mints the tokens the plan says are due (a few workload
-    /// clusters at a time; one that fails waits, doubling, before it is tried again, and keeps
-    /// its current token), keeps each in its token Secret, and revokes what the plan's token
-    /// deletions name. The writes, whether one was refused as stale, and whether one failed.
+    /// clusters at a time, each within a deadline; one that fails waits, doubling, before it is
+    /// tried again, and keeps its current token) and keeps each in its token Secret.
     async fn tokens(
         &mut self,
         plan: &Plan,
         now: i64,
         may_write: &(dyn Fn() -> bool + Sync),
-    ) -> (usize, bool, bool) {
+    ) -> Minting {
         let nearest = plan
             .tokens
             .iter()
             .filter_map(|t| t.expires.map(|e| (e, t.secret.to_string())))
             .min();
         self.metrics.nearest_token_expiry(nearest);
+        let live: BTreeSet<String> = plan
+            .tokens
+            .iter()
+            .map(|t| t.kubeconfig.to_string())
+            .collect();
+        self.backoff.forget_all_but(&live);
+        let mut done = Minting::default();
         let due: Vec<&TokenNeed> = plan
             .tokens
             .iter()
             .filter(|t| t.due.is_some() && t.access.is_ok())
-            .filter(|t| self.backoff.ready(&t.kubeconfig.to_string()))
+            .filter(|t| {
+                let by_age = matches!(t.due, Some(Due::Renew | Due::Expired));
+                self.backoff.ready(&t.kubeconfig.to_string(), by_age)
+            })
             .collect();
-        let mut outcome = (0, false, false);
-        if !may_write() {
-            return outcome;
+        if due.is_empty() || !may_write() {
+            return done;
         }
-        let minted: Vec<(&TokenNeed, Result<mint::Minted, mint::MintError>)> =
-            futures::stream::iter(due)
-                .map(|need| async move {
-                    let result = match &need.access {
-                        Ok(access) => match mint::client(access).await {
-                            Ok(client) => mint::mint(&client, &need.grant, need.ttl).await,
-                            Err(e) => Err(e),
-                        },
-                        Err(_) => unreachable_access(),
-                    };
-                    (need, result)
-                })
-                .buffer_unordered(MINTS_AT_ONCE)
-                .collect()
-                .await;
+        let minted: Vec<(&TokenNeed, Result<mint::Minted, String>)> = futures::stream::iter(due)
+            .map(|need| async move {
+                let work = async {
+                    let access = need.access.as_ref().map_err(|e| e.clone())?;
+                    let client = mint::client(access).await.map_err(|e| e.to_string())?;
+                    mint::mint(&client, &need.grant, need.ttl)
+                        .await
+                        .map_err(|e| e.to_string())
+                };
+                let result = tokio::time::timeout(MINT_DEADLINE, work)
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(format!("no answer within {}s", MINT_DEADLINE.as_secs()))
+                    });
+                (need, result)
+            })
+            .buffer_unordered(MINTS_AT_ONCE)
+            .collect()
+            .await;
         let mut events = Vec::new();
         for (need, result) in minted {
             let key = need.kubeconfig.to_string();
             let why = need.due.map_or("", |d| d.describe());
-            match result {
-                Ok(token) => {
-                    self.backoff.succeeded(&key);
+            let kept = match result {
+                Ok(token) if may_write() => {
                     self.metrics.minted("ok");
                     tracing::info!(cluster = need.cluster, secret = %need.secret, account = %need.grant.account, reason = why, expires = token.expires, "minted a ServiceAccount token");
-                    let body = need.secret_body(&token.token, now, token.expires);
+                    let body =
+                        need.secret_body(&token.token, now.min(token.expires), token.expires);
                     let verb = if need.current.is_some() {
                         Verb::Replace
                     } else {
                         Verb::Create
                     };
-                    let request = Request::of(verb, need.secret.clone(), body);
-                    outcome.0 += 1;
-                    match self.carry_out(&request).await {
-                        Ok(()) => {}
-                        Err(Refusal::Stale(_)) => outcome.1 = true,
-                        Err(Refusal::Failed(message)) => {
-                            tracing::error!(secret = %need.secret, error = message, "the token Secret could not be written");
-                            outcome.2 = true;
-                        }
+                    done.writes += 1;
+                    match self
+                        .carry_out(&Request::of(verb, need.secret.clone(), body))
+                        .await
+                    {
+                        Ok(()) => Ok(()),
+                        Err(Refusal::Stale(m) | Refusal::Failed(m)) => Err(format!(
+                            "its token Secret {} could not be written: {m}",
+                            need.secret
+                        )),
                     }
+                }
+                Ok(_) => continue,
+                Err(error) => {
+                    self.metrics.minted("error");
+                    Err(error)
+                }
+            };
+            match kept {
+                Ok(()) => {
+                    self.backoff.minted(&key);
+                    done.kept += 1;
                 }
                 Err(error) => {
                     let first = !self.backoff.failing().contains(&key);
                     self.backoff.failed(&key);
-                    self.metrics.minted("error");
-                    tracing::warn!(cluster = need.cluster, kubeconfig = %need.kubeconfig, error = %error, "a ServiceAccount token could not be minted; the cluster keeps its current token until it expires");
+                    tracing::warn!(cluster = need.cluster, kubeconfig = %need.kubeconfig, error = %error, "no new ServiceAccount token; the cluster keeps its current one until it expires");
                     if first {
+                        let until = need
+                            .expires
+                            .map_or(String::new(), |e| format!(" ({})", capi2argo::instant(e)));
                         let note = format!(
-                            "cluster {}'s ServiceAccount token could not be minted ({why}): {error}. It keeps its current token until that expires{}",
-                            need.cluster,
-                            need.expires
-                                .map_or(String::new(), |e| format!(" ({})", capi2argo::instant(e)))
+                            "cluster {}'s ServiceAccount token could not be renewed ({why}): {error}. It keeps its current token until that expires{until}",
+                            need.cluster
                         );
                         let event = Event {
                             type_: EventType::Warning,
@@ -405,38 +443,77 @@ impl Reconciler {
                 }
             }
         }
-        let live: BTreeSet<String> = plan
-            .tokens
-            .iter()
-            .map(|t| t.kubeconfig.to_string())
-            .collect();
-        self.backoff.forget_all_but(&live);
         self.metrics
             .token_failing
             .set(self.backoff.failing().len() as i64);
+        self.publish(events).await;
+        done
+    }
+
+    /// `removeServiceAccount`: deletes the ServiceAccount and its RBAC in the workload clusters
+    /// whose token Secrets the plan deleted; one that fails says so (its tokens expire on their
+    /// own) and is not tried again.
+    async fn revoke(&mut self, plan: &Plan, may_write: &(dyn Fn() -> bool + Sync)) {
+        let mut events = Vec::new();
         for delete in &plan.token_deletes {
             let Some((access, grant)) = &delete.revoke else {
                 continue;
             };
-            let revoked = match mint::client(access).await {
-                Ok(client) => mint::revoke(&client, grant).await,
-                Err(e) => Err(e),
+            if !may_write() {
+                return;
+            }
+            let work = async {
+                let client = mint::client(access).await?;
+                mint::revoke(&client, grant).await
             };
+            let revoked = tokio::time::timeout(MINT_DEADLINE, work)
+                .await
+                .map_err(|_| format!("no answer within {}s", MINT_DEADLINE.as_secs()))
+                .and_then(|r| r.map_err(|e| e.to_string()));
             match revoked {
                 Ok(()) => {
                     tracing::info!(kubeconfig = %delete.kubeconfig, account = %grant.account, "revoked: the ServiceAccount and its RBAC were deleted in the workload cluster")
                 }
                 Err(error) => {
-                    tracing::warn!(kubeconfig = %delete.kubeconfig, error = %error, "the ServiceAccount could not be deleted in the workload cluster; its tokens expire on their own")
+                    tracing::warn!(kubeconfig = %delete.kubeconfig, error = %error, "the ServiceAccount could not be deleted in the workload cluster; its tokens expire on their own");
+                    let note = format!(
+                        "the ServiceAccount {} and its RBAC could not be deleted in the workload cluster: {error}. Its tokens expire on their own; delete it by hand to revoke them now",
+                        grant.account
+                    );
+                    let event = Event {
+                        type_: EventType::Warning,
+                        reason: "RevokeFailed".into(),
+                        note: Some(truncate(&note)),
+                        action: "Revoke".into(),
+                        secondary: None,
+                    };
+                    events.push((reference(&self.caches, &delete.kubeconfig), event));
                 }
             }
         }
+        self.publish(events).await;
+    }
+
+    /// When the next token is due for its age, or the next cluster waiting in the backoff may
+    /// be tried: nothing else would wake the controller before its resync.
+    fn next_wake(&self, plan: &Plan, now: i64) -> Option<Instant> {
+        let renew = plan
+            .tokens
+            .iter()
+            .filter(|t| t.access.is_ok())
+            .filter_map(|t| t.renew_at)
+            .min()
+            .map(|at| Instant::now() + Duration::from_secs(at.saturating_sub(now).max(1) as u64));
+        [renew, self.backoff.next()].into_iter().flatten().min()
+    }
+
+    /// Publishes Events, at most [`EVENTS_PER_RECONCILE`].
+    async fn publish(&self, events: Vec<(ObjectReference, Event)>) {
         for (reference, event) in events.into_iter().take(EVENTS_PER_RECONCILE) {
             if let Err(error) = self.events.publish(&event, &reference).await {
                 tracing::debug!(error = %error, "an Event could not be recorded");
             }
         }
-        outcome
     }
 
     /// Logs each result once, when it first appears (a fleet's steady warnings are not
@@ -566,11 +643,7 @@ impl Reconciler {
             }
         }
         self.said.guards = held;
-        for (reference, event) in events.into_iter().take(EVENTS_PER_RECONCILE) {
-            if let Err(error) = self.events.publish(&event, &reference).await {
-                tracing::debug!(error = %error, "an Event could not be recorded");
-            }
-        }
+        self.publish(events).await;
     }
 
     fn event(
@@ -591,11 +664,13 @@ impl Reconciler {
     }
 }
 
-/// A need without access is never minted (filtered above); said as an error all the same.
-fn unreachable_access() -> Result<mint::Minted, mint::MintError> {
-    Err(mint::MintError::NoToken {
-        account: "none: the kubeconfig gives no access".into(),
-    })
+/// What minting did in one reconcile.
+#[derive(Default)]
+struct Minting {
+    /// Token Secrets written (or tried).
+    writes: usize,
+    /// Tokens minted and kept.
+    kept: usize,
 }
 
 /// Why a request was not carried out.

@@ -142,7 +142,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "serviceAccount",
         default: "kube-system/argocd-manager",
-        doc: "credentials=serviceAccount: the ServiceAccount in each workload cluster, `namespace/name`",
+        doc: "credentials=serviceAccount: the ServiceAccount in each workload cluster, `namespace/name` (both DNS labels); the same name as `argocd cluster add`'s by default: give another where both are used",
         kind: "text",
         set: |c, raw, _| {
             c.access.account = access::parse_account(&raw.text().map_err(bad)?).map_err(bad)?;
@@ -173,7 +173,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "removeServiceAccount",
         default: "false",
-        doc: "credentials=serviceAccount: `true` also deletes the ServiceAccount and its RBAC in a workload cluster whose Argo CD Secret goes, where the cluster can still be reached",
+        doc: "`true`: when a cluster's token Secret goes while its kubeconfig Secret is still converted (back to `credentials: admin`), capi2argo-controller also deletes the ServiceAccount and its RBAC in the workload cluster. A cluster whose kubeconfig Secret is gone cannot be reached, and its tokens expire on their own",
         kind: "bool",
         set: |c, raw, _| {
             c.access.remove_account = raw.boolean().map_err(bad)?;
