@@ -995,6 +995,18 @@ fn the_size_table_is_what_was_built_and_the_function_stays_lean() {
     }
 }
 
+/// A workload cluster's stand-in, its administrator logging in with `admin_token`.
+fn workload_stand_in(name: &str, objects: &[Value], admin_token: &str) -> Option<StandIn> {
+    StandIn::start_with(
+        name,
+        objects,
+        Options {
+            token: Some(admin_token.into()),
+            ..Options::default()
+        },
+    )
+}
+
 /// A kubeconfig Secret of cluster `name` whose admin token reaches the workload stand-in `api`.
 fn workload_kubeconfig_secret(name: &str, api: &StandIn, admin_token: &str) -> Value {
     let mut secret = kubeconfig_secret(name, &format!("http://127.0.0.1:{}", api.port));
@@ -1038,14 +1050,7 @@ fn whoami(api: &StandIn, token: &str) -> Option<String> {
 #[test]
 fn service_account_tokens_replace_the_admin_credential() {
     const ADMIN: &str = "admin-of-workload-0123456789abcdef";
-    let Some(workload) = StandIn::start_with(
-        "workload",
-        &[],
-        Options {
-            token: Some(ADMIN.into()),
-            ..Options::default()
-        },
-    ) else {
+    let Some(workload) = workload_stand_in("workload", &[], ADMIN) else {
         return;
     };
     let kubeconfig = workload_kubeconfig_secret("wl", &workload, ADMIN);
@@ -1212,14 +1217,7 @@ fn a_narrower_grant_removes_the_wider_one() {
                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "argocd-manager-role"},
                "subjects": [{"kind": "ServiceAccount", "name": "argocd-manager", "namespace": "kube-system"}]}),
     ];
-    let Some(workload) = StandIn::start_with(
-        "narrow-workload",
-        &earlier,
-        Options {
-            token: Some(ADMIN.into()),
-            ..Options::default()
-        },
-    ) else {
+    let Some(workload) = workload_stand_in("narrow-workload", &earlier, ADMIN) else {
         return;
     };
     let kubeconfig = workload_kubeconfig_secret("nw", &workload, ADMIN);
@@ -1283,14 +1281,7 @@ fn a_narrower_grant_removes_the_wider_one() {
 #[test]
 fn back_to_admin_revokes_the_service_account() {
     const ADMIN: &str = "admin-of-revoked-0123456789abcdef";
-    let Some(workload) = StandIn::start_with(
-        "revoke-workload",
-        &[],
-        Options {
-            token: Some(ADMIN.into()),
-            ..Options::default()
-        },
-    ) else {
+    let Some(workload) = workload_stand_in("revoke-workload", &[], ADMIN) else {
         return;
     };
     let kubeconfig = workload_kubeconfig_secret("rv", &workload, ADMIN);
@@ -1336,14 +1327,7 @@ fn back_to_admin_revokes_the_service_account() {
 #[test]
 fn a_token_is_renewed_when_it_is_due_though_nothing_changes() {
     const ADMIN: &str = "admin-of-renewed-0123456789abcdef";
-    let Some(workload) = StandIn::start_with(
-        "renew-workload",
-        &[],
-        Options {
-            token: Some(ADMIN.into()),
-            ..Options::default()
-        },
-    ) else {
+    let Some(workload) = workload_stand_in("renew-workload", &[], ADMIN) else {
         return;
     };
     let kubeconfig = workload_kubeconfig_secret("rn", &workload, ADMIN);

@@ -431,13 +431,7 @@ impl Reconciler {
                             "cluster {}'s ServiceAccount token could not be renewed ({why}): {error}. It keeps its current token until that expires{until}",
                             need.cluster
                         );
-                        let event = Event {
-                            type_: EventType::Warning,
-                            reason: "TokenRefreshFailed".into(),
-                            note: Some(truncate(&note)),
-                            action: "Mint".into(),
-                            secondary: None,
-                        };
+                        let event = warning("TokenRefreshFailed", "Mint", &note);
                         events.push((reference(&self.caches, &need.kubeconfig), event));
                     }
                 }
@@ -480,13 +474,7 @@ impl Reconciler {
                         "the ServiceAccount {} and its RBAC could not be deleted in the workload cluster: {error}. Its tokens expire on their own; delete it by hand to revoke them now",
                         grant.account
                     );
-                    let event = Event {
-                        type_: EventType::Warning,
-                        reason: "RevokeFailed".into(),
-                        note: Some(truncate(&note)),
-                        action: "Revoke".into(),
-                        secondary: None,
-                    };
+                    let event = warning("RevokeFailed", "Revoke", &note);
                     events.push((reference(&self.caches, &delete.kubeconfig), event));
                 }
             }
@@ -689,6 +677,17 @@ fn reference(caches: &Caches, id: &SecretId) -> ObjectReference {
         name: Some(id.name.clone()),
         uid: caches.secret(&id.namespace, &id.name).and_then(|s| s.uid()),
         ..ObjectReference::default()
+    }
+}
+
+/// A Warning Event.
+fn warning(reason: &str, action: &str, note: &str) -> Event {
+    Event {
+        type_: EventType::Warning,
+        reason: reason.into(),
+        note: Some(truncate(note)),
+        action: action.into(),
+        secondary: None,
     }
 }
 
