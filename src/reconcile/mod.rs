@@ -84,6 +84,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         outcomes: Outcomes::default(),
     };
     let scan = scan::scan(&mut scanning);
+    said_what_was_read(&mut scanning, &scan, run.output);
     let results = scanning.results;
     reads::lighten(input, &scan, config);
     let mut ctx = Ctx {
@@ -134,6 +135,42 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     Reconciled {
         results: ctx.results,
         plan,
+    }
+}
+
+/// Says when the input reads as less than it should: nothing at all (an empty file, a failed
+/// `kubectl get`), kubeconfig Secrets without any of the Cluster objects their source reads
+/// (whose ignore label, lifecycle and metadata are then lost), or, for a plan, no Secret of Argo
+/// CD's namespace at all (every cluster then looks new, and nothing can be pruned or renamed).
+fn said_what_was_read(ctx: &mut Ctx, scan: &scan::Scan, output: Output) {
+    if ctx.input.items.is_empty() {
+        let message = "the input holds no resources: nothing was read, so nothing is converted (an empty file, or a `kubectl get` that failed?)";
+        ctx.report_config(Severity::Warning, None, message.into());
+        return;
+    }
+    let reads_clusters = scan
+        .candidates
+        .iter()
+        .filter(|c| ctx.config.sources[c.source].reads.clusters)
+        .count();
+    if reads_clusters > 0 && scan.clusters.is_empty() {
+        let message = format!(
+            "{reads_clusters} kubeconfig {} came without any Cluster object (clusters.cluster.x-k8s.io): a Cluster's ignore label, its paused and deletion state (skipNotReady) and copyClusterLabels/copyClusterAnnotations are not applied; read the Clusters too",
+            if reads_clusters == 1 {
+                "Secret"
+            } else {
+                "Secrets"
+            }
+        );
+        ctx.report_config(Severity::Warning, None, message);
+    }
+    let argo = &ctx.config.argo_namespace;
+    let reads_argo = scan.secrets.keys().any(|id| id.namespace == *argo);
+    if output == Output::PlanOnly && !scan.candidates.is_empty() && !reads_argo {
+        let message = format!(
+            "the input holds no Secret of Argo CD's namespace {argo}: every cluster is planned as new, and nothing can be pruned or renamed; read that namespace's Secrets too (or set argoNamespace where Argo CD runs)"
+        );
+        ctx.report_config(Severity::Warning, None, message);
     }
 }
 
