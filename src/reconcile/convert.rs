@@ -51,6 +51,8 @@ pub(super) struct Conversion<'x, 'a> {
     pub secret: SecretId,
     /// Its Argo CD cluster name and server (as written, user and password included).
     pub cluster_name: String,
+    /// The kubeconfig's cluster entry (what `nameFrom=kubeconfig` names the cluster, as CACO).
+    pub entry: String,
     pub server: String,
     /// The kubeconfig Secret it is made from.
     pub made_from: SecretId,
@@ -183,7 +185,7 @@ pub(super) fn convert_all<'x, 'a>(
             chosen.degraded.clone(),
             chosen.read.reachable,
         );
-        let Some((mut secret, read)) = cluster_secret(ctx, namespace, name, chosen) else {
+        let Some((mut secret, read, entry)) = cluster_secret(ctx, namespace, name, chosen) else {
             failed(ctx, &mut converted);
             continue;
         };
@@ -242,6 +244,7 @@ pub(super) fn convert_all<'x, 'a>(
             members: keys,
             secret: SecretId::new(&secret.namespace, &secret.secret_name),
             cluster_name: secret.cluster_name.clone(),
+            entry,
             server: secret.server.clone(),
             made_from: SecretId::new(&secret.source_namespace, &secret.source_name),
             strength: Strength {
@@ -426,7 +429,7 @@ fn cluster_secret<'x>(
     namespace: &str,
     cluster: &str,
     chosen: Chosen<'_, 'x>,
-) -> Option<(ClusterSecret, Read<'x>)> {
+) -> Option<(ClusterSecret, Read<'x>, String)> {
     let member = chosen.member;
     let mut read = chosen.read;
     let field = read.field.clone();
@@ -470,7 +473,7 @@ fn cluster_secret<'x>(
         fields: Default::default(),
         shard: None,
     };
-    Some((secret, read))
+    Some((secret, read, connection.cluster_entry))
 }
 
 /// Pull mode: the login left out, and any user and password in the server's or proxy's URL.

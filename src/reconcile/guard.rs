@@ -199,24 +199,41 @@ fn managed(steps: &Steps) -> usize {
 /// `maxPrune`: a run that would prune more of the owned Secrets than the setting allows
 /// prunes none. One cluster always passes: decommissioning a cluster is routine.
 fn max_prune(ctx: &mut Ctx, steps: &mut Steps) {
-    let pruned = prunes(steps);
+    let renamed = if ctx.config.allow_rename {
+        renames(steps)
+    } else {
+        0
+    };
+    let pruned = prunes(steps) + renamed;
     let owned = managed(steps);
     let limit = ctx.config.max_prune.limit(owned);
     if pruned <= limit {
         return;
     }
     let setting = ctx.config.max_prune;
-    let held = hold(
-        steps,
-        |_| true,
-        || {
-            format!(
-                "maxPrune={setting}: the run would prune {pruned} of {owned}, more than {limit}"
-            )
-        },
-    );
+    let why = || {
+        format!(
+            "maxPrune={setting}: the run would prune or rename {pruned} of {owned}, more than {limit}"
+        )
+    };
+    let mut held = hold(steps, |_| true, why);
+    for step in steps
+        .steps
+        .iter_mut()
+        .filter(|s| matches!(s.action, Action::Rename { .. }))
+    {
+        if let Action::Rename { from, .. } = &step.action {
+            held.push(from.clone());
+        }
+        keep_as_it_was(step, why());
+    }
+    let what = if renamed > 0 {
+        format!("prune or rename {pruned} (renames {renamed})")
+    } else {
+        format!("prune {pruned}")
+    };
     let message = format!(
-        "this run would prune {pruned} of the {owned} owned Argo CD cluster Secrets, more than maxPrune={setting} allows ({limit}): none is pruned ({APPLICATIONSET_EFFECT}). If these clusters are really gone, run once with maxPrune={pruned} (or a percentage) for this run"
+        "this run would {what} of the {owned} owned Argo CD cluster Secrets, more than maxPrune={setting} allows ({limit}): none is pruned or renamed ({APPLICATIONSET_EFFECT}). If these clusters are really gone or meant to be renamed, run once with maxPrune={pruned} (or a percentage) for this run"
     );
     ctx.report_config(Severity::Error, None, message.clone());
     steps.held.push(Held {
@@ -266,8 +283,26 @@ fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
         } else {
             APPLICATIONSET_EFFECT.to_string()
         };
+        // The likely cause and its safe fix first; the override, which does what was held, last.
+        let argo = &ctx.config.argo_namespace;
+        let cause = if from.namespace != step.secret.namespace {
+            format!(
+                " It is in namespace {}, and argoNamespace is {argo}: if Argo CD runs in {}, the fix is argoNamespace={} (allowRename=true would move the cluster to {argo}, where that Argo CD does not look).",
+                from.namespace, from.namespace, from.namespace
+            )
+        } else if renamed
+            && ctx.config.name_from == crate::config::NameFrom::Secret
+            && !ctx.config.namespaced_names
+            && step.entry.as_deref() == Some(from_cluster.as_str())
+        {
+            format!(
+                " Its name {from_cluster} is the kubeconfig's cluster entry, as CACO names clusters: nameFrom=kubeconfig keeps it."
+            )
+        } else {
+            String::new()
+        };
         let message = format!(
-            "kept as it is: {} ({effect}). allowRename=false: run with allowRename=true to let it through",
+            "kept as it is (allowRename=false): {} ({effect}).{cause} Only if the change is meant: allowRename=true lets it through",
             what.join(", and ")
         );
         let reason = format!(
@@ -295,15 +330,37 @@ fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
             message,
             secrets: vec![from.clone()],
         });
-        // What the entry shows is the Secret as it stays.
-        step.secret = from.clone();
-        step.cluster = from_cluster.clone();
-        if let Some(was) = from_source {
-            step.source = Some(was.clone());
-        }
-        step.action = Action::Kept { reason };
-        step.out = None;
+        keep_as_it_was(step, reason);
     }
+}
+
+/// A rename held: what the entry shows is the Secret as it stays.
+fn keep_as_it_was(step: &mut super::plan::Step, reason: String) {
+    let Action::Rename {
+        from,
+        from_cluster,
+        from_source,
+    } = &step.action
+    else {
+        return;
+    };
+    step.secret = from.clone();
+    step.cluster = from_cluster.clone();
+    if let Some(was) = from_source {
+        step.source = Some(was.clone());
+    }
+    step.action = Action::Kept { reason };
+    step.out = None;
+}
+
+/// Renames the plan holds (let through by `allowRename`): to an ApplicationSet, a rename is a
+/// prune and a create, so `maxPrune` bounds them with the prunes.
+fn renames(steps: &Steps) -> usize {
+    steps
+        .steps
+        .iter()
+        .filter(|s| matches!(s.action, Action::Rename { .. }))
+        .count()
 }
 
 /// Turns every prune whose source's name `kind` matches into a kept Secret, for the reason

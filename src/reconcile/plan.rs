@@ -133,6 +133,8 @@ pub(super) struct Step<'x, 'a> {
     pub cluster: String,
     pub server: String,
     pub source: Option<SecretId>,
+    /// The kubeconfig's cluster entry, for a conversion (a guard's hint: `nameFrom`).
+    pub entry: Option<String>,
     /// The owned Secret in the input this step updates, keeps, renames away or prunes.
     pub old: Option<usize>,
     /// The new Secret, for a create, an update or a rename.
@@ -225,6 +227,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             members,
             secret,
             cluster_name,
+            entry,
             server,
             made_from,
             strength,
@@ -235,6 +238,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             action: Action::Create,
             secret,
             cluster: cluster_name,
+            entry: Some(entry),
             server: without_userinfo(&server).0,
             source: Some(made_from),
             old: None,
@@ -524,6 +528,7 @@ fn kept<'x, 'a>(ctx: &Ctx, scan: &Scan, at: usize, reason: String) -> Step<'x, '
         cluster: secret_value(object, "name"),
         server: without_userinfo(&secret_value(object, "server")).0,
         source: owned.map(|o| scan.source_id(o)),
+        entry: None,
         old: Some(at),
         out: None,
         source_name: owned.map(|o| o.kind.clone()).unwrap_or_default(),
