@@ -205,7 +205,49 @@ fn main() {
             Ok(())
         },
     ));
+    trials.push(libtest_mimic::Trial::test(
+        "what-convert-writes-validate-accepts",
+        || {
+            what_convert_writes_validate_accepts();
+            Ok(())
+        },
+    ));
     libtest_mimic::run(&args, trials).exit();
+}
+
+/// Issue "The first hour" (convert and validate disagreed: an `oci` exec login written with a
+/// warning, refused by `validate`): every case that converts cleanly writes Secrets that
+/// `validate`, with the case's own settings, accepts — so a Kptfile with both never fails.
+fn what_convert_writes_validate_accepts() {
+    let mut problems = Vec::new();
+    for name in case_directories() {
+        let case = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden")
+            .join(&name);
+        let args = args_of(&case);
+        let converts = !args
+            .iter()
+            .any(|a| matches!(a.as_str(), "plan" | "validate" | "wrap" | "--fn-config"))
+            && !args.iter().any(|a| a.contains("action=validate"));
+        let code = fs::read_to_string(case.join("expected/exit-code")).unwrap_or_default();
+        let Ok(output) = fs::read(case.join("expected/output.yaml")) else {
+            continue;
+        };
+        if !converts || code.trim() != "0" || output.is_empty() {
+            continue;
+        }
+        let mut validate = args.clone();
+        validate.extend(["--set".to_string(), "action=validate".to_string()]);
+        let run = run_library(&output, &validate, &now_of(&case));
+        if run.code != 0 {
+            problems.push(format!("{name}: exit {}\n{}", run.code, run.stderr));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "validate refuses what convert wrote:\n{}",
+        problems.join("\n")
+    );
 }
 
 /// Names the binary the cases ran with (`make test` runs them with three: the debug build, the

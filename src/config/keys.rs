@@ -356,7 +356,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "allowedExecCommands",
         default: "none",
-        doc: "policy: the exec commands a cluster Secret may run, anything else an error (`awsAuthConfig` runs argocd-k8s-auth); unset: any when converting, only argocd-k8s-auth when validating. Applies to the function's own output too",
+        doc: "policy: the exec commands a cluster Secret may run, anything else an error (`awsAuthConfig` runs argocd-k8s-auth); unset: only argocd-k8s-auth, converting and validating alike (what convert writes, validate accepts). Applies to the function's own output too",
         kind: "list",
         set: |c, raw, _| {
             c.policy.allowed_exec_commands = Some(raw.list().map_err(bad)?);
@@ -396,7 +396,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "expiryWarningDays",
         default: "30",
-        doc: "policy: a `certData` or `caData` certificate that expires within this many days is a warning, one that has expired an error (when validating; a warning when converting), with its date; checked against the host's clock",
+        doc: "policy: a `certData` or `caData` certificate that expires within this many days is a warning, one that has expired an error (converting, the Secret is then not written and one Argo CD has is kept), with its date; checked against the host's clock",
         kind: "number",
         set: |c, raw, _| {
             c.policy.expiry_days = raw

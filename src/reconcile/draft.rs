@@ -70,19 +70,27 @@ pub(super) fn draft<'x, 'a>(
         None => {}
     }
     let node = secret.to_node(ctx.config.data_field, true);
-    let checked = validate::check_dated(&node, &ctx.config.policy, ctx.now);
+    // The policy validate enforces by default: what convert writes, validate accepts.
+    let checked = validate::check_dated(&node, &ctx.config.validation_policy(), ctx.now);
     if let Some(o) = ctx.outcomes.get(kubeconfig.outcome) {
         o.expires = checked.expires;
     }
     let object = ctx.object(kubeconfig.from);
+    // An expired certificate is an error here as in `validate` (what convert writes, validate
+    // accepts): the Secret is not written, and one Argo CD has stays as it is.
+    let mut expired = Vec::new();
     for (which, finding) in checked.dated {
         let message = format!(
             "kubeconfig {}: {}",
             which.kubeconfig_field(),
             finding.message
         );
-        let warning = Finding::warning(message).at(kubeconfig.field);
-        ctx.results.push(object.finding(warning));
+        if finding.severity == Severity::Error {
+            expired.push(message);
+            continue;
+        }
+        let said = Finding::warning(message).at(kubeconfig.field);
+        ctx.results.push(object.finding(said));
     }
     if !replaceable {
         return None;
@@ -95,8 +103,10 @@ pub(super) fn draft<'x, 'a>(
         .filter(|f| f.severity == Severity::Error)
         .map(|f| {
             let field = f.field.as_deref().unwrap_or_default();
-            format!("{target} not written: {field}: {}", f.message)
+            format!("{field}: {}", f.message)
         })
+        .chain(expired)
+        .map(|why| format!("{target} not written: {why}"))
         .collect();
     let changed = old.map_or_else(Vec::new, |at| changes(&ctx.item(at).node, &node));
     let out = match output {

@@ -421,7 +421,7 @@ fn allowed(command: &str, field: &str, policy: &Policy, out: &mut Vec<Finding>) 
         if !list.iter().any(|c| c == command) {
             out.push(
                 Finding::error(format!(
-                    "policy: the exec command {command:?} is not allowed (allowed: {})",
+                    "policy: the exec command {command:?} is not allowed (allowed: {}); if your Argo CD image ships it, list it in allowedExecCommands",
                     list.join(", ")
                 ))
                 .at(field.to_string()),
