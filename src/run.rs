@@ -238,8 +238,14 @@ fn config_failure(
     let results: Vec<Finding> = errors
         .iter()
         .map(|error| {
-            let finding = Finding::error(format!("functionConfig: {}", error.detail()))
-                .on(resource.clone(), None);
+            let finding = match error {
+                // A setting given on top is not the functionConfig's.
+                ConfigError::UnknownSetting { .. } | ConfigError::BadSetting { .. } => {
+                    Finding::error(error.to_string())
+                }
+                _ => Finding::error(format!("functionConfig: {}", error.detail()))
+                    .on(resource.clone(), None),
+            };
             match error.field() {
                 Some(field) => finding.at(field),
                 None => finding,

@@ -475,3 +475,28 @@ fn wrap_puts_a_kubeconfig_into_its_secret_for_the_conversion() {
         );
     }
 }
+
+/// Issue "The first hour": a YAML syntax error in a file named on the command line names the
+/// file, as editors and CI logs link it; from standard input it names none.
+#[test]
+fn a_yaml_error_names_its_file() {
+    let dir = common::TempDir::new("cli", "yaml-error");
+    let file = dir.path("fleet.yaml");
+    std::fs::write(&file, "apiVersion: v1\nkind: [\n").expect("written");
+    let named = capi2argo(&[file.to_str().expect("UTF-8 path")], b"");
+    assert_eq!(named.status.code(), Some(2));
+    assert!(
+        text(&named.stderr).starts_with(&format!(
+            "capi2argo: {}: invalid YAML at line 3",
+            file.display()
+        )),
+        "{}",
+        text(&named.stderr)
+    );
+    let piped = capi2argo(&[], b"apiVersion: v1\nkind: [\n");
+    assert!(
+        text(&piped.stderr).starts_with("capi2argo: invalid YAML at line 3"),
+        "{}",
+        text(&piped.stderr)
+    );
+}

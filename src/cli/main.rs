@@ -89,8 +89,17 @@ fn run(args: &Args) -> Result<Exit, String> {
             .and_then(|()| stdout.flush())
             .map_err(|e| format!("cannot write output: {e}"))?;
     }
+    // An input that cannot be read is named by its file, as editors and CI logs link it.
+    let mut stderr = report.stderr;
+    if report.exit == Exit::Unusable {
+        if let Some(path) = args.input_path().filter(|p| p.as_os_str() != "-") {
+            if let Some(rest) = stderr.strip_prefix("capi2argo: invalid YAML") {
+                stderr = format!("capi2argo: {}: invalid YAML{rest}", path.display());
+            }
+        }
+    }
     // Best effort: a closed stderr must not hide the exit code.
-    let _ = std::io::stderr().lock().write_all(report.stderr.as_bytes());
+    let _ = std::io::stderr().lock().write_all(stderr.as_bytes());
     Ok(report.exit)
 }
 

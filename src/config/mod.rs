@@ -151,6 +151,12 @@ pub enum ConfigError {
     BadValue { field: String, message: String },
     #[error("invalid setting {0:?}: expected key=value")]
     BadOverride(String),
+    /// A `key=value` setting given on top (`--set`, a host's overrides) names no setting.
+    #[error("--set {key}: {}", unknown_key_hint(key))]
+    UnknownSetting { key: String },
+    /// A `key=value` setting given on top has a value its key does not take.
+    #[error("--set {key}: {message}")]
+    BadSetting { key: String, message: String },
 }
 
 impl ConfigError {
@@ -203,9 +209,19 @@ impl Config {
         for item in overrides {
             match item.split_once('=') {
                 Some((key, value)) => {
-                    if let Err(e) = config.set("data", key, &Raw::Text(value), limits) {
-                        errors.push(e);
-                    }
+                    // Said as the setting it is, not as a field of a functionConfig.
+                    let error = match config.set("data", key, &Raw::Text(value), limits) {
+                        Ok(()) => continue,
+                        Err(ConfigError::UnknownKey { .. }) => ConfigError::UnknownSetting {
+                            key: key.to_string(),
+                        },
+                        Err(ConfigError::BadValue { field, message }) => ConfigError::BadSetting {
+                            key: field.strip_prefix("data.").unwrap_or(&field).to_string(),
+                            message,
+                        },
+                        Err(other) => other,
+                    };
+                    errors.push(error);
                 }
                 None => errors.push(ConfigError::BadOverride(item.clone())),
             }
@@ -341,9 +357,14 @@ mod tests {
                 Some("data.namespaceNames"),
                 Some("data.mode"),
                 Some("data.shards"),
-                Some("data.prune"),
+                None,
                 None
             ]
+        );
+        // A setting given on top is named as the setting, not as a functionConfig field.
+        assert_eq!(
+            errors[3].to_string(),
+            "--set prune: expected true or false, got \"maybe\""
         );
     }
 

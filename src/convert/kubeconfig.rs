@@ -292,6 +292,24 @@ fn read_into(
 
 /// Picks the cluster and user: the chosen or current context, else the only context, else the only cluster and user.
 fn select(r: &mut Reader, root: &Node, context: Option<&str>) -> Option<(String, Option<String>)> {
+    // Not a kubeconfig at all: say that, not what its first missing part is.
+    let parts = ["clusters", "contexts", "users", "current-context"];
+    if !parts.iter().any(|k| root.get(k).is_some()) {
+        let keys: Vec<&str> = root
+            .as_map()
+            .map(|m| m.iter().filter_map(|(k, _)| k.as_str()).take(5).collect())
+            .unwrap_or_default();
+        let holds = if keys.is_empty() {
+            "nothing a kubeconfig holds".to_string()
+        } else {
+            format!("keys {}", keys.join(", "))
+        };
+        r.error(
+            "",
+            format!("has no clusters, contexts or users: this is not a kubeconfig ({holds})"),
+        );
+        return None;
+    }
     let current = root
         .get("current-context")
         .and_then(Node::as_str)

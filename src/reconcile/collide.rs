@@ -128,14 +128,21 @@ impl<'x, 'a> Field<'_, 'x, 'a> {
 
     /// A collision: each conversion of `group` is an error, none is converted, and the Argo CD
     /// Secrets made from them stay as they are.
-    fn collision(&mut self, group: &[usize], message: &str, why: &str) {
+    /// `in_kubeconfig`: what collides comes from the kubeconfig (its server, its cluster entry's
+    /// name), so the error names the kubeconfig's field; otherwise the Secret's name.
+    fn collision(&mut self, group: &[usize], message: &str, why: &str, in_kubeconfig: bool) {
         for &i in group {
             if std::mem::take(&mut self.alive[i]) {
                 let c = &mut self.all[i];
                 let members = std::mem::take(&mut c.members);
                 let message = message.to_string();
+                let field = if in_kubeconfig {
+                    c.field.clone()
+                } else {
+                    "metadata.name".to_string()
+                };
                 self.ctx
-                    .report(c.from, Severity::Error, Some("metadata.name"), message);
+                    .report(c.from, Severity::Error, Some(&field), message);
                 self.ctx.outcomes.set(c.outcome, ClusterState::Failed, why);
                 self.out.unsettled.push(Unsettled {
                     members,
@@ -231,7 +238,7 @@ impl<'x, 'a> Field<'_, 'x, 'a> {
                 names.join(" and ")
             );
             let why = format!("clusters {} have one server", names.join(" and "));
-            self.collision(&winners, &message, &why);
+            self.collision(&winners, &message, &why, true);
         }
     }
 
@@ -270,7 +277,7 @@ impl<'x, 'a> Field<'_, 'x, 'a> {
                 names.join(" and ")
             );
             let why = format!("clusters {} share one Argo CD name", names.join(" and "));
-            self.collision(&group, &message, &why);
+            self.collision(&group, &message, &why, from_kubeconfig);
         }
     }
 
@@ -294,7 +301,7 @@ impl<'x, 'a> Field<'_, 'x, 'a> {
                     });
                 }
             }
-            self.collision(&group, &message, &why);
+            self.collision(&group, &message, &why, false);
         }
     }
 

@@ -53,6 +53,8 @@ pub(super) struct Conversion<'x, 'a> {
     pub cluster_name: String,
     /// The kubeconfig's cluster entry (what `nameFrom=kubeconfig` names the cluster, as CACO).
     pub entry: String,
+    /// The Secret field the kubeconfig was read from (`data.value`…), for findings about it.
+    pub field: String,
     pub server: String,
     /// The kubeconfig Secret it is made from.
     pub made_from: SecretId,
@@ -245,6 +247,7 @@ pub(super) fn convert_all<'x, 'a>(
             secret: SecretId::new(&secret.namespace, &secret.secret_name),
             cluster_name: secret.cluster_name.clone(),
             entry,
+            field: read.field.clone(),
             server: secret.server.clone(),
             made_from: SecretId::new(&secret.source_namespace, &secret.source_name),
             strength: Strength {

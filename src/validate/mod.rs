@@ -172,10 +172,18 @@ pub fn check_dated(node: &Node, policy: &Policy, now: Option<i64>) -> Checked {
             }
         }
     }
+    // A missing key is named where the Secret writes its values.
+    let writes = if node.get("data").is_none() && node.get("stringData").is_some() {
+        "stringData"
+    } else {
+        "data"
+    };
     match data("server") {
         None if unreadable("server") => {}
-        None => out
-            .push(Finding::error("is missing: Argo CD needs the API server URL").at("data.server")),
+        None => out.push(
+            Finding::error("is missing: Argo CD needs the API server URL")
+                .at(format!("{writes}.server")),
+        ),
         Some((field, server)) if !is_http_url(server.trim_end_matches('/')) => {
             out.push(Finding::error("is not an https:// (or http://) URL with a host").at(field))
         }
@@ -184,7 +192,7 @@ pub fn check_dated(node: &Node, policy: &Policy, now: Option<i64>) -> Checked {
     if data("name").is_none() && !unreadable("name") {
         out.push(
             Finding::warning("is missing: Argo CD names the cluster after its server URL")
-                .at("data.name"),
+                .at(format!("{writes}.name")),
         );
     }
     if let Some((field, shard)) = data("shard") {
