@@ -27,15 +27,15 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::quick_start_converts_the_example",
     ),
     (
-        "{ kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml; echo ---; kubectl get secrets -n argocd -o yaml; } > fleet.yaml",
-        "readme::kubectl_pipeline_against_a_stand_in (the real kubectl; tests/kube/apiserver.py stands in for the API server)",
+        "fleet() { kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml; echo ---; kubectl get clusters.cluster.x-k8s.io -A -o yaml; echo ---; kubectl get secrets -n argocd -o yaml; }",
+        "readme::kubectl_pipeline_against_a_stand_in (the real kubectl, in bash and in zsh; tests/kube/apiserver.py stands in for the API server)",
     ),
     (
-        "capi2argo plan fleet.yaml",
+        "fleet | capi2argo plan",
         "readme::kubectl_pipeline_against_a_stand_in",
     ),
     (
-        "capi2argo plan -o requests fleet.yaml | while read -r verb path body; do printf '%s\\n' \"$body\" | kubectl \"$verb\" --raw \"$path\" -f - > /dev/null || exit 1; done",
+        "fleet | capi2argo plan -o requests | while read -r verb url body; do printf '%s\\n' \"$body\" | kubectl \"$verb\" --raw \"$url\" -f - > /dev/null || break; done",
         "readme::kubectl_pipeline_against_a_stand_in",
     ),
     (
@@ -334,13 +334,26 @@ fn kubectl_pipeline_against_a_stand_in() {
     let commands: Vec<&str> = COMMANDS
         .iter()
         .map(|(c, _)| *c)
-        .filter(|c| c.contains("fleet.yaml"))
+        .filter(|c| c.starts_with("fleet"))
         .collect();
     assert_eq!(
         commands.len(),
         3,
         "the README's pipeline has three commands"
     );
+    // Pasted into one interactive shell, one line after another: the function the first line
+    // defines is there for the next, and nothing may end the shell (the echo after them runs).
+    let script = format!("{}\necho shell-still-here\n", commands.join("\n"));
+    let shells: Vec<&str> = ["bash", "zsh"]
+        .into_iter()
+        .filter(|shell| {
+            common::available(
+                shell,
+                &["-c", "true"],
+                &format!("the README's pipeline was NOT run in {shell}"),
+            )
+        })
+        .collect();
     let fixture = fs::read(root().join("tests/fixtures/providers/kubeadm.yaml")).expect("fixture");
     let items: Vec<serde_json::Value> = serde_json::from_str(
         &capi2argo::items_json(&fixture, &capi2argo::Limits::default()).expect("the fixture reads"),
@@ -366,142 +379,139 @@ fn kubectl_pipeline_against_a_stand_in() {
         secret["metadata"]["uid"] = format!("00000000-0000-4000-8000-{i:012}").into();
         secret["metadata"]["resourceVersion"] = (200 + i).to_string().into();
     }
-    let pipeline = |api: &common::apiserver::StandIn, name: &str, expect: Option<i32>| {
-        let dir = TempDir::new("readme", name);
-        for command in &commands {
-            let out = common::with_binary_on_path("sh")
-                .arg("-c")
-                .arg(command)
-                .current_dir(&dir.0)
-                .env("KUBECONFIG", &api.kubeconfig)
-                .output()
-                .expect("sh runs");
-            if let Some(code) = expect {
-                assert_eq!(
-                    out.status.code(),
-                    Some(code),
-                    "{command}: {}",
-                    text(&out.stderr)
-                );
-            }
-        }
-        fs::read_to_string(dir.path("fleet.yaml")).expect("fleet.yaml")
-    };
-    let Some(api) = common::apiserver::StandIn::start("readme-pipeline", &store) else {
-        return;
-    };
-    let before = api.secret_names();
-    pipeline(&api, "pipeline", Some(0));
-    let writes: Vec<(String, String)> = api
-        .writes()
-        .into_iter()
-        .map(|r| (r.method, r.path))
-        .collect();
-    assert_eq!(
-        writes,
-        [
-            ("POST".into(), "/api/v1/namespaces/argocd/secrets".into()),
-            (
-                "DELETE".into(),
-                "/api/v1/namespaces/argocd/secrets/cluster-retired".into()
-            ),
-        ],
-        "exactly the plan's create and prune"
-    );
-    let requests = api.writes();
-    let created: serde_json::Value = serde_json::from_str(&requests[0].body).expect("a Secret");
-    assert_eq!(created["metadata"]["name"], "cluster-prod-eu-1");
-    let options: serde_json::Value =
-        serde_json::from_str(&requests[1].body).expect("DeleteOptions");
-    let gone = &store[store.len() - 2];
-    assert_eq!(
-        options["preconditions"],
-        serde_json::json!({
-            "uid": gone["metadata"]["uid"],
-            "resourceVersion": gone["metadata"]["resourceVersion"],
-        }),
-        "the deletion is conditional on what was read"
-    );
-    let mut expected: Vec<String> = before
-        .into_iter()
-        .filter(|n| n != "argocd/cluster-retired")
-        .chain(["argocd/cluster-prod-eu-1".to_string()])
-        .collect();
-    expected.sort();
-    assert_eq!(
-        api.secret_names(),
-        expected,
-        "the repository credential stays"
-    );
-    // A second run finds its Secret as the API server stores it: unchanged, nothing written.
-    let fleet = pipeline(&api, "pipeline-again", Some(0));
-    assert_eq!(
-        api.writes().len(),
-        2,
-        "a second run wrote something: {:?}",
-        api.writes()
-    );
-    let out = common::capi2argo(&["plan"], fleet.as_bytes(), None);
-    assert!(
-        text(&out.stdout).contains("unchanged argocd/cluster-prod-eu-1 (prod-eu-1)"),
-        "{}",
-        text(&out.stdout)
-    );
-
-    // Someone edited the Argo CD Secret's server: it is replaced, conditional on the
-    // resourceVersion read.
-    let mut edited = api.secrets();
-    let mut version = String::new();
-    for secret in &mut edited {
-        if secret["metadata"]["name"] == "cluster-prod-eu-1" {
-            secret["data"]["server"] = "aHR0cHM6Ly9lbHNld2hlcmU6NjQ0Mw==".into();
-            version = secret["metadata"]["resourceVersion"]
-                .as_str()
-                .unwrap_or_default()
-                .to_string();
-        }
-    }
-    drop(api);
-    let Some(api) = common::apiserver::StandIn::start("readme-pipeline-edited", &edited) else {
-        return;
-    };
-    pipeline(&api, "pipeline-edited", Some(0));
-    let writes = api.writes();
-    assert_eq!(writes.len(), 1, "{writes:?}");
-    assert_eq!(writes[0].method, "PUT");
-    assert_eq!(
-        writes[0].path,
-        "/api/v1/namespaces/argocd/secrets/cluster-prod-eu-1"
-    );
-    let replaced: serde_json::Value = serde_json::from_str(&writes[0].body).expect("a Secret");
-    assert_eq!(replaced["metadata"]["resourceVersion"], version.as_str());
-    drop(api);
-
-    // The same cluster, but the kubeconfig Secrets' selector matches nothing (a typo, a
-    // half-failed get): the guard holds, nothing is deleted.
-    let only_argocd: Vec<serde_json::Value> = store[store.len() - 2..].to_vec();
-    let Some(api) = common::apiserver::StandIn::start("readme-pipeline-empty", &only_argocd) else {
-        return;
-    };
-    let dir = TempDir::new("readme", "pipeline-empty");
-    for command in &commands {
-        let out = common::with_binary_on_path("sh")
+    let run = |api: &common::apiserver::StandIn, shell: &str, name: &str| {
+        let dir = TempDir::new("readme", &format!("{name}-{shell}"));
+        let out = common::with_binary_on_path(shell)
             .arg("-c")
-            .arg(command)
+            .arg(&script)
             .current_dir(&dir.0)
             .env("KUBECONFIG", &api.kubeconfig)
             .output()
-            .expect("sh runs");
-        if command.starts_with("capi2argo plan fleet.yaml") {
-            assert_eq!(out.status.code(), Some(1), "the guard's error exits 1");
-            assert!(
-                text(&out.stderr).contains("allowEmpty=false"),
-                "{}",
-                text(&out.stderr)
-            );
+            .expect("the shell runs");
+        assert!(
+            text(&out.stdout).ends_with("shell-still-here\n"),
+            "{shell}: the pasted commands ended the shell:\n{}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        assert!(
+            fs::read_dir(&dir.0).expect("dir").next().is_none(),
+            "{shell}: the commands left a file (the fleet's credentials) behind"
+        );
+        out
+    };
+    for shell in shells {
+        let pipeline = |api: &common::apiserver::StandIn, name: &str| run(api, shell, name);
+        let Some(api) =
+            common::apiserver::StandIn::start(&format!("readme-pipeline-{shell}"), &store)
+        else {
+            return;
+        };
+        let before = api.secret_names();
+        pipeline(&api, "pipeline");
+        let writes: Vec<(String, String)> = api
+            .writes()
+            .into_iter()
+            .map(|r| (r.method, r.path))
+            .collect();
+        assert_eq!(
+            writes,
+            [
+                ("POST".into(), "/api/v1/namespaces/argocd/secrets".into()),
+                (
+                    "DELETE".into(),
+                    "/api/v1/namespaces/argocd/secrets/cluster-retired".into()
+                ),
+            ],
+            "exactly the plan's create and prune"
+        );
+        let requests = api.writes();
+        let created: serde_json::Value = serde_json::from_str(&requests[0].body).expect("a Secret");
+        assert_eq!(created["metadata"]["name"], "cluster-prod-eu-1");
+        let options: serde_json::Value =
+            serde_json::from_str(&requests[1].body).expect("DeleteOptions");
+        let gone = &store[store.len() - 2];
+        assert_eq!(
+            options["preconditions"],
+            serde_json::json!({
+                "uid": gone["metadata"]["uid"],
+                "resourceVersion": gone["metadata"]["resourceVersion"],
+            }),
+            "the deletion is conditional on what was read"
+        );
+        let mut expected: Vec<String> = before
+            .into_iter()
+            .filter(|n| n != "argocd/cluster-retired")
+            .chain(["argocd/cluster-prod-eu-1".to_string()])
+            .collect();
+        expected.sort();
+        assert_eq!(
+            api.secret_names(),
+            expected,
+            "the repository credential stays"
+        );
+        // A second run finds its Secret as the API server stores it: unchanged, nothing written.
+        let out = pipeline(&api, "pipeline-again");
+        assert_eq!(
+            api.writes().len(),
+            2,
+            "a second run wrote something: {:?}",
+            api.writes()
+        );
+        assert!(
+            text(&out.stdout).contains("unchanged argocd/cluster-prod-eu-1 (prod-eu-1)"),
+            "{}",
+            text(&out.stdout)
+        );
+
+        // Someone edited the Argo CD Secret's server: it is replaced, conditional on the
+        // resourceVersion read.
+        let mut edited = api.secrets();
+        let mut version = String::new();
+        for secret in &mut edited {
+            if secret["metadata"]["name"] == "cluster-prod-eu-1" {
+                secret["data"]["server"] = "aHR0cHM6Ly9lbHNld2hlcmU6NjQ0Mw==".into();
+                version = secret["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+            }
         }
+        drop(api);
+        let Some(api) =
+            common::apiserver::StandIn::start(&format!("readme-pipeline-edited-{shell}"), &edited)
+        else {
+            return;
+        };
+        pipeline(&api, "pipeline-edited");
+        let writes = api.writes();
+        assert_eq!(writes.len(), 1, "{writes:?}");
+        assert_eq!(writes[0].method, "PUT");
+        assert_eq!(
+            writes[0].path,
+            "/api/v1/namespaces/argocd/secrets/cluster-prod-eu-1"
+        );
+        let replaced: serde_json::Value = serde_json::from_str(&writes[0].body).expect("a Secret");
+        assert_eq!(replaced["metadata"]["resourceVersion"], version.as_str());
+        drop(api);
+
+        // The same cluster, but the kubeconfig Secrets' selector matches nothing (a typo, a
+        // half-failed get): the guard holds, nothing is deleted.
+        let only_argocd: Vec<serde_json::Value> = store[store.len() - 2..].to_vec();
+        let Some(api) = common::apiserver::StandIn::start(
+            &format!("readme-pipeline-empty-{shell}"),
+            &only_argocd,
+        ) else {
+            return;
+        };
+        let out = pipeline(&api, "pipeline-empty");
+        assert!(
+            text(&out.stderr).contains("allowEmpty=false"),
+            "{}",
+            text(&out.stderr)
+        );
+        assert!(api.writes().is_empty(), "{:?}", api.writes());
     }
-    assert!(api.writes().is_empty(), "{:?}", api.writes());
 }
 
 /// `kubectl get secrets … -o yaml` prints a `kind: List`; here it holds the Argo CD Secret
