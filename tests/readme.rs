@@ -43,7 +43,7 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::kubectl_pipelines_with_a_lists_worth_of_secrets (no cluster here: kubectl's ends stand in)",
     ),
     (
-        "kubectl get secrets -n argocd -l argocd.argoproj.io/secret-type=cluster -o yaml | capi2argo validate",
+        "kubectl get secrets -n argocd -l argocd.argoproj.io/secret-type=cluster -o yaml | capi2argo validate --findings",
         "readme::validate_pipeline_as_written (no cluster here: kubectl's List stands in)",
     ),
     (
@@ -549,6 +549,25 @@ fn validate_pipeline_as_written() {
     );
     // The output is the input, item for item.
     assert!(text(&out.stdout).contains("\"Insecure\": \"no\""));
+    // As the book has it: `--findings` prints the findings and a summary, never the input (its
+    // credentials) — issue "The first hour".
+    let out = common::capi2argo(&["validate", "--findings"], bad.as_bytes(), None);
+    assert_eq!(out.status.code(), Some(1));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("stringData.config.tlsClientConfig.Insecure:")
+            && shown
+                .lines()
+                .last()
+                .is_some_and(|l| l.starts_with("validate: 1 error")),
+        "{shown}"
+    );
+    assert!(
+        !shown.contains("keyData\": \""),
+        "the input was printed: {shown}"
+    );
+    let out = common::capi2argo(&["validate", "--findings"], good.as_bytes(), None);
+    assert_eq!(text(&out.stdout), "validate: no problem found\n");
 }
 
 #[test]

@@ -75,6 +75,10 @@ pub enum Command {
     Validate {
         /// Input file; standard input when absent or `-`.
         input: Option<PathBuf>,
+        /// Print the findings and a summary line on standard output instead of the input, whose
+        /// Secrets hold credentials (for a terminal; a kpt validator keeps the default).
+        #[arg(long)]
+        findings: bool,
     },
     /// Puts a bare kubeconfig (`kubectl config view --raw`, YAML or JSON) into the Secret Cluster
     /// API would write for its cluster, named after the cluster entry its context uses, in
@@ -112,13 +116,20 @@ impl Args {
     /// The input file, given before or after the subcommand.
     pub fn input_path(&self) -> Option<&std::path::Path> {
         match &self.command {
-            Some(Command::Validate { input: Some(path) })
+            Some(Command::Validate {
+                input: Some(path), ..
+            })
             | Some(Command::Wrap { input: Some(path) })
             | Some(Command::Plan {
                 input: Some(path), ..
             }) => Some(path),
             _ => self.input.as_deref(),
         }
+    }
+
+    /// Whether the command is `validate --findings`: no input echoed, findings and a summary.
+    pub fn findings_only(&self) -> bool {
+        matches!(self.command, Some(Command::Validate { findings: true, .. }))
     }
 
     /// Whether the command is `wrap`.

@@ -7,8 +7,8 @@ mod read;
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
-use capi2argo::Options;
 use capi2argo::host::{self, Exit};
+use capi2argo::{Options, Severity};
 
 use args::Args;
 use read::{WorkingDir, read_bounded, read_file};
@@ -74,8 +74,9 @@ fn run(args: &Args) -> Result<Exit, String> {
     let mut stdout = std::io::BufWriter::with_capacity(1 << 18, std::io::stdout().lock());
     let mut written = Ok(());
     let mut files = WorkingDir::new(limit);
+    let findings_only = args.findings_only();
     let mut sink = |piece: &str| {
-        if written.is_ok() {
+        if written.is_ok() && !findings_only {
             written = stdout.write_all(piece.as_bytes());
         }
     };
@@ -91,6 +92,24 @@ fn run(args: &Args) -> Result<Exit, String> {
     }
     // An input that cannot be read is named by its file, as editors and CI logs link it.
     let mut stderr = report.stderr;
+    if findings_only && report.exit != Exit::Unusable {
+        let count = |s: Severity| report.results.iter().filter(|f| f.severity == s).count();
+        let (errors, warnings) = (count(Severity::Error), count(Severity::Warning));
+        let summary = if errors + warnings == 0 {
+            "validate: no problem found\n".to_string()
+        } else {
+            format!(
+                "validate: {errors} error{}, {warnings} warning{}\n",
+                if errors == 1 { "" } else { "s" },
+                if warnings == 1 { "" } else { "s" }
+            )
+        };
+        std::io::stdout()
+            .lock()
+            .write_all(format!("{stderr}{summary}").as_bytes())
+            .map_err(|e| format!("cannot write output: {e}"))?;
+        return Ok(report.exit);
+    }
     if report.exit == Exit::Unusable {
         if let Some(path) = args.input_path().filter(|p| p.as_os_str() != "-") {
             if let Some(rest) = stderr.strip_prefix("capi2argo: invalid YAML") {
