@@ -799,6 +799,16 @@ fn once_carries_out_one_plan_and_exits_with_its_code() {
     let through = once(&["--set", "allowEmpty=true"]);
     assert_eq!(through.status.code(), Some(0), "{}", text(&through.stderr));
     assert!(!has_argo_secret(&api, "cluster-alpha"));
+    // One cluster that will not convert fails every run (exit 1), the rest still carried out;
+    // strict=false makes it a warning (exit 0), as the book says for unattended runs.
+    let mut broken = kubeconfig_secret("broken", &server("broken"));
+    broken["data"]["value"] = B64.encode("not: [a kubeconfig").into();
+    let (code, _) = api.send("POST", "/api/v1/namespaces/fleet/secrets", Some(&broken));
+    assert_eq!(code, 201);
+    let failing = once(&[]);
+    assert_eq!(failing.status.code(), Some(1), "{}", text(&failing.stderr));
+    let lenient = once(&["--set", "strict=false"]);
+    assert_eq!(lenient.status.code(), Some(0), "{}", text(&lenient.stderr));
     // A bad setting: exit 2, nothing read.
     let before = api.requests().len();
     let bad = once(&["--set", "maxPrune=lots"]);
