@@ -4,10 +4,7 @@
 //! read only here), when its token is due, and what the controller must grant in the workload
 //! cluster. The function decides; the controller mints what it is told to.
 
-use std::collections::BTreeMap;
 use std::fmt;
-
-use serde_json::json;
 
 use crate::config::MaxPrune;
 use crate::convert::argocd::{ClusterConfig, Sensitive};
@@ -15,6 +12,7 @@ use crate::krm::finding::Finding;
 use crate::krm::object::Object;
 use crate::reconcile::SecretId;
 use crate::validate::expiry::{instant as format_instant, parse_instant};
+use crate::yaml::Node;
 
 /// The label that marks a token Secret, and its value.
 pub const TOKEN_LABEL: &str = "capi2argo.dev/credential";
@@ -449,35 +447,47 @@ impl TokenNeed {
     /// The token Secret that keeps `token`, issued and expiring at these Unix seconds, as JSON
     /// (a create, or a replace of [`TokenNeed::current`]).
     pub fn secret_body(&self, token: &str, issued: i64, expires: i64) -> String {
-        let mut annotations = BTreeMap::new();
-        annotations.insert(KUBECONFIG_ANNOTATION, self.kubeconfig.to_string());
-        annotations.insert(GRANT_ANNOTATION, self.grant.to_string());
-        annotations.insert(ISSUED_ANNOTATION, format_instant(issued));
-        annotations.insert(EXPIRES_ANNOTATION, format_instant(expires));
+        let mut annotations = vec![
+            (
+                KUBECONFIG_ANNOTATION,
+                Node::string(self.kubeconfig.to_string()),
+            ),
+            (GRANT_ANNOTATION, Node::string(self.grant.to_string())),
+            (ISSUED_ANNOTATION, Node::string(format_instant(issued))),
+            (EXPIRES_ANNOTATION, Node::string(format_instant(expires))),
+        ];
         if let Some(version) = &self.kubeconfig_version {
-            annotations.insert(KUBECONFIG_VERSION_ANNOTATION, version.clone());
+            annotations.push((KUBECONFIG_VERSION_ANNOTATION, Node::string(version.clone())));
         }
-        let mut metadata = json!({
-            "name": self.secret.name,
-            "namespace": self.secret.namespace,
-            "labels": {
-                TOKEN_LABEL: TOKEN_LABEL_VALUE,
-                "app.kubernetes.io/managed-by": "capi2argo",
-            },
-            "annotations": annotations,
-        });
+        let mut metadata = vec![
+            ("name", Node::string(self.secret.name.clone())),
+            ("namespace", Node::string(self.secret.namespace.clone())),
+            (
+                "labels",
+                Node::map(vec![
+                    (TOKEN_LABEL, Node::string(TOKEN_LABEL_VALUE)),
+                    ("app.kubernetes.io/managed-by", Node::string("capi2argo")),
+                ]),
+            ),
+            ("annotations", Node::map(annotations)),
+        ];
         if let Some((uid, version)) = &self.current {
-            metadata["uid"] = json!(uid);
-            metadata["resourceVersion"] = json!(version);
+            metadata.push(("uid", Node::string(uid.clone())));
+            metadata.push(("resourceVersion", Node::string(version.clone())));
         }
-        json!({
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": metadata,
-            "type": TOKEN_SECRET_TYPE,
-            "stringData": {"token": token},
-        })
-        .to_string()
+        let secret = Node::map(vec![
+            ("apiVersion", Node::string("v1")),
+            ("kind", Node::string("Secret")),
+            ("metadata", Node::map(metadata)),
+            ("type", Node::string(TOKEN_SECRET_TYPE)),
+            (
+                "stringData",
+                Node::map(vec![("token", Node::string(token))]),
+            ),
+        ]);
+        let mut body = String::new();
+        crate::yaml::emit::write_json(&mut body, &secret, None);
+        body
     }
 }
 

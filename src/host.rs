@@ -66,7 +66,15 @@ pub fn drive(
     sink: &mut krm::Sink,
 ) -> Report {
     match run_streaming(input, options, files, sink) {
-        Ok(finished) => report(finished.results),
+        Ok(finished) => {
+            let in_output = finished.results_in_output;
+            let mut report = report(finished.results);
+            // A ResourceList carries its results: kpt shows them, and would show them twice.
+            if in_output {
+                report.stderr.clear();
+            }
+            report
+        }
         Err(e) => unusable(&e),
     }
 }

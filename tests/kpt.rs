@@ -321,3 +321,41 @@ fn guards_hold_a_render_that_would_empty_or_gut_the_fleet() {
     assert_eq!(argocd, ["argocd/cluster-fleet-eu-prod-eu-1.yaml"]);
     fs::remove_dir_all(&dir).ok();
 }
+
+/// The book's way to see a kpt package's plan before rendering it: `kpt fn source` gives the
+/// package as a ResourceList, and the Kptfile's `configMap` keys go to `capi2argo plan` as
+/// `--set` (issue "The first hour": kpt hid the error that explained a failure).
+#[test]
+fn a_packages_plan_before_rendering() {
+    if skip_without_kpt() {
+        return;
+    }
+    let dir = scratch("plan-before-render");
+    copy_package(&common::root().join("Kptfile-examples/mixed-fleet"), &dir);
+    let script = format!(
+        "kpt fn source {} | capi2argo plan --set namespacedNames=true --set argoNamespace=argocd",
+        dir.display()
+    );
+    let out = common::with_binary_on_path("sh")
+        .args(["-c", &script])
+        .output()
+        .expect("sh runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        plan.contains("create    argocd/cluster-stores-retail-k3s-07 (stores-retail-k3s-07)")
+            && plan.ends_with(
+                "plan: 4 to create, 0 to update, 0 to rename, 0 to prune, 0 kept, 0 unchanged\n"
+            ),
+        "{plan}"
+    );
+    // Nothing was written: the package is as it was.
+    assert_eq!(
+        files(&dir),
+        files(&common::root().join("Kptfile-examples/mixed-fleet"))
+    );
+}

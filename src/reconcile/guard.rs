@@ -165,8 +165,9 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
     for (source, held) in empty {
         let count = held.len();
         let message = format!(
-            "{count} owned Argo CD cluster {} of source {source} would be pruned, and the input holds no kubeconfig Secret of that source at all: none is pruned (allowEmpty=false: an empty or broken input must not empty Argo CD; {APPLICATIONSET_EFFECT}). If every one of these clusters is really gone, run once with {let_through}",
-            secrets(count)
+            "{count} owned Argo CD cluster {} of source {source} would be pruned ({}), and the input holds no kubeconfig Secret of that source at all: none is pruned (allowEmpty=false: an empty or broken input must not empty Argo CD; {APPLICATIONSET_EFFECT}). If every one of these clusters is really gone, run once with {let_through}",
+            secrets(count),
+            listed(&held)
         );
         ctx.report_config(Severity::Error, None, message.clone());
         steps.held.push(Held {
@@ -233,7 +234,8 @@ fn max_prune(ctx: &mut Ctx, steps: &mut Steps) {
         format!("prune {pruned}")
     };
     let message = format!(
-        "this run would {what} of the {owned} owned Argo CD cluster Secrets, more than maxPrune={setting} allows ({limit}): none is pruned or renamed ({APPLICATIONSET_EFFECT}). If these clusters are really gone or meant to be renamed, run once with maxPrune={pruned} (or a percentage) for this run"
+        "this run would {what} of the {owned} owned Argo CD cluster Secrets ({}), more than maxPrune={setting} allows ({limit}): none is pruned or renamed ({APPLICATIONSET_EFFECT}). If these clusters are really gone or meant to be renamed, run once with maxPrune={pruned} (or a percentage) for this run",
+        listed(&held)
     );
     ctx.report_config(Severity::Error, None, message.clone());
     steps.held.push(Held {
@@ -412,6 +414,17 @@ fn announce(ctx: &mut Ctx, steps: &Steps) {
             _ => continue,
         };
         ctx.report(old, Severity::Info, None, message);
+    }
+}
+
+/// The Secrets a guard kept, by name: the first few, and how many more (kpt shows a result's
+/// first lines only).
+fn listed(held: &[SecretId]) -> String {
+    const SHOWN: usize = 5;
+    let names: Vec<String> = held.iter().take(SHOWN).map(ToString::to_string).collect();
+    match held.len().saturating_sub(SHOWN) {
+        0 => names.join(", "),
+        more => format!("{}, and {more} more", names.join(", ")),
     }
 }
 

@@ -116,6 +116,9 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         }
     }
     guard::check(&mut ctx, &scan, &mut steps);
+    // What explains a failure first: errors, then warnings, then information (kpt cuts long
+    // result lists short).
+    ctx.results.sort_by_key(|f| f.severity);
     let revocable: Vec<_> = needs.iter().chain(&revocable).cloned().collect();
     let token_deletes = tokens::deletes(&mut ctx, &scan, &steps, &revocable);
     let mut plan = plan::public(&mut ctx, &steps, run.output);

@@ -107,6 +107,7 @@ pub fn validate_input(
         );
     }
     let items: Vec<Out> = input.items.iter().map(Out::Keep).collect();
+    results.sort_by_key(|f| f.severity);
     render(input, &items, &TextStore::default(), &results, sink);
     results
 }

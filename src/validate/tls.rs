@@ -235,7 +235,8 @@ fn organizations(cert: &Certificate) -> Vec<String> {
     cert.tbs_certificate()
         .subject()
         .iter()
-        .filter(|attr| attr.oid.to_string() == "2.5.4.10")
+        // id-at-organizationName, 2.5.4.10, as DER: compared as bytes, no OID formatting linked.
+        .filter(|attr| attr.oid.as_bytes() == [0x55, 0x04, 0x0a])
         .filter_map(|attr| {
             std::str::from_utf8(attr.value.value())
                 .ok()
