@@ -14,6 +14,7 @@ const LAYERS: &[&str] = &[
     "sources",
     "validate",
     "config",
+    "access",
     "credentials",
     "wrap",
     "reconcile",

@@ -2,8 +2,8 @@
 //! the book's settings table (`docs/src/configuration.md`), "did you mean" and the playground's
 //! form all read this table, so none of them can drift from the others.
 
+use super::access;
 use super::{Config, MaxPrune, Mode, NameFrom, Task};
-use crate::access;
 use crate::convert::argocd::DataField;
 use crate::convert::meta::is_dns1123_label;
 use crate::fleet::{fields, inventory};

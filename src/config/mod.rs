@@ -1,6 +1,5 @@
 //! The function's configuration: a ConfigMap of strings or a typed `Capi2Argo` object, validated key by key.
 
-use crate::access;
 use crate::convert::argocd::{DataField, Fields};
 use crate::fleet::inventory::Layer;
 use crate::limits::Limits;
@@ -9,6 +8,7 @@ use crate::sources::{self, Source};
 use crate::validate::Policy;
 use crate::yaml::Node;
 
+pub mod access;
 mod keys;
 
 pub use keys::{KEYS, Key, help};

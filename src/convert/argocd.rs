@@ -15,6 +15,10 @@ pub const SOURCE_NAMESPACE_LABEL: &str = "capi-to-argocd/cluster-namespace";
 /// Argo CD 3.4+ stops reconciling a cluster whose Secret carries it as true (controller/sharding/cache.go).
 pub const SKIP_RECONCILE_ANNOTATION: &str = "argocd.argoproj.io/skip-reconcile";
 
+/// On an Argo CD Secret that logs in with a ServiceAccount token capi2argo-controller renews
+/// (`credentials: serviceAccount`): when the token stops being valid.
+pub const TOKEN_EXPIRES_ANNOTATION: &str = "capi2argo.dev/token-expires";
+
 /// A credential. Debug output never shows it; only the Secret's `config` JSON carries it.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct Sensitive(pub String);

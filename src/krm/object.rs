@@ -6,6 +6,7 @@
 #![cfg_attr(feature = "internals", allow(missing_docs))]
 
 use std::borrow::Cow;
+use std::fmt;
 
 use crate::krm::b64;
 use crate::yaml::{Node, Value};
@@ -264,5 +265,34 @@ impl<'n, 'a> Object<'n, 'a> {
             None => problems.push(problem("metadata".into(), "is missing".into())),
         }
         problems
+    }
+}
+
+/// A Secret, by namespace and name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SecretId {
+    /// Its namespace (`default` when none is written).
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl SecretId {
+    pub(crate) fn new(namespace: &str, name: &str) -> Self {
+        SecretId {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// The object's namespace (as the API server reads it) and name.
+    pub(crate) fn of(object: Object) -> Self {
+        SecretId::new(object.namespace(), object.name().unwrap_or_default())
+    }
+}
+
+impl fmt::Display for SecretId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
     }
 }

@@ -5,36 +5,8 @@
 use std::fmt;
 
 use crate::convert::meta::label_value;
-use crate::krm::object::Object;
 
-/// A Secret, by namespace and name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SecretId {
-    /// Its namespace (`default` when none is written).
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-}
-
-impl SecretId {
-    pub(crate) fn new(namespace: &str, name: &str) -> Self {
-        SecretId {
-            namespace: namespace.to_string(),
-            name: name.to_string(),
-        }
-    }
-
-    /// The object's namespace (as the API server reads it) and name.
-    pub(crate) fn of(object: Object) -> Self {
-        SecretId::new(object.namespace(), object.name().unwrap_or_default())
-    }
-}
-
-impl fmt::Display for SecretId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
+pub use crate::krm::object::SecretId;
 
 /// A kubeconfig Secret as the labels of the Argo CD Secrets made from it name it: its namespace
 /// and name as label values (long ones cut and hashed, the same way every time).

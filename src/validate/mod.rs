@@ -237,7 +237,7 @@ pub fn check_dated(node: &Node, policy: &Policy, now: Option<i64>) -> Checked {
             Ok(config) => {
                 // A ServiceAccount token capi2argo-controller renews expires on purpose.
                 let renewed = object
-                    .annotation(crate::access::EXPIRES_ANNOTATION)
+                    .annotation(crate::convert::argocd::TOKEN_EXPIRES_ANNOTATION)
                     .is_some();
                 config_checks(&config, field, policy, now, renewed, &mut checked)
             }

@@ -120,11 +120,14 @@ fn the_deployment_pod_registers_a_cluster_and_stops_cleanly() {
         api.secret_names()
             .contains(&"argocd/cluster-prod-eu-2".to_string())
     });
+    // The metric counts a write once its answer is in, which may be a moment after the API
+    // server shows the Secret.
+    eventually("both creates counted", &name, || {
+        get(metrics, "/metrics").is_some_and(|(_, e)| {
+            e.contains("capi2argo_writes_total{verb=\"create\",outcome=\"ok\"} 2")
+        })
+    });
     let (_, exposition) = get(metrics, "/metrics").expect("metrics");
-    assert!(
-        exposition.contains("capi2argo_writes_total{verb=\"create\",outcome=\"ok\"} 2"),
-        "{exposition}"
-    );
     assert!(exposition.contains("capi2argo_leader 1"));
     // Its Lease, held by its pod, made with the rights the Role gives.
     let lease = api
