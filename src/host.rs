@@ -66,15 +66,9 @@ pub fn drive(
     sink: &mut krm::Sink,
 ) -> Report {
     match run_streaming(input, options, files, sink) {
-        Ok(finished) => {
-            let in_output = finished.results_in_output;
-            let mut report = report(finished.results);
-            // A ResourceList carries its results: kpt shows them, and would show them twice.
-            if in_output {
-                report.stderr.clear();
-            }
-            report
-        }
+        // Results go to standard error even where a ResourceList carries them: kustomize shows a
+        // function's standard error only, never its results.
+        Ok(finished) => report(finished.results),
         Err(e) => unusable(&e),
     }
 }

@@ -65,9 +65,6 @@ pub struct Outcome {
 pub struct Finished {
     /// Every result, errors first, then warnings, then information.
     pub results: Vec<Finding>,
-    /// The results travel in the output (a ResourceList's `results`): a host that also printed
-    /// them would say each twice (kpt shows both).
-    pub results_in_output: bool,
     /// What happened to each Argo CD cluster Secret (none when the run only validated, or its
     /// configuration was unusable).
     pub plan: Option<Plan>,
@@ -130,8 +127,6 @@ fn execute(
     let limits = &options.limits;
     let mut parsed = krm::parse_reading(input, limits, Some(cut_unread))?;
     let override_doc = function_config_override(options)?;
-    let results_in_output =
-        output == Output::Resources && matches!(parsed.form, krm::Form::ResourceList { .. });
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
     if let Err(errors) = Config::from_parts(override_doc.as_ref(), &options.overrides, limits) {
         let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
@@ -144,7 +139,6 @@ fn execute(
             let results = config_failure(&parsed, fc, &errors, sink);
             return Ok(Finished {
                 results,
-                results_in_output,
                 plan: None,
             });
         }
@@ -155,7 +149,6 @@ fn execute(
         let results = validate::validate_input(&parsed, &policy, options.now, fc_ref, sink);
         return Ok(Finished {
             results,
-            results_in_output,
             plan: None,
         });
     }
@@ -173,7 +166,6 @@ fn execute(
     }
     Ok(Finished {
         results: reconciled.results,
-        results_in_output,
         plan: Some(reconciled.plan),
     })
 }
