@@ -143,7 +143,11 @@ fn execute(
             });
         }
     };
-    let fc_ref = fc.map(|n| Object::new(n).resource_ref());
+    // A config made of settings alone (no name: `--set`, a host's config object) is no resource
+    // to name in a result.
+    let fc_ref = fc
+        .map(|n| Object::new(n).resource_ref())
+        .filter(|r| !r.name.is_empty());
     if config.task == Task::Validate {
         let policy = config.validation_policy();
         let results = validate::validate_input(&parsed, &policy, options.now, fc_ref, sink);
