@@ -66,7 +66,8 @@ fn once(objects: &[(Identity, Node<'static>)], identity: &Identity) -> bool {
     objects.iter().filter(|(i, _)| i == identity).count() == 1
 }
 
-/// The Secrets the plan removes from the output.
+/// The Secrets the plan removes from the output: prunes, renames away, and token Secrets no Argo
+/// CD Secret uses any more (`credentials: serviceAccount`).
 fn removed(plan: &Plan) -> HashSet<SecretId> {
     plan.entries
         .iter()
@@ -75,6 +76,7 @@ fn removed(plan: &Plan) -> HashSet<SecretId> {
             Action::Rename { from, .. } if *from != e.secret => Some(from.clone()),
             _ => None,
         })
+        .chain(plan.token_deletes.iter().map(|d| d.secret.clone()))
         .collect()
 }
 
