@@ -1,7 +1,7 @@
 //! The crate as crates.io would get it: `cargo package` and `cargo publish --dry-run` stay clean,
 //! the `.crate` holds what builds the command and nothing else, it builds from the `.crate` alone
 //! (with `--version` from the commit `cargo package` recorded, an override, or `commit unknown`),
-//! and the README's `cargo install --locked capi2argo` installs it, with crates.io stood in for by
+//! and `cargo install --locked capi2argo` (the install once it is published) installs it, with crates.io stood in for by
 //! a directory holding that `.crate` and its dependencies (cargo's source replacement).
 //!
 //! One test, in order: every step writes the same `.crate`. Its builds use target/package-check
@@ -17,7 +17,7 @@ use std::process::{Command, Output};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// The one `cargo install` command the README shows for crates.io.
+/// How the crate will install from crates.io once it is published (the README says it is not yet).
 pub const CRATES_IO_INSTALL: &str = "cargo install --locked capi2argo";
 
 /// What cargo says about a package whose tests and benchmarks need the repository (fixtures,
@@ -196,7 +196,7 @@ fn the_crate_packages_publishes_and_installs_clean() {
     crates_io_install(&crate_file);
 }
 
-/// The README's `cargo install --locked capi2argo`, as written, with crates.io replaced by a
+/// `cargo install --locked capi2argo`, with crates.io replaced by a
 /// directory source holding the `.crate` just packaged and every dependency of the lock file
 /// (`cargo vendor`): what crates.io would serve, checksums included.
 fn crates_io_install(crate_file: &Path) {

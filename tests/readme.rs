@@ -12,7 +12,7 @@ use crate::common::{self, TempDir};
 /// Who runs each command of the README and the book. A command missing here fails
 /// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it. The install
 /// commands of the release and the image are listed by the tests that run them as written
-/// (`release::INSTALL`, `registry::README`).
+/// (`release::INSTALL`, `release::NPM_INSTALL`, `registry::README`).
 const COMMANDS: &[(&str, &str)] = &[
     (
         "cargo install --locked --path .",
@@ -57,10 +57,6 @@ const COMMANDS: &[(&str, &str)] = &[
     (
         "make release",
         "release:: tests (make test runs make release first and points them at dist/release)",
-    ),
-    (
-        "cargo install --locked capi2argo",
-        "package::the_crate_packages_publishes_and_installs_clean (crates.io stood in for by the packaged .crate)",
     ),
     (
         "make oci-images push-images REGISTRY=registry.example.com/capi2argo",
@@ -217,6 +213,7 @@ fn every_readme_command_is_run_by_a_test() {
         .iter()
         .map(|(c, _)| *c)
         .chain(crate::release::INSTALL)
+        .chain([crate::release::NPM_INSTALL])
         .chain(crate::registry::README)
         .map(squeeze)
         .collect();

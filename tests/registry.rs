@@ -17,12 +17,13 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// The README's commands for the published image, as written; this test's registry stands in
-/// for ghcr.io/capi2argo (tests/readme.rs holds the README to them).
+/// The README's and the book's commands for the image pushed to a registry of one's own, as
+/// written; this test's registry stands in for registry.example.com/capi2argo (tests/readme.rs
+/// holds the README and the book to them).
 pub const README: [&str; 3] = [
-    "docker pull ghcr.io/capi2argo/capi2argo:v0.1.0",
-    "docker inspect --format '{{index .RepoDigests 0}}' ghcr.io/capi2argo/capi2argo:v0.1.0",
-    "kpt fn eval my-package --image ghcr.io/capi2argo/capi2argo:v0.1.0 -- namespacedNames=true",
+    "docker pull registry.example.com/capi2argo/capi2argo:v0.1.0",
+    "docker inspect --format '{{index .RepoDigests 0}}' registry.example.com/capi2argo/capi2argo:v0.1.0",
+    "kpt fn eval my-package --image registry.example.com/capi2argo/capi2argo:v0.1.0 -- namespacedNames=true",
 ];
 
 /// The golden cases each image runs: conversion, JSON, exit 1, `validate`, exit 2.
@@ -523,7 +524,7 @@ fn images_round_trip_through_a_registry_and_run_on_both_platforms() {
         "the function image from the registry was NOT run by kpt",
     );
 
-    // The README's commands, with this registry in place of ghcr.io: pull by tag, the index's
+    // The README's commands, with this registry in place of the user's: pull by tag, the index's
     // digest, kpt running the image (compared with kpt running the native binary).
     let tag = format!("{namespace}/capi2argo:v{}", env!("CARGO_PKG_VERSION"));
     let _remove_tag = RemovedAtTheEnd(vec![tag.clone()]);
@@ -533,7 +534,7 @@ fn images_round_trip_through_a_registry_and_run_on_both_platforms() {
     let as_written = |command: &str| {
         common::with_binary_on_path("sh")
             .arg("-c")
-            .arg(command.replace("ghcr.io/capi2argo", &namespace))
+            .arg(command.replace("registry.example.com/capi2argo", &namespace))
             .current_dir(readme.path("image"))
             .output()
             .expect("sh runs")

@@ -1,8 +1,8 @@
 //! What `make release` leaves in dist/release, checked as a user meets it: the file list and
 //! SHA256SUMS, each tarball's contents and static binary (`--version` included, the aarch64 one
 //! under qemu), the WebAssembly modules, the npm package (`npm publish --dry-run` clean), the
-//! SBOMs against cargo's own dependency tree, and the README's install commands run against the
-//! release served from localhost in place of the release page.
+//! SBOMs against cargo's own dependency tree, the README's install commands run against a copy
+//! of dist/release, and the book's `npm install` of the packed npm package.
 //!
 //! `make test` builds the release first and names it in CAPI2ARGO_RELEASE_DIR; without it these
 //! tests say loudly that they are skipped.
@@ -11,25 +11,20 @@ use crate::common::{self, TempDir, ok, root, text};
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// The README's install commands, as written (tests/readme.rs holds the README to them).
-pub const INSTALL: [&str; 6] = [
-    "curl -fsSLO https://github.com/capi2argo/capi2argo/releases/download/v0.1.0/capi2argo-0.1.0-x86_64-unknown-linux-musl.tar.gz",
-    "curl -fsSLO https://github.com/capi2argo/capi2argo/releases/download/v0.1.0/SHA256SUMS",
-    "sha256sum --check --ignore-missing SHA256SUMS",
-    "tar -xzf capi2argo-0.1.0-x86_64-unknown-linux-musl.tar.gz",
-    "install -D capi2argo-0.1.0-x86_64-unknown-linux-musl/capi2argo ~/.local/bin/capi2argo",
+pub const INSTALL: [&str; 3] = [
+    "(cd dist/release && sha256sum --check SHA256SUMS)",
+    "mkdir -p ~/.local/bin && tar -xzf dist/release/capi2argo-0.1.0-x86_64-unknown-linux-musl.tar.gz -C ~/.local/bin --strip-components=1 capi2argo-0.1.0-x86_64-unknown-linux-musl/capi2argo",
     "~/.local/bin/capi2argo --version",
 ];
 
-/// Where the release page is, in the README's commands.
-const RELEASE_PAGE: &str = "https://github.com/capi2argo/capi2argo/releases/download";
+/// The book's install of the npm package from the release (tests/readme.rs holds the book to it).
+pub const NPM_INSTALL: &str = "npm install ../capi2argo/dist/release/capi2argo-capi2argo-0.1.0.tgz";
 
 /// The Linux targets, each with its ELF machine.
 const TARGETS: [(&str, &str); 2] = [
@@ -325,6 +320,46 @@ fn the_npm_package_is_dist_npm_and_publishes_clean() {
         text(&out.stdout).trim(),
         format!("+ @capi2argo/capi2argo@{VERSION}")
     );
+
+    // The book's `npm install` of the packed package, as written, from a project next to the
+    // checkout (no registry: the package has no dependencies), then the package converts.
+    let project = home.path("project");
+    fs::create_dir_all(&project).expect("project");
+    fs::create_dir_all(home.path("capi2argo/dist")).expect("checkout");
+    std::os::unix::fs::symlink(&dir, home.path("capi2argo/dist/release")).expect("symlink");
+    let mut words = NPM_INSTALL.split_whitespace();
+    assert_eq!(words.next(), Some("npm"));
+    let out = Command::new(std::env::var_os("CAPI2ARGO_NODE").expect("node"))
+        .arg(std::env::var_os("CAPI2ARGO_NPM_CLI").expect("npm"))
+        .args(words)
+        .args([
+            "--offline",
+            "--no-audit",
+            "--no-fund",
+            "--no-update-notifier",
+        ])
+        .env("npm_config_userconfig", home.path("npmrc"))
+        .env("npm_config_cache", home.path("cache"))
+        .current_dir(&project)
+        .output()
+        .expect("npm runs");
+    ok(&out, NPM_INSTALL);
+    let kubeadm = root().join("tests/fixtures/providers/kubeadm.yaml");
+    let out = Command::new(std::env::var_os("CAPI2ARGO_NODE").expect("node"))
+        .args([
+            "-e",
+            "const fs = require('fs'); process.stdout.write(require('@capi2argo/capi2argo').transform(fs.readFileSync(process.argv[1], 'utf8')))",
+        ])
+        .arg(&kubeadm)
+        .current_dir(&project)
+        .output()
+        .expect("node runs");
+    ok(&out, "require('@capi2argo/capi2argo')");
+    assert!(
+        text(&out.stdout).contains("name: cluster-prod-eu-1"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 /// `name@version` of every crate `cargo tree` says a package's build for `target` compiles
@@ -424,55 +459,26 @@ fn each_sbom_lists_exactly_the_crates_cargo_builds_into_its_artifact() {
     }
 }
 
-/// Serves the files of `dir` at `/v<version>/<file>` on a free localhost port, for as long as
-/// the test runs; every request gets the file or a 404.
-fn serve(dir: PathBuf) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("a free port");
-    let address = format!("http://{}", listener.local_addr().expect("address"));
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut request = String::new();
-            if BufReader::new(&stream).read_line(&mut request).is_err() {
-                continue;
-            }
-            let path = request.split_whitespace().nth(1).unwrap_or_default();
-            let file = path
-                .strip_prefix(&format!("/v{VERSION}/"))
-                .filter(|f| !f.contains('/'))
-                .and_then(|f| fs::read(dir.join(f)).ok());
-            let _ = match file {
-                Some(body) => write!(
-                    stream,
-                    "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n",
-                    body.len()
-                )
-                .and_then(|()| stream.write_all(&body)),
-                None => write!(
-                    stream,
-                    "HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-                ),
-            };
-        }
-    });
-    address
-}
-
-/// The README's install commands, as written, with the release page at `base` and the home
-/// directory in `home`, run one after the other in `work`.
-fn install(commands: &[String], base: &str, home: &Path, work: &Path) -> Output {
-    let script = commands
-        .iter()
-        .map(|c| c.replace(RELEASE_PAGE, base))
-        .collect::<Vec<_>>()
-        .join("\n");
+/// The README's install commands, as written, run one after the other in `work` (which holds
+/// a copy of the release as `dist/release`), with the home directory in `home`.
+fn install(commands: &[String], home: &Path, work: &Path) -> Output {
     Command::new("sh")
         .arg("-ec")
-        .arg(script)
+        .arg(commands.join("\n"))
         .current_dir(work)
         .env("HOME", home)
         .output()
         .expect("sh runs")
+}
+
+/// A copy of the release in `work/dist/release`, so a test may change it.
+fn copy_release(dir: &Path, work: &Path) {
+    let copy = work.join("dist/release");
+    fs::create_dir_all(&copy).expect("dist/release");
+    for entry in fs::read_dir(dir).expect("release") {
+        let entry = entry.expect("entry");
+        fs::copy(entry.path(), copy.join(entry.file_name())).expect("copy");
+    }
 }
 
 #[test]
@@ -480,26 +486,18 @@ fn the_readmes_install_commands_work_against_the_release() {
     let Some(dir) = release("the README's install commands") else {
         return;
     };
-    if !common::available(
-        "curl",
-        &["--version"],
-        "the README's install commands were NOT run",
-    ) {
-        return;
-    }
-    let base = serve(dir);
     for (target, machine) in TARGETS {
         let scratch = TempDir::new("release", &format!("install-{machine}"));
         let (home, work) = (scratch.path("home"), scratch.path("work"));
         fs::create_dir_all(&home).expect("home");
-        fs::create_dir_all(&work).expect("work");
+        copy_release(&dir, &work);
         // On arm64 machines, `aarch64` in place of `x86_64` (the README says so).
         let commands: Vec<String> = INSTALL
             .iter()
             .map(|c| c.replace("x86_64-unknown-linux-musl", target))
             .collect();
         let (run_here, last) = commands.split_at(commands.len() - 1);
-        let out = install(run_here, &base, &home, &work);
+        let out = install(run_here, &home, &work);
         ok(&out, &format!("install ({machine})"));
         assert!(
             text(&out.stdout).contains(&format!("capi2argo-{VERSION}-{target}.tar.gz: OK")),
@@ -507,8 +505,13 @@ fn the_readmes_install_commands_work_against_the_release() {
             text(&out.stdout)
         );
         let installed = home.join(".local/bin/capi2argo");
+        assert_eq!(
+            fs::read_dir(home.join(".local/bin")).expect("bin").count(),
+            1,
+            "the binary alone lands in ~/.local/bin"
+        );
         let version = if machine == "x86_64" {
-            install(last, &base, &home, &work)
+            install(last, &home, &work)
         } else {
             let Some(qemu) = qemu_aarch64("the installed aarch64 binary") else {
                 continue;
@@ -525,12 +528,12 @@ fn the_readmes_install_commands_work_against_the_release() {
             format!("capi2argo {}\n", capi2argo::host::VERSION)
         );
         // The check is real: a tarball changed by one byte is refused.
-        let tarball = work.join(format!("capi2argo-{VERSION}-{target}.tar.gz"));
+        let tarball = work.join(format!("dist/release/capi2argo-{VERSION}-{target}.tar.gz"));
         let mut bytes = fs::read(&tarball).expect("tarball");
         let last_byte = bytes.len() - 1;
         bytes[last_byte] ^= 1;
         fs::write(&tarball, bytes).expect("tarball");
-        let check = install(&commands[2..3], &base, &home, &work);
+        let check = install(&commands[..1], &home, &work);
         assert!(
             !check.status.success(),
             "a changed tarball passed the check"

@@ -1117,3 +1117,65 @@ fn beside_deploy(name: &str, kustomizations: &[&str]) -> Vec<Vec<Value>> {
         })
         .collect()
 }
+
+/// The book's kustomization over a variant (the YAML block whose first line is `# <dir>/…`,
+/// in `page`), written next to a link to this checkout named `capi2argo` as the book lays it
+/// out, rendered by `kubectl kustomize <dir>`: the objects.
+fn books_overlay(page: &str, dir: &str) -> Option<Vec<Value>> {
+    if !common::available(
+        "kubectl",
+        &["version", "--client"],
+        &format!("the overlay of {page} was NOT rendered"),
+    ) {
+        return None;
+    }
+    let markdown = fs::read_to_string(root().join("docs/src").join(page)).expect("page");
+    let block = markdown
+        .split("```yaml\n")
+        .skip(1)
+        .filter_map(|b| b.split("\n```").next())
+        .find(|b| b.starts_with(&format!("# {dir}/kustomization.yaml")))
+        .unwrap_or_else(|| panic!("{page} shows {dir}/kustomization.yaml"));
+    let scratch = TempDir::new("deploy", dir);
+    fs::create_dir_all(scratch.path(dir)).expect("dir");
+    fs::write(scratch.path(&format!("{dir}/kustomization.yaml")), block).expect("write");
+    std::os::unix::fs::symlink(root(), scratch.path("capi2argo")).expect("symlink");
+    let out = Command::new("kubectl")
+        .args(["kustomize", dir])
+        .current_dir(&scratch.0)
+        .output()
+        .expect("kubectl runs");
+    assert!(
+        out.status.success(),
+        "kubectl kustomize {dir} ({page}): {}",
+        text(&out.stderr)
+    );
+    Some(to_json(&out.stdout))
+}
+
+/// Nothing is released yet, so the book's kustomizations point the controller's Deployment and
+/// the CronJob at the user's own registry: every container runs the pushed image, none the
+/// unpublished one.
+#[test]
+fn the_books_overlays_run_the_image_from_your_registry() {
+    for (page, dir) in [
+        ("controller.md", "my-controller"),
+        ("unattended.md", "my-sync"),
+    ] {
+        let Some(objects) = books_overlay(page, dir) else {
+            return;
+        };
+        let template = pod_template(&objects);
+        let images: Vec<&str> = template["spec"]["containers"]
+            .as_array()
+            .expect("containers")
+            .iter()
+            .map(|c| c["image"].as_str().expect("image"))
+            .collect();
+        assert_eq!(
+            images,
+            ["registry.example.com/capi2argo/capi2argo-controller:v0.1.0"],
+            "{page}"
+        );
+    }
+}
