@@ -52,10 +52,20 @@ pub enum Exit {
 pub struct Report {
     /// How to exit.
     pub exit: Exit,
-    /// One line each: results other than `info`, or the one reason the input was unusable.
+    /// One line per result, unless the host prints the results itself (kpt), or the one reason
+    /// the input was unusable.
     pub stderr: String,
     /// Every result, `info` ones included (empty when the input was unusable).
     pub results: Vec<Finding>,
+}
+
+impl Report {
+    /// The one reason the input was unusable, without the command's `capi2argo: ` prefix (what a
+    /// host that is no command shows); `None` when the run was not refused.
+    pub fn unusable_reason(&self) -> Option<&str> {
+        (self.exit == Exit::Unusable)
+            .then(|| self.stderr.trim_end().trim_start_matches("capi2argo: "))
+    }
 }
 
 /// Runs the core and turns its answer into what a host prints and how it exits.
@@ -66,9 +76,7 @@ pub fn drive(
     sink: &mut krm::Sink,
 ) -> Report {
     match run_streaming(input, options, files, sink) {
-        // Results go to standard error even where a ResourceList carries them: kustomize shows a
-        // function's standard error only, never its results.
-        Ok(finished) => report(finished.results),
+        Ok(finished) => report(finished.results, finished.caller),
         Err(e) => unusable(&e),
     }
 }
@@ -87,20 +95,27 @@ pub fn drive_plan(
             if let Some(plan) = &finished.plan {
                 sink(&plan.show(format));
             }
-            report(finished.results)
+            report(finished.results, finished.caller)
         }
         Err(e) => unusable(&e),
     }
 }
 
-fn report(results: Vec<Finding>) -> Report {
+/// Results go to standard error as well as into a ResourceList, since kustomize shows a
+/// function's standard error and never its results — except for kpt, which prints the results
+/// itself and would show each twice.
+fn report(results: Vec<Finding>, caller: krm::Caller) -> Report {
     Report {
         exit: if failed(&results) {
             Exit::Failure
         } else {
             Exit::Success
         },
-        stderr: stderr_lines(&results),
+        stderr: if caller.shows_results() {
+            String::new()
+        } else {
+            stderr_lines(&results)
+        },
         results,
     }
 }

@@ -68,6 +68,8 @@ pub struct Finished {
     /// What happened to each Argo CD cluster Secret (none when the run only validated, or its
     /// configuration was unusable).
     pub plan: Option<Plan>,
+    /// The host that sent the input (whether it prints results itself).
+    pub caller: krm::Caller,
 }
 
 impl Outcome {
@@ -126,6 +128,7 @@ fn execute(
 ) -> Result<Finished, RunError> {
     let limits = &options.limits;
     let mut parsed = krm::parse_reading(input, limits, Some(cut_unread))?;
+    let caller = krm::caller(&parsed);
     let override_doc = function_config_override(options)?;
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
     if let Err(errors) = Config::from_parts(override_doc.as_ref(), &options.overrides, limits) {
@@ -140,6 +143,7 @@ fn execute(
             return Ok(Finished {
                 results,
                 plan: None,
+                caller,
             });
         }
     };
@@ -154,6 +158,7 @@ fn execute(
         return Ok(Finished {
             results,
             plan: None,
+            caller,
         });
     }
     slim(&mut parsed.items);
@@ -171,6 +176,7 @@ fn execute(
     Ok(Finished {
         results: reconciled.results,
         plan: Some(reconciled.plan),
+        caller,
     })
 }
 

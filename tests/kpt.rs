@@ -300,6 +300,28 @@ fn guards_hold_a_render_that_would_empty_or_gut_the_fleet() {
     assert!(!out.status.success(), "the render should fail:\n{stderr}");
     assert!(stderr.contains("more than maxPrune=10% allows"), "{stderr}");
     assert_eq!(files(&dir), before, "a held render writes nothing");
+    // Regression (a held render showed four info lines, then "...(1 line(s) truncated)", and
+    // every result twice, under Results and Stderr): with kpt's own truncation, the guard's
+    // error is the first result, and each result is shown once.
+    let out = kpt(&[
+        "fn",
+        "render",
+        dir.to_str().expect("utf-8 path"),
+        "--allow-exec",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let first = stderr
+        .lines()
+        .skip_while(|l| l.trim() != "Results:")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        first.trim_start().starts_with("[error]")
+            && first.contains("more than maxPrune=10% allows"),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("more than maxPrune").count(), 1, "{stderr}");
+    assert!(!stderr.contains("Stderr:"), "{stderr}");
     // The deliberate change, for one render: the two clusters' Secrets go, their files with them.
     let config = dir.join("fleet-config.yaml");
     let text = fs::read_to_string(&config).expect("config");

@@ -133,6 +133,7 @@ impl Reconciler {
             Ok(capi2argo::Finished {
                 results,
                 plan: Some(plan),
+                ..
             }) => (results, plan),
             Ok(finished) => {
                 self.log_results(&finished.results);

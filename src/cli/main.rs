@@ -106,7 +106,7 @@ fn run(args: &Args) -> Result<Exit, String> {
         };
         std::io::stdout()
             .lock()
-            .write_all(format!("{stderr}{summary}").as_bytes())
+            .write_all(format!("{}{summary}", host::stderr_lines(&report.results)).as_bytes())
             .map_err(|e| format!("cannot write output: {e}"))?;
         return Ok(report.exit);
     }

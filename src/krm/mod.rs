@@ -2,6 +2,7 @@
 //! of each item can be copied verbatim, and the output written in the input's form.
 
 pub mod b64;
+pub mod caller;
 pub mod finding;
 pub mod input;
 pub mod object;
@@ -10,6 +11,7 @@ pub mod sink;
 pub mod store;
 pub mod verbatim;
 
+pub use caller::{Caller, caller};
 pub use input::{Form, Input, InputError, Item, NAMING_KEYS, parse, parse_reading};
 pub use render::{Out, failure, render};
 pub use sink::Sink;

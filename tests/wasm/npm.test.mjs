@@ -42,7 +42,11 @@ for (const [label, binding] of [['node', node], ['web', web]]) {
       const outcome = binding.transformWithResults(input, config, now);
       assert.equal(outcome.output, c.stdout);
       assert.equal(outcome.failed, c.code === 1);
-      assert.equal(stderrLines(outcome.results), c.stderr);
+      // The native binary leaves results off stderr where kpt sent the input (kpt prints the
+      // ResourceList's results, which the output above holds); elsewhere stderr is every result.
+      if (c.stderr !== '' || !/^kind: ResourceList$/m.test(input)) {
+        assert.equal(stderrLines(outcome.results), c.stderr);
+      }
     });
   }
 }

@@ -125,10 +125,9 @@ fn run(input: &str, config: &JsValue, now: Option<f64>) -> Result<(String, Repor
         ..Default::default()
     };
     let (output, report) = host::drive_to_string(input.as_bytes(), &options);
-    if report.exit == Exit::Unusable {
+    if let Some(reason) = report.unusable_reason() {
         // The same message the native binary prints after `capi2argo: `.
-        let message = report.stderr.trim_end().trim_start_matches("capi2argo: ");
-        return Err(JsError::new(message));
+        return Err(JsError::new(reason));
     }
     Ok((output, report))
 }

@@ -8,8 +8,8 @@
 #[allow(unsafe_code)]
 mod go_abi;
 
-use capi2argo::Options;
 use capi2argo::host::{self, Exit};
+use capi2argo::{Options, Severity};
 
 /// What the glue gets back: the output ResourceList, and whether the run failed.
 pub struct Response {
@@ -21,16 +21,14 @@ pub struct Response {
 /// failure is an error result in a ResourceList (kpt needs the literal `kind: ResourceList`).
 pub fn process(input: &str) -> Response {
     let (output, report) = host::drive_to_string(input.as_bytes(), &Options::default());
-    match report.exit {
-        Exit::Success | Exit::Failure => Response {
+    match report.unusable_reason() {
+        None => Response {
             failed: report.exit == Exit::Failure,
             output,
         },
         // Unusable input: nothing to pass through, only the reason.
-        Exit::Unusable => Response {
-            output: capi2argo::failure_resource_list(
-                report.stderr.trim_end().trim_start_matches("capi2argo: "),
-            ),
+        Some(reason) => Response {
+            output: capi2argo::failure_resource_list(reason),
             failed: true,
         },
     }
@@ -41,12 +39,16 @@ pub fn process(input: &str) -> Response {
 /// error): the run's error results in a YAML ResourceList, so kpt shows the reason.
 pub fn process_errors(input: &str) -> String {
     let (_, report) = host::drive_to_string(input.as_bytes(), &Options::default());
-    let errors: Vec<String> = report
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with("error: ") || l.starts_with("capi2argo: "))
-        .map(|l| l.trim_start_matches("capi2argo: ").to_string())
-        .collect();
+    let errors: Vec<String> = if let Some(reason) = report.unusable_reason() {
+        vec![reason.to_string()]
+    } else {
+        report
+            .results
+            .iter()
+            .filter(|r| r.severity == Severity::Error)
+            .map(ToString::to_string)
+            .collect()
+    };
     let message = if errors.is_empty() {
         "the function's output is not a YAML ResourceList (kpt sends YAML; this input was another form)".to_string()
     } else {
