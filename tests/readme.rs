@@ -47,6 +47,18 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::validate_pipeline_as_written (no cluster here: kubectl's List stands in)",
     ),
     (
+        "kubectl -n capi2argo patch deployment capi2argo-operator --type=merge -p '{\"spec\":{\"replicas\":0}}'",
+        "caco::the_books_move_from_caco_keeps_every_cluster_caco_registered (bash and zsh; CACO's own Secrets, the stand-in)",
+    ),
+    (
+        "fleet | capi2argo plan --set nameFrom=kubeconfig",
+        "caco::the_books_move_from_caco_keeps_every_cluster_caco_registered",
+    ),
+    (
+        "fleet | capi2argo plan -o requests --set nameFrom=kubeconfig | while read -r verb url body; do printf '%s\\n' \"$body\" | kubectl \"$verb\" --raw \"$url\" -f - > /dev/null || break; done",
+        "caco::the_books_move_from_caco_keeps_every_cluster_caco_registered",
+    ),
+    (
         "kpt fn source my-package | capi2argo plan --set namespacedNames=true",
         "kpt::a_packages_plan_before_rendering (a copy of Kptfile-examples/mixed-fleet as my-package, its configMap as --set)",
     ),

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod caco;
 mod cli;
 mod cmp;
 mod container;
