@@ -346,8 +346,8 @@ fn kubectl_pipeline_against_a_stand_in() {
     }
     let commands: Vec<&str> = COMMANDS
         .iter()
+        .filter(|(_, test)| test.starts_with("readme::kubectl_pipeline_against_a_stand_in"))
         .map(|(c, _)| *c)
-        .filter(|c| c.starts_with("fleet"))
         .collect();
     assert_eq!(
         commands.len(),
