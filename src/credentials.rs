@@ -51,6 +51,11 @@ pub fn credential_ranges(text: &str, limits: &Limits) -> Result<Vec<Range<usize>
     for doc in parse_stream(text, limits)? {
         rule.resource(text, &doc.root, None, &mut found);
     }
+    Ok(merge(found))
+}
+
+/// Ranges sorted, empty ones dropped, overlapping and touching ones joined.
+fn merge(mut found: Vec<Range<usize>>) -> Vec<Range<usize>> {
     found.retain(|r| !r.is_empty());
     found.sort_by_key(|r| (r.start, r.end));
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(found.len());
@@ -60,7 +65,73 @@ pub fn credential_ranges(text: &str, limits: &Limits) -> Result<Vec<Range<usize>
             _ => merged.push(r),
         }
     }
-    Ok(merged)
+    merged
+}
+
+/// What a viewer hides of `text` that need not be YAML throughout (a paste being edited): the
+/// rule's ranges where it reads. Past a syntax error, nothing unread is shown, but the line the
+/// error names is: what comes before that line is read as far as it parses (else its document
+/// is hidden whole), the line shows up to its first `:` (a line without one is hidden whole),
+/// the rest of its document is hidden whole, and the documents after it are read on their own.
+pub fn credential_ranges_lenient(text: &str, limits: &Limits) -> Vec<Range<usize>> {
+    let error = match credential_ranges(text, limits) {
+        Ok(ranges) => return ranges,
+        Err(error) => error,
+    };
+    let starts = line_starts(text);
+    // An error past the last line (an unclosed flow at the end) names no line to show.
+    let Some(line) = error.line().filter(|&l| (1..=starts.len()).contains(&l)) else {
+        return std::iter::once(0..text.len()).collect();
+    };
+    let at = starts[line - 1];
+    let end = starts.get(line).copied().unwrap_or(text.len());
+    let document = starts[..line - 1]
+        .iter()
+        .rev()
+        .find(|&&s| is_document_marker(&text[s..]))
+        .copied()
+        .unwrap_or(0);
+    let next = starts[line..]
+        .iter()
+        .find(|&&s| is_document_marker(&text[s..]))
+        .copied()
+        .unwrap_or(text.len());
+    let mut hidden = match credential_ranges(&text[..at], limits) {
+        Ok(ranges) => ranges,
+        Err(_) => {
+            let mut before = credential_ranges_lenient(&text[..document], limits);
+            before.push(document..at);
+            before
+        }
+    };
+    let shown = text[at..end].trim_end_matches(['\n', '\r']);
+    match shown.find(':') {
+        Some(colon) => hidden.push(at + colon + 1..end),
+        None => hidden.push(at..end),
+    }
+    hidden.push(end..next);
+    hidden.extend(
+        credential_ranges_lenient(&text[next..], limits)
+            .into_iter()
+            .map(|r| r.start + next..r.end + next),
+    );
+    merge(hidden)
+}
+
+/// Where each line of `text` starts.
+fn line_starts(text: &str) -> Vec<usize> {
+    std::iter::once(0)
+        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+        .filter(|&i| i < text.len())
+        .collect()
+}
+
+/// Whether a line opens a document (`---`) or ends one (`...`).
+fn is_document_marker(line: &str) -> bool {
+    ["---", "..."].iter().any(|m| {
+        line.strip_prefix(m)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\n', '\r']))
+    })
 }
 
 /// Where the `user:password` of a URL stands (a server's or a proxy's, which the function carries
@@ -315,6 +386,30 @@ fn flag_values(text: &str, args: &Node, out: &mut Vec<Range<usize>>) {
 
 // The walkers below read every copy of a key given twice: readers disagree on which counts.
 
+/// The value of every credential field (`CREDENTIAL_USER_FIELDS`) at any depth under `node`.
+fn credential_fields(text: &str, node: &Node, out: &mut Vec<Range<usize>>) {
+    match &node.value {
+        Value::Map(entries) => {
+            for (key, value) in entries {
+                let credential = key
+                    .as_str()
+                    .is_some_and(|k| CREDENTIAL_USER_FIELDS.contains(&k));
+                if credential && !value.is_null() {
+                    out.push(value_range(text, value));
+                } else {
+                    credential_fields(text, value, out);
+                }
+            }
+        }
+        Value::Seq(items) => {
+            for item in items {
+                credential_fields(text, item, out);
+            }
+        }
+        Value::Scalar(_) => {}
+    }
+}
+
 fn kubeconfig(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
     let entries = |list: &'static str| {
         values(root, list)
@@ -331,14 +426,12 @@ fn kubeconfig(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
             }
         }
     }
+    // Whatever a credential field holds is hidden, a value of the wrong type too, and wherever
+    // it stands in the kubeconfig: a `user:` misplaced by a hand edit is no login the function
+    // reads, but its token is still a token.
+    credential_fields(text, root, out);
     for entry in entries("users") {
         for user in values(entry, "user") {
-            // Whatever a credential field holds is hidden, a value of the wrong type too.
-            for field in CREDENTIAL_USER_FIELDS {
-                for value in values(user, field).filter(|v| !v.is_null()) {
-                    out.push(value_range(text, value));
-                }
-            }
             for exec in values(user, "exec") {
                 for env in values(exec, "env").filter_map(Node::as_seq).flatten() {
                     for value in values(env, "value").filter(|v| !v.is_null()) {
@@ -402,6 +495,64 @@ mod tests {
             .into_iter()
             .map(|r| &text[r])
             .collect()
+    }
+
+    /// What the lenient rule leaves visible of `text`: the text with each hidden range as `#`.
+    fn shown_lenient(text: &str) -> String {
+        let mut out = String::new();
+        let mut at = 0;
+        for r in credential_ranges_lenient(text, &Limits::default()) {
+            out.push_str(&text[at..r.start]);
+            out.push('#');
+            at = r.end;
+        }
+        out.push_str(&text[at..]);
+        out
+    }
+
+    /// Regression (the playground hid the whole input on a syntax error, so the line the error
+    /// named could not be seen): the documents that read keep the rule, the error's line shows
+    /// up to its value, and nothing unread is shown.
+    #[test]
+    fn a_syntax_error_shows_its_line_and_hides_nothing_unread() {
+        let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\nstringData:\n  token: first-secret\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n  labels: {x: y\nstringData:\n  token: second-secret\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: c\nstringData:\n  token: third-secret\n";
+        let shown = shown_lenient(text);
+        for secret in ["first-secret", "second-secret", "third-secret"] {
+            assert!(!shown.contains(secret), "{shown}");
+        }
+        assert!(shown.contains("  name: a\n"), "{shown}");
+        assert!(shown.contains("  name: c\n"), "{shown}");
+        assert!(shown.contains("stringData:\n  token: #"), "{shown}");
+        // The error is reported where the flow mapping cannot close: its line shows its key.
+        let error = credential_ranges(text, &Limits::default()).expect_err("not YAML");
+        let line = text
+            .lines()
+            .nth(error.line().expect("a line") - 1)
+            .expect("line");
+        let key = &line[..=line.find(':').expect("a key")];
+        assert!(shown.contains(key), "{key:?} in {shown}");
+    }
+
+    /// Regression (the playground showed a token a hand edit had moved out of `users[].user`,
+    /// found once a YAML error no longer hid the whole input): a credential field anywhere in a
+    /// kubeconfig is hidden.
+    #[test]
+    fn a_credential_field_anywhere_in_a_kubeconfig_is_hidden() {
+        let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster:\nuser:\n  token: misplaced-token\n";
+        assert_eq!(hidden(text), ["misplaced-token"]);
+    }
+
+    #[test]
+    fn an_error_line_without_a_key_and_json_are_hidden_past_what_reads() {
+        let broken = "kind: Secret\nstringData:\n  token: abc\n  - tail-of-a-secret\n";
+        assert!(!shown_lenient(broken).contains("tail-of-a-secret"));
+        let json = "{\"stringData\": {\"token\": \"s3cret\",,}}";
+        assert!(!shown_lenient(json).contains("s3cret"));
+        assert_eq!(
+            credential_ranges_lenient("a: b\n", &Limits::default()),
+            Vec::<Range<usize>>::new(),
+            "YAML without credentials"
+        );
     }
 
     const CA: &str =

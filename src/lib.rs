@@ -69,7 +69,9 @@ pub use access::{
     TOKEN_LABEL, TOKEN_LABEL_VALUE, TokenNeed,
 };
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
-pub use credentials::{PUBLIC_SECRET_KEYS, credential_ranges, url_credentials};
+pub use credentials::{
+    PUBLIC_SECRET_KEYS, credential_ranges, credential_ranges_lenient, url_credentials,
+};
 pub use documents::{Document, documents, items_json};
 pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};

@@ -82,6 +82,22 @@ pub enum YamlError {
     TooLong { len: usize },
 }
 
+impl YamlError {
+    /// The line (from 1) the error points at, where it points at one.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            YamlError::Syntax { line, .. }
+            | YamlError::Disallowed { line, .. }
+            | YamlError::TooDeep { line, .. }
+            | YamlError::UnknownAnchor { line, .. }
+            | YamlError::RecursiveAlias { line, .. } => Some(*line),
+            YamlError::TooManyNodes { .. }
+            | YamlError::TooManyAliasNodes { .. }
+            | YamlError::TooLong { .. } => None,
+        }
+    }
+}
+
 impl From<Box<SyntaxError>> for YamlError {
     fn from(e: Box<SyntaxError>) -> Self {
         YamlError::from(*e)

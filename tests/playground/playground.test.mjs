@@ -246,7 +246,8 @@ test('playground: the page carries its CSP, and neither it nor its worker may co
 });
 
 test('playground: every provider example gives what the native binary gives', async () => {
-  const names = await page.$$eval('#example option', (os) => os.map((o) => o.value).filter(Boolean));
+  // EXAMPLES: the page's own list (a global of examples.js); plan mode's example has its test.
+  const names = await page.evaluate(() => EXAMPLES.filter((e) => !e.mode).map((e) => e.name));
   const fixtures = readdirSync(join(root, 'tests', 'fixtures', 'providers')).filter((f) => f.endsWith('.yaml'));
   assert.equal(names.length, fixtures.length, 'one example per provider fixture');
   await page.selectOption('#mode', 'convert');
@@ -419,6 +420,106 @@ test('playground: validate mode shows every cluster Secret it validated, with it
   await page.screenshot({ path: join(artifacts, 'validate.png') });
 });
 
+/** `capi2argo plan` of the native binary on `input` with the ConfigMap the page sends. */
+function nativePlan(input, config) {
+  const dir = mkdtempSync(join(tmpdir(), 'capi2argo-playground-'));
+  try {
+    writeFileSync(join(dir, 'in.yaml'), input);
+    writeFileSync(join(dir, 'fn.json'), JSON.stringify(config));
+    const run = spawnSync(native, ['plan', '--fn-config', join(dir, 'fn.json'), join(dir, 'in.yaml')]);
+    return { output: run.stdout.toString(), code: run.status };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('playground: plan mode shows the plan capi2argo plan prints, for its built-in fleet', async () => {
+  const runs = Number(await page.getAttribute('body', 'data-runs'));
+  const example = await page.evaluate(() => EXAMPLES.find((e) => e.mode === 'plan').name);
+  await page.selectOption('#example', example);
+  await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, runs);
+  assert.equal(await page.inputValue('#mode'), 'plan', 'the example switches the page to plan mode');
+  const { input, config, last } = await page.evaluate(() => ({
+    input: document.getElementById('input').value,
+    config: window.playground.config(),
+    last: (({ output, failed, results }) => ({ output, failed, results }))(window.playground.last),
+  }));
+  const expected = nativePlan(input, config);
+  assert.equal(last.output, expected.output, 'the plan, line for line');
+  assert.equal(last.failed, expected.code === 1);
+  for (const verb of ['create', 'update', 'prune', 'kept', 'unchanged']) assert.match(last.output, new RegExp(`^${verb} `, 'm'));
+  const shown = await visible('generated');
+  // Rows wrap long lines: the rows, put back together, are the plan.
+  assert.equal(shown.rows.join(''), expected.output.replace(/\n/g, ''), 'the Plan tab shows it whole');
+  assert.equal((await page.textContent('#tab-generated')).trim(), 'Plan');
+  assert.match(await page.textContent('#status'), /^plan: \d+ to create, /);
+  await page.screenshot({ path: join(artifacts, 'plan.png') });
+  await page.selectOption('#mode', 'convert');
+  await page.evaluate(() => window.playground.run());
+  assert.equal((await page.textContent('#tab-generated')).trim(), 'Argo CD Secrets');
+});
+
+test('playground: the status names errors as errors, not as "results"', async () => {
+  const input = readFileSync(join(root, 'tests', 'golden', 'kubeconfig-errors', 'input.yaml'), 'utf8');
+  const out = await convert(input);
+  const count = (sev) => out.results.filter((r) => r.severity === sev).length;
+  assert.ok(count('error') >= 1, 'the case has errors');
+  const status = await page.textContent('#status');
+  const errors = count('error') === 1 ? '1 error' : `${count('error')} errors`;
+  assert.ok(status.includes(`; ${errors}`), status);
+  assert.ok(!/\d+ results?\b/.test(status), status);
+  assert.ok((await page.textContent('#result-count')).startsWith(`(${errors}`));
+});
+
+test('playground: a YAML syntax error shows the line it names, and nothing that was not read', async () => {
+  const good = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: a-kubeconfig\n  namespace: fleet\nstringData:\n  token: first-credential-1234\n';
+  const broken = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: b-kubeconfig\n  labels: {x: y\nstringData:\n  token: second-credential-5678\n';
+  const text = `${good}---\n${broken}---\n${good.replace('a-kubeconfig', 'c-kubeconfig').replace('first', 'third')}`;
+  const out = await convert(text);
+  const error = out.results.find((r) => /invalid YAML at line (\d+)/.test(r.message));
+  assert.ok(error, JSON.stringify(out.results));
+  const line = Number(error.message.match(/invalid YAML at line (\d+)/)[1]);
+  const named = text.split('\n')[line - 1];
+  const shown = await visible('input');
+  assert.ok(!shown.unmasked, 'the input is masked while nobody edits it');
+  const rows = shown.rows.join('\n');
+  for (const secret of ['first-credential-1234', 'second-credential-5678', 'third-credential-1234']) assert.ok(!rows.includes(secret), `${secret} is hidden`);
+  assert.ok(rows.includes(named.slice(0, named.indexOf(':') + 1)), `the line the error names shows: ${named}\n${rows}`);
+  assert.ok(rows.includes('name: a-kubeconfig') && rows.includes('name: c-kubeconfig'), 'the documents that read show as the rule allows');
+});
+
+test('playground: the built-in example shows no credential at first paint, before the worker has checked it', async () => {
+  const slow = await context.newPage();
+  try {
+    // The worker gets its module late: until then nothing has been checked.
+    await slow.addInitScript(() => {
+      const Real = window.Worker;
+      window.Worker = class extends Real {
+        postMessage(message) {
+          if (message && message.type === 'init') setTimeout(() => super.postMessage(message), 1500);
+          else super.postMessage(message);
+        }
+      };
+    });
+    await slow.goto(page_url, { waitUntil: 'domcontentloaded' });
+    const first = await slow.evaluate(() => ({
+      ready: window.playground.ready,
+      covered: !document.getElementById('input-view').hidden,
+      shown: document.getElementById('input-view').innerText,
+      example: document.getElementById('input').value,
+    }));
+    assert.equal(first.ready, false, 'the worker has not answered yet');
+    assert.ok(first.example.includes('client-key-data') || first.example.includes('value:'), 'the example holds a kubeconfig');
+    assert.ok(first.covered, 'the input is covered by its masked view from the first paint');
+    const creds = credentialsOf({ example: first.example }).example || [];
+    assert.ok(creds.length > 0, 'the example has credentials to hide');
+    for (const c of creds.filter((c) => c.length >= MIN_SUBSTRING)) assert.ok(!first.shown.includes(c), `shown at first paint: ${c.slice(0, 20)}`);
+    await slow.waitForFunction(() => window.playground.ready);
+  } finally {
+    await slow.close();
+  }
+});
+
 test('playground: Download and Copy give what each tab shows, named for what it is', async () => {
   const validating = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-x\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: x\n  server: https://x.example:6443\n  config: \'{"bearerToken":"tok-123456","tlsClientConfig":{"insecure":"no"}}\'\n';
   const fixture = readFileSync(join(root, 'tests', 'fixtures', 'providers', 'eks-aws-cli.yaml'), 'utf8');
@@ -533,6 +634,8 @@ test('playground: axe-core finds no violation in the main states, wide and at 36
     await page.check('#reveal');
     violations.push(...await audit(`secrets revealed, ${at}`));
     await page.uncheck('#reveal');
+    await convert(readFileSync(join(root, 'tests', 'golden', 'plan-text', 'input.yaml'), 'utf8'), 'plan');
+    violations.push(...await audit(`plan mode, ${at}`));
     await page.selectOption('#mode', 'convert');
   }
   await page.setViewportSize({ width: 1280, height: 800 });

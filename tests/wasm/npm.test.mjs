@@ -51,6 +51,21 @@ for (const [label, binding] of [['node', node], ['web', web]]) {
   }
 }
 
+// The text plan (`capi2argo plan`, no -o) of every plan case: the same lines, the same outcome.
+for (const [label, binding] of [['node', node], ['web', web]]) {
+  const plans = cases().filter((c) => c.args[0] === 'plan' && !c.args.some((a) => a === '-o' || a === '--output') && !c.name.includes('not-utf8'));
+  test(`npm/${label}: planWithResults prints what capi2argo plan prints`, () => {
+    assert.ok(plans.length >= 3, 'plan cases');
+    for (const c of plans) {
+      const rest = c.args.slice(1);
+      const config = rest.length ? settings(rest) : undefined;
+      const outcome = binding.planWithResults(c.input.toString(), config, Date.parse(c.now));
+      assert.equal(outcome.output, c.stdout, c.name);
+      assert.equal(outcome.failed, c.code === 1, c.name);
+    }
+  });
+}
+
 test('npm: a settings object and a Capi2Argo object are both accepted', () => {
   const input = readFileSync(join(root, 'tests', 'golden', 'namespaced-names', 'input.yaml'), 'utf8')
     .replace(/functionConfig:[\s\S]*$/, '');
@@ -70,7 +85,11 @@ test('npm: the helpers for pages that show the function\'s text', () => {
   assert.deepEqual(hidden, ['ops:pw', 'tøken-1234']);
   assert.deepEqual([...node.urlCredentials('https://ops:pw@lab.example:6443')], [8, 14]);
   assert.deepEqual([...node.urlCredentials('https://lab.example:6443')], []);
-  assert.throws(() => node.credentialRanges('a: ['), /invalid YAML/);
+  // Not YAML: the error's line shows up to its first `:`, what was not read is hidden.
+  const broken = 'a: b\nc: d: e\n';
+  const [from, to] = node.credentialRanges(broken);
+  assert.equal(broken.slice(0, from), 'a: b\nc:');
+  assert.equal(to, broken.length);
 
   const wrapped = node.wrapKubeconfig(kubeconfig);
   assert.equal(wrapped.secretName, 'lab-cluster-kubeconfig');

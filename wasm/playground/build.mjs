@@ -33,5 +33,9 @@ const names = {
 const dir = join(root, 'tests', 'fixtures', 'providers');
 const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort((a, b) => (a === 'kubeadm.yaml' ? -1 : b === 'kubeadm.yaml' ? 1 : a.localeCompare(b)));
 const examples = files.map((f) => ({ name: names[f.replace('.yaml', '')] || f, file: `tests/fixtures/providers/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
-writeFileSync(join(out, 'examples.js'), `// The provider fixtures of tests/fixtures/providers.\nconst EXAMPLES = ${JSON.stringify(examples)};\n`);
+// A fleet with its Argo CD Secrets, for plan mode: a cluster to create, one to update, one to
+// rename (held), one to prune, one kept, one unchanged.
+const planCase = join('tests', 'golden', 'plan-text', 'input.yaml');
+examples.push({ name: 'Plan: a fleet with its Argo CD Secrets', file: planCase, mode: 'plan', text: readFileSync(join(root, planCase), 'utf8') });
+writeFileSync(join(out, 'examples.js'), `// The provider fixtures of tests/fixtures/providers, and a fleet for plan mode.\nconst EXAMPLES = ${JSON.stringify(examples)};\n`);
 console.log(`playground: ${out}/index.html (${examples.length} examples, module ${Math.round(wasm.length / 1024)} KiB)`);

@@ -168,26 +168,39 @@
     for (const id of sentInputs.keys()) if (id <= answer.id) sentInputs.delete(id);
     last = answer;
     const validate = mode.value === 'validate';
+    const plan = mode.value === 'plan';
     const w = answer.wrapped;
     notice.textContent = w
       ? `This is a bare kubeconfig: it was put into a Secret named ${w.secretName} (namespace ${w.namespace}), labelled cluster.x-k8s.io/cluster-name: ${w.cluster}, as Cluster API writes one for cluster entry ${w.clusterEntry}.`
       : '';
     for (const name of ['generated', 'output', 'input']) answer.views[name].rows = answer.rows[name];
-    views.generated.show(answer.views.generated, validate
-      ? 'No Argo CD cluster Secret (label argocd.argoproj.io/secret-type: cluster) in the input: nothing to validate. See Results.'
-      : answer.failed ? 'No Argo CD Secret: see Results.' : 'No Argo CD Secret in the output.');
+    $('tab-generated').firstChild.textContent = plan ? 'Plan' : 'Argo CD Secrets';
+    views.generated.show(answer.views.generated, plan
+      ? 'No plan: see Results.'
+      : validate
+        ? 'No Argo CD cluster Secret (label argocd.argoproj.io/secret-type: cluster) in the input: nothing to validate. See Results.'
+        : answer.failed ? 'No Argo CD Secret: see Results.' : 'No Argo CD Secret in the output.');
     views.output.show(answer.views.output, 'No output: see Results.');
     $('panel-output').classList.toggle('failed', answer.failed);
-    $('result-count').textContent = answer.results.length ? `(${answer.results.length})` : '';
+    const counted = severities(answer.results);
+    $('result-count').textContent = answer.results.length ? `(${counted})` : '';
     drawn.results = drawn.mapping = false;
     drawPanel();
     inputView();
     fileName();
     const n = answer.secretCount;
-    const secrets = validate ? `${n} cluster Secret${n === 1 ? '' : 's'} validated` : `${n} Argo CD Secret${n === 1 ? '' : 's'}`;
+    const summary = plan ? (answer.output.trimEnd().split('\n').pop() || 'no plan')
+      : validate ? `${n} cluster Secret${n === 1 ? '' : 's'} validated` : `${n} Argo CD Secret${n === 1 ? '' : 's'}`;
     const ms = answer.timings.total < 1 ? 'under 1' : Math.round(answer.timings.total);
-    status.textContent = `${secrets}, ${answer.results.length} result${answer.results.length === 1 ? '' : 's'} (${ms} ms in the worker).`;
+    status.textContent = `${summary}; ${answer.results.length ? counted : 'no results'} (${ms} ms in the worker).`;
     document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
+  }
+
+  // "1 error, 2 warnings, 1 info": what the results are, errors first, so an error is never
+  // just one of "2 results".
+  function severities(results) {
+    return ['error', 'warning', 'info'].map((sev) => [sev, results.filter((r) => r.severity === sev).length])
+      .filter(([, k]) => k).map(([sev, k]) => `${k} ${sev}${k > 1 && sev !== 'info' ? 's' : ''}`).join(', ');
   }
 
   // While nobody edits it, the input shows masked as the outputs do: a screen share of the page
@@ -408,6 +421,10 @@
     const e = EXAMPLES.find((x) => x.name === examples.value);
     if (e) {
       input.value = e.text;
+      if (e.mode && mode.value !== e.mode) {
+        mode.value = e.mode;
+        select(tab, false);
+      }
       inputView();
       send();
     }
@@ -433,6 +450,9 @@
 
   examples.value = EXAMPLES[0].name;
   input.value = EXAMPLES[0].text;
+  // Masked from the first paint: the example's credentials are hidden before the worker has
+  // even started, and show as the rule allows once it has checked them.
+  inputView();
   window.playground = {
     run,
     config,

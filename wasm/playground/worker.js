@@ -44,23 +44,27 @@ function run(job) {
     wrapped = core.wrapKubeconfig(text);
     if (wrapped) text = wrapped.text;
   }
+  const plan = job.mode === 'plan';
   let outcome;
   try {
-    outcome = core.transformWithResults(text, job.config);
+    outcome = plan ? core.planWithResults(text, job.config) : core.transformWithResults(text, job.config);
   } catch (e) {
     outcome = { output: '', results: [{ severity: 'error', message: String((e && e.message) || e) }], failed: true, unusable: true };
   }
   const converted = performance.now();
   let secrets = [];
-  if (outcome.output) {
+  if (outcome.output && !plan) {
     try { secrets = core.clusterSecrets(outcome.output); } catch (_) { /* output unusable as input: none */ }
   }
   const validate = job.mode === 'validate';
   const shown = validate ? secrets : secrets.filter((s) => s.owned);
-  const generated = validate ? annotated(shown, outcome.results) : shown.map((s) => s.text).join('');
+  const generated = plan ? outcome.output : validate ? annotated(shown, outcome.results) : shown.map((s) => s.text).join('');
+  // A plan names Secrets, clusters and fields, never a value: the core writes no credential
+  // into one, and it is no YAML for the rule to read.
+  const shownAs = plan ? plain : view;
   views = {
-    generated: view(generated),
-    output: view(outcome.output),
+    generated: shownAs(generated),
+    output: shownAs(outcome.output),
     // The input as pasted, for the page to show masked while nobody edits it.
     input: view(job.input),
   };
@@ -80,7 +84,7 @@ function run(job) {
     views: Object.fromEntries(Object.entries(views).map(([k, v]) => [k, { text: k === 'input' ? undefined : v.text, masks: v.masks, error: v.error }])),
     rows,
     widths: job.widths,
-    ...mapping(validate ? '' : generated),
+    ...mapping(validate || plan ? '' : generated),
     timings: { convert: converted - started, total: performance.now() - started },
   };
   self.postMessage(answer, [...transferables(rows), ...Object.values(views).map((v) => v.masks.buffer)].filter(unique()));
@@ -89,8 +93,10 @@ function run(job) {
 const unique = () => { const seen = new Set(); return (b) => !seen.has(b) && seen.add(b); };
 const transferables = (rows) => Object.values(rows).flatMap((r) => [r.masked.buffer, r.revealed.buffer]);
 
-// A text and where its credentials stand (UTF-16 offsets, in pairs), by the core's rule. A
-// text the rule cannot read is hidden whole: nothing is shown that was not checked.
+// A text and where its credentials stand (UTF-16 offsets, in pairs), by the core's rule: in
+// text that is not YAML throughout, what the rule could not read is hidden, but the line a YAML
+// error names shows up to its value. Should the rule fail, the text is hidden whole: nothing is
+// shown that was not checked.
 function view(text) {
   if (!text) return { text: '', masks: new Uint32Array(0) };
   try {
@@ -98,6 +104,11 @@ function view(text) {
   } catch (e) {
     return { text, masks: Uint32Array.of(0, text.length), error: String((e && e.message) || e) };
   }
+}
+
+// A text with nothing to hide.
+function plain(text) {
+  return { text: text || '', masks: new Uint32Array(0) };
 }
 
 // Every validated Secret with its findings beside it, as YAML comments under its `---`.

@@ -2,8 +2,8 @@
 
 mod text;
 
-use capi2argo::Options;
 use capi2argo::host::{self, Exit, Report};
+use capi2argo::{NoFiles, Options, PlanFormat};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -117,19 +117,58 @@ fn unix_seconds(now: Option<f64>) -> i64 {
     (now.unwrap_or_else(date_now) / 1000.0).floor() as i64
 }
 
-/// The output and the host driver's report, as the native binary would print and exit.
-fn run(input: &str, config: &JsValue, now: Option<f64>) -> Result<(String, Report), JsError> {
+/// The output (or the plan, in `plan`'s format) and the host driver's report, as the native
+/// binary would print and exit.
+fn run(
+    input: &str,
+    config: &JsValue,
+    now: Option<f64>,
+    plan: Option<PlanFormat>,
+) -> Result<(String, Report), JsError> {
     let options = Options {
         function_config: config_text(config)?,
         now: Some(unix_seconds(now)),
         ..Default::default()
     };
-    let (output, report) = host::drive_to_string(input.as_bytes(), &options);
+    let (output, report) = match plan {
+        None => host::drive_to_string(input.as_bytes(), &options),
+        Some(format) => {
+            let mut output = String::new();
+            let report =
+                host::drive_plan(input.as_bytes(), &options, &mut NoFiles, format, &mut |s| {
+                    output.push_str(s)
+                });
+            (output, report)
+        }
+    };
     if let Some(reason) = report.unusable_reason() {
         // The same message the native binary prints after `capi2argo: `.
         return Err(JsError::new(reason));
     }
     Ok((output, report))
+}
+
+/// `{ output, results, failed }` of a run (of the plan, in `plan`'s format), as JavaScript
+/// sees it.
+fn outcome(
+    input: &str,
+    config: Option<ConfigArg>,
+    now: Option<f64>,
+    plan: Option<PlanFormat>,
+) -> Result<JsValue, JsError> {
+    let (output, report) = run(
+        input,
+        &config.map_or(JsValue::UNDEFINED, JsValue::from),
+        now,
+        plan,
+    )?;
+    let json = format!(
+        "{{\"output\":{},\"results\":{},\"failed\":{}}}",
+        serde_json::Value::from(output.as_str()),
+        capi2argo::results_json(&report.results),
+        report.exit == Exit::Failure
+    );
+    json_parse(&json)
 }
 
 /// Runs the function: returns the output ResourceList (or YAML stream). Throws on unusable input.
@@ -145,6 +184,7 @@ pub fn transform(
         input,
         &config.map_or(JsValue::UNDEFINED, JsValue::from),
         now,
+        None,
     )
     .map(|(output, _)| output)
 }
@@ -157,18 +197,21 @@ pub fn transform_with_results(
     config: Option<ConfigArg>,
     now: Option<f64>,
 ) -> Result<JsValue, JsError> {
-    let (output, report) = run(
-        input,
-        &config.map_or(JsValue::UNDEFINED, JsValue::from),
-        now,
-    )?;
-    let json = format!(
-        "{{\"output\":{},\"results\":{},\"failed\":{}}}",
-        serde_json::Value::from(output.as_str()),
-        capi2argo::results_json(&report.results),
-        report.exit == Exit::Failure
-    );
-    json_parse(&json)
+    outcome(input, config, now, None)
+}
+
+/// The plan instead of the output (`capi2argo plan`): what the run would do to each Argo CD
+/// cluster Secret of the input, as text, with the results and `failed` the conversion would
+/// have (a guard that holds is an error). Give it the kubeconfig Secrets together with the
+/// Secrets of Argo CD's namespace. `now` as for `transform`. The plan names Secrets, clusters
+/// and fields, never a credential.
+#[wasm_bindgen(js_name = planWithResults, unchecked_return_type = "Outcome")]
+pub fn plan_with_results(
+    input: &str,
+    config: Option<ConfigArg>,
+    now: Option<f64>,
+) -> Result<JsValue, JsError> {
+    outcome(input, config, now, Some(PlanFormat::Text))
 }
 
 #[wasm_bindgen]
@@ -208,16 +251,16 @@ pub fn items_json(input: &str) -> Result<JsValue, JsError> {
     json_parse(&json)
 }
 
-/// Where the credentials of `text` stand (any text the function reads or writes): a flat array
-/// of start and end offsets, pair by pair, counted in UTF-16 code units as JavaScript strings
-/// are. The same rule the function keeps secrets by (`credential_ranges` of the core): a page
-/// that hides these ranges hides every credential the function knows. Throws when `text` is
-/// not YAML.
+/// Where the credentials of `text` stand (any text the function reads or writes, or a paste
+/// being edited): a flat array of start and end offsets, pair by pair, counted in UTF-16 code
+/// units as JavaScript strings are. The same rule the function keeps secrets by
+/// (`credential_ranges_lenient` of the core): a page that hides these ranges hides every
+/// credential the function knows, and past a YAML error it hides everything unread but shows
+/// the line the error names up to its value.
 #[wasm_bindgen(js_name = credentialRanges)]
-pub fn credential_ranges(text: &str) -> Result<Vec<u32>, JsError> {
-    let ranges = capi2argo::credential_ranges(text, &capi2argo::Limits::default())
-        .map_err(|e| JsError::new(&e.to_string()))?;
-    Ok(text::flat(text, &ranges))
+pub fn credential_ranges(text: &str) -> Vec<u32> {
+    let ranges = capi2argo::credential_ranges_lenient(text, &capi2argo::Limits::default());
+    text::flat(text, &ranges)
 }
 
 /// Where the `user:password` of a URL stands, as `[start, end]` in UTF-16 code units (empty
