@@ -25,6 +25,11 @@ pub enum Caller {
 
 /// The annotation kyaml's function runner puts on every item it sends, in kpt and kustomize.
 const RUNNER_ID_ANNOTATIONS: [&str; 2] = ["internal.config.kubernetes.io/id", "config.k8s.io/id"];
+/// Where kpt read each item from, which it writes on every item it sends (kustomize writes none).
+const KPT_PATH_ANNOTATIONS: [&str; 2] = [
+    "internal.config.kubernetes.io/path",
+    "config.kubernetes.io/path",
+];
 /// The resource id kustomize adds to every item it sends.
 const KUSTOMIZE_ID_ANNOTATION: &str = "kustomize.config.k8s.io/id";
 /// The annotation of kustomize's function config: how kustomize knows to run the function.
@@ -48,13 +53,15 @@ pub fn caller(input: &Input) -> Caller {
     let config = input.function_config.as_ref().map(Object::new);
     let items = || input.items.iter().map(|i| Object::new(&i.node));
     let marked = |o: Object, keys: &[&str]| keys.iter().any(|k| o.annotation(k).is_some());
-    if config.is_some_and(|c| marked(c, &[KUSTOMIZE_FUNCTION_ANNOTATION]))
-        || items().any(|o| marked(o, &[KUSTOMIZE_ID_ANNOTATION]))
-    {
+    let run = items().any(|o| marked(o, &RUNNER_ID_ANNOTATIONS));
+    // The items say it first: a config file kustomize would run can be given to kpt too.
+    if items().any(|o| marked(o, &[KUSTOMIZE_ID_ANNOTATION])) {
         Caller::Kustomize
-    } else if items().any(|o| marked(o, &RUNNER_ID_ANNOTATIONS))
-        || config.is_some_and(|c| is_kpt_config_map(c.node))
-    {
+    } else if run && items().any(|o| marked(o, &KPT_PATH_ANNOTATIONS)) {
+        Caller::Kpt
+    } else if config.is_some_and(|c| marked(c, &[KUSTOMIZE_FUNCTION_ANNOTATION])) {
+        Caller::Kustomize
+    } else if run || config.is_some_and(|c| is_kpt_config_map(c.node)) {
         Caller::Kpt
     } else {
         Caller::Pipe
@@ -99,6 +106,14 @@ mod tests {
         assert_eq!(of(&transformer), Caller::Kustomize);
         let generator = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: fn.capi2argo.dev/v1alpha1\n  kind: Capi2Argo\n  metadata:\n    name: c\n    annotations:\n      config.kubernetes.io/function: |\n        exec:\n          path: ./capi2argo\n";
         assert_eq!(of(generator), Caller::Kustomize);
+    }
+
+    #[test]
+    fn kpt_given_a_config_file_written_for_kustomize_is_still_kpt() {
+        let input = format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{SECRET}    annotations:\n      config.kubernetes.io/path: s1.yaml\n      config.k8s.io/id: '1'\nfunctionConfig:\n  apiVersion: fn.capi2argo.dev/v1alpha1\n  kind: Capi2Argo\n  metadata:\n    name: c\n    annotations:\n      config.kubernetes.io/function: |\n        exec:\n          path: ./capi2argo\n"
+        );
+        assert_eq!(of(&input), Caller::Kpt);
     }
 
     #[test]
