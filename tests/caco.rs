@@ -151,6 +151,16 @@ fn the_books_move_from_caco_keeps_every_cluster_caco_registered() {
             "{shell}: the commands ended the shell:\n{stdout}{}",
             text(&out.stderr)
         );
+        // The EKS cluster's login moves from CACO's copied token to Argo CD's own AWS
+        // identity: the plan says so before anything is written.
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.lines().any(
+                |l| l.starts_with("warning: Secret argocd/cluster-payments-eks:")
+                    && l.contains("the login changes from a token that expires")
+            ),
+            "{shell}: the EKS login change is warned about:\n{stderr}"
+        );
         let deployment = api
             .objects()
             .into_iter()

@@ -9,7 +9,7 @@ use crate::access;
 use crate::config::Mode;
 use crate::convert::argocd::OWNED_LABEL;
 use crate::convert::kubeconfig::without_userinfo;
-use crate::convert::login::login_of_json;
+use crate::convert::login::{Login, login_of_json};
 use crate::convert::meta::label_value;
 use crate::krm::finding::Severity;
 use crate::krm::object::Object;
@@ -343,6 +343,15 @@ impl<'x, 'a> Planner<'x, 'a> {
             self.steps.push(kept(ctx, scan, at, reason));
             return;
         }
+        if !draft.changed.is_empty() {
+            if let Some((field, message)) = step
+                .strength
+                .as_ref()
+                .and_then(|s| changes_hands(ctx, at, s))
+            {
+                ctx.report(at, Severity::Warning, Some(&field), message);
+            }
+        }
         // Made from a kubeconfig Secret that is none of this cluster's: another cluster takes
         // the Secret over (its server changes under the same name).
         let taken_over =
@@ -578,6 +587,29 @@ fn weakens(ctx: &Ctx, at: usize, strength: &Strength) -> Option<String> {
         )),
         _ => None,
     }
+}
+
+/// What an update does to whose identity Argo CD logs in with: from credentials the Secret
+/// carries (a token, a certificate) to a login Argo CD renews itself (`awsAuthConfig`, an exec
+/// plugin), which logs in as the cloud identity of Argo CD's own pods. Not weaker, but it works
+/// only once that identity is set up and let into the cluster, so the plan says so before the
+/// switch (moving from CACO, whose EKS Secrets carry the kubeconfig's token, is the common case).
+fn changes_hands(ctx: &Ctx, at: usize, strength: &Strength) -> Option<(String, String)> {
+    // A ServiceAccount token is renewed by the controller, not by a cloud identity.
+    let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
+    if ctx.config.mode == Mode::Pull || service_account || strength.login != Login::Renewing {
+        return None;
+    }
+    let (field, config) = ctx.object(at).secret_value("config").ok().flatten()?;
+    let before = login_of_json(&config)?;
+    matches!(before, Login::Static | Login::Expiring).then(|| {
+        let message = format!(
+            "the login changes from {} to {}: Argo CD will log in as its own pods' cloud identity (EKS: IRSA or EKS Pod Identity, with an access entry on the cluster; GKE: Workload Identity; AKS: Azure Workload Identity), which must be set up before this update is applied",
+            before.describe(),
+            strength.login.describe()
+        );
+        (field, message)
+    })
 }
 
 /// The plan as people and tools see it, in the order of the Secrets' names; with the Secrets
