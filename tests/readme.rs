@@ -35,7 +35,7 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::kubectl_pipeline_against_a_stand_in",
     ),
     (
-        "fleet | capi2argo plan -o requests | while read -r verb url body; do printf '%s\\n' \"$body\" | kubectl \"$verb\" --raw \"$url\" -f - > /dev/null || break; done",
+        "fleet | capi2argo plan -o requests | (while read -r verb url body; do printf '%s\\n' \"$body\" | kubectl \"$verb\" --raw \"$url\" -f - > /dev/null || exit 1; done)",
         "readme::kubectl_pipeline_against_a_stand_in",
     ),
     (
@@ -55,7 +55,7 @@ const COMMANDS: &[(&str, &str)] = &[
         "caco::the_books_move_from_caco_keeps_every_cluster_caco_registered",
     ),
     (
-        "fleet | capi2argo plan -o requests --set nameFrom=kubeconfig | while read -r verb url body; do printf '%s\\n' \"$body\" | kubectl \"$verb\" --raw \"$url\" -f - > /dev/null || break; done",
+        "fleet | capi2argo plan -o requests --set nameFrom=kubeconfig | (while read -r verb url body; do printf '%s\\n' \"$body\" | kubectl \"$verb\" --raw \"$url\" -f - > /dev/null || exit 1; done)",
         "caco::the_books_move_from_caco_keeps_every_cluster_caco_registered",
     ),
     (
@@ -356,7 +356,11 @@ fn kubectl_pipeline_against_a_stand_in() {
     );
     // Pasted into one interactive shell, one line after another: the function the first line
     // defines is there for the next, and nothing may end the shell (the echo after them runs).
-    let script = format!("{}\necho shell-still-here\n", commands.join("\n"));
+    // The last command's exit status is printed too.
+    let script = format!(
+        "{}\necho \"status=$?\"\necho shell-still-here\n",
+        commands.join("\n")
+    );
     let shells: Vec<&str> = ["bash", "zsh"]
         .into_iter()
         .filter(|shell| {
@@ -421,7 +425,12 @@ fn kubectl_pipeline_against_a_stand_in() {
             return;
         };
         let before = api.secret_names();
-        pipeline(&api, "pipeline");
+        let out = pipeline(&api, "pipeline");
+        assert!(
+            text(&out.stdout).contains("status=0\n"),
+            "{shell}: every request carried out: {}",
+            text(&out.stdout)
+        );
         let writes: Vec<(String, String)> = api
             .writes()
             .into_iter()
@@ -506,6 +515,38 @@ fn kubectl_pipeline_against_a_stand_in() {
         );
         let replaced: serde_json::Value = serde_json::from_str(&writes[0].body).expect("a Secret");
         assert_eq!(replaced["metadata"]["resourceVersion"], version.as_str());
+        drop(api);
+
+        // Regression (the loop stopped at a refused request but the pipeline exited 0, so a
+        // script went on as if all was applied): another writer changes the Secret between the
+        // read and the replace; the API server refuses the stale replace with 409, the loop
+        // stops there and its status is 1, and the shell is still there.
+        let Some(api) = common::apiserver::StandIn::start_with(
+            &format!("readme-pipeline-refused-{shell}"),
+            &edited,
+            common::apiserver::Options {
+                args: vec![
+                    "--interfere".into(),
+                    "PUT".into(),
+                    "/api/v1/namespaces/argocd/secrets/cluster-prod-eu-1".into(),
+                ],
+                ..Default::default()
+            },
+        ) else {
+            return;
+        };
+        let out = pipeline(&api, "pipeline-refused");
+        assert!(
+            text(&out.stdout).contains("status=1\n"),
+            "{shell}: a refused request ends the loop with status 1:\n{}{}",
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        assert!(
+            text(&out.stderr).contains("Conflict") || text(&out.stderr).contains("409"),
+            "{}",
+            text(&out.stderr)
+        );
         drop(api);
 
         // The same cluster, but the kubeconfig Secrets' selector matches nothing (a typo, a
