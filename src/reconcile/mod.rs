@@ -170,9 +170,21 @@ fn said_what_was_read(ctx: &mut Ctx, scan: &scan::Scan, output: Output) {
     let argo = &ctx.config.argo_namespace;
     let reads_argo = scan.secrets.keys().any(|id| id.namespace == *argo);
     if output == Output::PlanOnly && !scan.candidates.is_empty() && !reads_argo {
-        let message = format!(
-            "the input holds no Secret of Argo CD's namespace {argo}: every cluster is planned as new, and nothing can be pruned or renamed; read that namespace's Secrets too (or set argoNamespace where Argo CD runs)"
-        );
+        // Its own Secrets elsewhere say where Argo CD likely runs.
+        let elsewhere: std::collections::BTreeSet<&str> = scan
+            .owned
+            .iter()
+            .map(|o| ctx.object(o.index).namespace())
+            .collect();
+        let message = match elsewhere.first() {
+            Some(other) => format!(
+                "the input holds no Secret of Argo CD's namespace {argo}, but capi2argo's Argo CD Secrets in {}: if Argo CD runs there, set argoNamespace={other}; as it is, every cluster is planned as new in {argo}",
+                elsewhere.iter().copied().collect::<Vec<_>>().join(", ")
+            ),
+            None => format!(
+                "the input holds no Secret of Argo CD's namespace {argo}: every cluster is planned as new there, and none of its Secrets can be pruned or renamed; read that namespace's Secrets too (or set argoNamespace where Argo CD runs)"
+            ),
+        };
         ctx.report_config(Severity::Warning, None, message);
     }
 }
