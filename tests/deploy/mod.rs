@@ -1130,15 +1130,31 @@ fn books_overlay(page: &str, dir: &str) -> Option<Vec<Value>> {
         return None;
     }
     let markdown = fs::read_to_string(root().join("docs/src").join(page)).expect("page");
-    let block = markdown
+    // Tests run at once: each its own scratch directory.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let scratch = TempDir::new("deploy", &format!("{dir}-{run}"));
+    fs::create_dir_all(scratch.path(dir)).expect("dir");
+    // Every file of the directory the page shows, each a block whose first line names it.
+    for block in markdown
         .split("```yaml\n")
         .skip(1)
         .filter_map(|b| b.split("\n```").next())
-        .find(|b| b.starts_with(&format!("# {dir}/kustomization.yaml")))
-        .unwrap_or_else(|| panic!("{page} shows {dir}/kustomization.yaml"));
-    let scratch = TempDir::new("deploy", dir);
-    fs::create_dir_all(scratch.path(dir)).expect("dir");
-    fs::write(scratch.path(&format!("{dir}/kustomization.yaml")), block).expect("write");
+    {
+        let Some(file) = block
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix(&format!("# {dir}/")))
+            .and_then(|l| l.split(':').next())
+        else {
+            continue;
+        };
+        fs::write(scratch.path(&format!("{dir}/{file}")), block).expect("write");
+    }
+    assert!(
+        scratch.path(&format!("{dir}/kustomization.yaml")).is_file(),
+        "{page} shows {dir}/kustomization.yaml"
+    );
     std::os::unix::fs::symlink(root(), scratch.path("capi2argo")).expect("symlink");
     let out = Command::new("kubectl")
         .args(["kustomize", dir])
@@ -1177,5 +1193,39 @@ fn the_books_overlays_run_the_image_from_your_registry() {
             ["registry.example.com/capi2argo/capi2argo-controller:v0.1.0"],
             "{page}"
         );
+        // A node that has the image (kind's `kind load`) needs no registry.
+        assert_eq!(
+            template["spec"]["containers"][0]["imagePullPolicy"], "IfNotPresent",
+            "{page}"
+        );
     }
+}
+
+/// The controller's settings from the book's kustomization: the settings file it shows
+/// replaces deploy/controller's, and the Deployment mounts that one.
+#[test]
+fn the_books_overlay_replaces_the_controllers_settings() {
+    let Some(objects) = books_overlay("controller.md", "my-controller") else {
+        return;
+    };
+    let settings: Vec<&Value> = objects
+        .iter()
+        .filter(|o| {
+            o["kind"] == "ConfigMap"
+                && o["metadata"]["name"]
+                    .as_str()
+                    .is_some_and(|n| n.starts_with("capi2argo-controller-settings"))
+        })
+        .collect();
+    assert_eq!(settings.len(), 1, "one settings ConfigMap");
+    let text = settings[0]["data"]["capi2argo.yaml"]
+        .as_str()
+        .expect("the settings file");
+    assert!(text.contains("nameFrom: kubeconfig"), "{text}");
+    let name = settings[0]["metadata"]["name"].as_str().expect("name");
+    let mounted = serde_json::to_string(&pod_template(&objects)["spec"]["volumes"]).expect("JSON");
+    assert!(
+        mounted.contains(name),
+        "the Deployment mounts {name}: {mounted}"
+    );
 }
