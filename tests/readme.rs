@@ -268,6 +268,18 @@ fn quick_start_converts_the_example() {
     ] {
         assert!(stdout.contains(line), "output lacks {line:?}");
     }
+    // The input first, as the README says, and the warning it names.
+    assert!(
+        stdout.find("name: prod-eu-1-ca").expect("the CA Secret")
+            < stdout
+                .find("name: cluster-prod-eu-1")
+                .expect("the new Secret")
+    );
+    assert!(
+        text(&out.stderr).contains("came without any Cluster object"),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
