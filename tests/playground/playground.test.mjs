@@ -453,10 +453,21 @@ test('playground: plan mode shows the plan capi2argo plan prints, for its built-
   assert.equal(shown.rows.join(''), expected.output.replace(/\n/g, ''), 'the Plan tab shows it whole');
   assert.equal((await page.textContent('#tab-generated')).trim(), 'Plan');
   assert.match(await page.textContent('#status'), /^plan: \d+ to create, /);
+  assert.equal(await page.textContent('#file-name'), 'capi2argo-plan.txt');
   await page.screenshot({ path: join(artifacts, 'plan.png') });
   await page.selectOption('#mode', 'convert');
   await page.evaluate(() => window.playground.run());
   assert.equal((await page.textContent('#tab-generated')).trim(), 'Argo CD Secrets');
+  // From a provider example, plan mode brings its own fleet: a lone kubeconfig has nothing to
+  // plan against.
+  await page.selectOption('#example', { index: 1 });
+  await page.evaluate(() => window.playground.run());
+  const before = Number(await page.getAttribute('body', 'data-runs'));
+  await page.selectOption('#mode', 'plan');
+  await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, before);
+  assert.equal(await page.inputValue('#example'), example);
+  await page.selectOption('#mode', 'convert');
+  await page.evaluate(() => window.playground.run());
 });
 
 test('playground: the status names errors as errors, not as "results"', async () => {

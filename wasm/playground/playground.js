@@ -332,10 +332,13 @@
   function shown() {
     if (!last) return { text: '', name: '' };
     const validate = mode.value === 'validate';
+    const plan = mode.value === 'plan';
     switch (tab) {
       case 'generated':
+        if (plan) return { text: last.views.generated.text, name: 'capi2argo-plan.txt' };
         return { text: last.views.generated.text, name: validate ? 'validated-argocd-cluster-secrets.yaml' : 'argocd-cluster-secrets.yaml' };
       case 'output':
+        if (plan) return { text: last.output, name: 'capi2argo-plan.txt' };
         return { text: last.output, name: `capi2argo-${validate ? 'validate' : 'convert'}-output.${last.json ? 'json' : 'yaml'}` };
       case 'results':
         return { text: last.results.map((r) => `${resultParts(r).join('')}\n`).join(''), name: 'capi2argo-results.txt' };
@@ -444,6 +447,14 @@
     input.dispatchEvent(new InputEvent('input', { inputType: 'insertFromPaste' }));
   });
   mode.addEventListener('change', () => {
+    // A provider example has nothing to plan against: plan mode brings its own fleet.
+    const current = EXAMPLES.find((x) => x.name === examples.value);
+    const fleet = EXAMPLES.find((x) => x.mode === 'plan');
+    if (mode.value === 'plan' && current && !current.mode && fleet) {
+      examples.value = fleet.name;
+      input.value = fleet.text;
+      inputView();
+    }
     select(tab, false);
     send();
   });
