@@ -69,61 +69,109 @@ fn merge(mut found: Vec<Range<usize>>) -> Vec<Range<usize>> {
 }
 
 /// What a viewer hides of `text` that need not be YAML throughout (a paste being edited): the
-/// rule's ranges where it reads. Past a syntax error, nothing unread is shown, but the line the
-/// error names is: what comes before that line is read as far as it parses (else its document
-/// is hidden whole), the line shows up to its first `:` (a line without one is hidden whole),
-/// the rest of its document is hidden whole, and the documents after it are read on their own.
+/// rule's ranges where it reads, and nothing unread. Past a syntax error, the documents before
+/// the broken one are read whole by the rule, the broken one is hidden but for the key of the
+/// line the error names (shown only where that line can hold nothing but a key: what comes
+/// before it parses, it is indented no deeper than the line before it, and its key is plain),
+/// and reading goes on with the documents after it.
 pub fn credential_ranges_lenient(text: &str, limits: &Limits) -> Vec<Range<usize>> {
-    let error = match credential_ranges(text, limits) {
-        Ok(ranges) => return ranges,
-        Err(error) => error,
-    };
-    let starts = line_starts(text);
-    // An error past the last line (an unclosed flow at the end) names no line to show.
-    let Some(line) = error.line().filter(|&l| (1..=starts.len()).contains(&l)) else {
-        return std::iter::once(0..text.len()).collect();
-    };
-    let at = starts[line - 1];
-    let end = starts.get(line).copied().unwrap_or(text.len());
-    let document = starts[..line - 1]
-        .iter()
-        .rev()
-        .find(|&&s| is_document_marker(&text[s..]))
-        .copied()
-        .unwrap_or(0);
-    let next = starts[line..]
-        .iter()
-        .find(|&&s| is_document_marker(&text[s..]))
-        .copied()
-        .unwrap_or(text.len());
-    let mut hidden = match credential_ranges(&text[..at], limits) {
-        Ok(ranges) => ranges,
-        Err(_) => {
-            let mut before = credential_ranges_lenient(&text[..document], limits);
-            before.push(document..at);
-            before
+    let mut hidden = Vec::new();
+    let mut start = 0;
+    while start < text.len() {
+        let rest = &text[start..];
+        let shift = |ranges: Vec<Range<usize>>| {
+            ranges
+                .into_iter()
+                .map(move |r| r.start + start..r.end + start)
+        };
+        let error = match credential_ranges(rest, limits) {
+            Ok(ranges) => {
+                hidden.extend(shift(ranges));
+                break;
+            }
+            Err(error) => error,
+        };
+        let starts = line_starts(rest);
+        // An error past the last line (an unclosed flow at the end) names no line to show.
+        let Some(line) = error.line().filter(|&l| (1..=starts.len()).contains(&l)) else {
+            hidden.push(start..text.len());
+            break;
+        };
+        let at = starts[line - 1];
+        let end = starts.get(line).copied().unwrap_or(rest.len());
+        let marker = |&&s: &&usize| is_document_marker(&rest[s..]);
+        let document = starts[..line - 1]
+            .iter()
+            .rev()
+            .find(marker)
+            .copied()
+            .unwrap_or(0);
+        let next = starts[line..]
+            .iter()
+            .find(marker)
+            .copied()
+            .unwrap_or(rest.len());
+        match credential_ranges(&rest[..document], limits) {
+            Ok(ranges) => hidden.extend(shift(ranges)),
+            Err(_) => hidden.push(start..start + document),
         }
-    };
-    let shown = text[at..end].trim_end_matches(['\n', '\r']);
-    match shown.find(':') {
-        Some(colon) => hidden.push(at + colon + 1..end),
-        None => hidden.push(at..end),
+        hidden.push(start + document..start + at);
+        match shown_key(rest, &starts, line, document, limits) {
+            Some(colon) => hidden.push((start + at + colon + 1).min(start + end)..start + end),
+            None => hidden.push(start + at..start + end),
+        }
+        hidden.push(start + end..start + next);
+        start += next;
     }
-    hidden.push(end..next);
-    hidden.extend(
-        credential_ranges_lenient(&text[next..], limits)
-            .into_iter()
-            .map(|r| r.start + next..r.end + next),
-    );
     merge(hidden)
 }
 
-/// Where each line of `text` starts.
+/// Of line `line` (from 1; the line a YAML error names, in its document from `document`), the
+/// offset of the `:` ending its key, where the line can hold nothing but a key and a value:
+/// what comes before it parses (no quote or flow is open), it is indented no deeper than the
+/// line before it (it continues no scalar), and its key is plain text.
+fn shown_key(
+    text: &str,
+    starts: &[usize],
+    line: usize,
+    document: usize,
+    limits: &Limits,
+) -> Option<usize> {
+    let at = starts[line - 1];
+    let shown = line_text(text, at, starts);
+    let indent = |l: &str| l.len() - l.trim_start_matches([' ', '\t']).len();
+    let previous = starts[..line - 1]
+        .iter()
+        .rev()
+        .filter(|&&s| s >= document)
+        .map(|&s| line_text(text, s, starts))
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    if previous.is_some_and(|p| indent(shown) > indent(p)) {
+        return None;
+    }
+    let colon = shown
+        .find(": ")
+        .or_else(|| shown.strip_suffix(':').map(str::len))?;
+    let key = shown[..colon].trim_start().trim_start_matches("- ");
+    let plain =
+        !key.is_empty() && !key.contains(['"', '\'', '{', '[', '&', '*', '!', '|', '>', '#']);
+    (plain && credential_ranges(&text[..at], limits).is_ok()).then_some(colon)
+}
+
+/// The text of the line starting at `at`, without its line break.
+fn line_text<'t>(text: &'t str, at: usize, starts: &[usize]) -> &'t str {
+    let end = starts
+        .iter()
+        .find(|&&s| s > at)
+        .copied()
+        .unwrap_or(text.len());
+    text[at..end].trim_end_matches(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}'])
+}
+
+/// Where each line of `text` starts, by the YAML reader's own line breaks (so the line an
+/// error names is the line meant).
 fn line_starts(text: &str) -> Vec<usize> {
-    std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .filter(|&i| i < text.len())
-        .collect()
+    crate::yaml::line_starts(text)
 }
 
 /// Whether a line opens a document (`---`) or ends one (`...`).
@@ -386,24 +434,45 @@ fn flag_values(text: &str, args: &Node, out: &mut Vec<Range<usize>>) {
 
 // The walkers below read every copy of a key given twice: readers disagree on which counts.
 
-/// The value of every credential field (`CREDENTIAL_USER_FIELDS`) at any depth under `node`.
-fn credential_fields(text: &str, node: &Node, out: &mut Vec<Range<usize>>) {
+/// A user's credentials, wherever they stand under `node` (a `user:` misplaced by a hand edit is
+/// no login the function reads, but its token is still a token): every credential field
+/// (`CREDENTIAL_USER_FIELDS`, whatever it holds, a value of the wrong type too), every `exec`'s
+/// `env` values and credential flags, and an `auth-provider`'s settings (a removed login the
+/// function refuses, whose settings are tokens and secrets).
+fn user_credentials(text: &str, node: &Node, out: &mut Vec<Range<usize>>) {
     match &node.value {
         Value::Map(entries) => {
             for (key, value) in entries {
-                let credential = key
-                    .as_str()
-                    .is_some_and(|k| CREDENTIAL_USER_FIELDS.contains(&k));
-                if credential && !value.is_null() {
-                    out.push(value_range(text, value));
-                } else {
-                    credential_fields(text, value, out);
+                match key.as_str() {
+                    Some(k) if CREDENTIAL_USER_FIELDS.contains(&k) => {
+                        if !value.is_null() {
+                            out.push(value_range(text, value));
+                        }
+                        continue;
+                    }
+                    Some("exec") => {
+                        for env in values(value, "env").filter_map(Node::as_seq).flatten() {
+                            for v in values(env, "value").filter(|v| !v.is_null()) {
+                                out.push(value_range(text, v));
+                            }
+                        }
+                        for args in values(value, "args") {
+                            flag_values(text, args, out);
+                        }
+                    }
+                    Some("auth-provider") => {
+                        for config in values(value, "config") {
+                            every_value(text, config, out);
+                        }
+                    }
+                    _ => {}
                 }
+                user_credentials(text, value, out);
             }
         }
         Value::Seq(items) => {
             for item in items {
-                credential_fields(text, item, out);
+                user_credentials(text, item, out);
             }
         }
         Value::Scalar(_) => {}
@@ -426,28 +495,7 @@ fn kubeconfig(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
             }
         }
     }
-    // Whatever a credential field holds is hidden, a value of the wrong type too, and wherever
-    // it stands in the kubeconfig: a `user:` misplaced by a hand edit is no login the function
-    // reads, but its token is still a token.
-    credential_fields(text, root, out);
-    for entry in entries("users") {
-        for user in values(entry, "user") {
-            for exec in values(user, "exec") {
-                for env in values(exec, "env").filter_map(Node::as_seq).flatten() {
-                    for value in values(env, "value").filter(|v| !v.is_null()) {
-                        out.push(value_range(text, value));
-                    }
-                }
-                for args in values(exec, "args") {
-                    flag_values(text, args, out);
-                }
-            }
-            // A removed login the function refuses, but whose settings are tokens and secrets.
-            for config in paths(user, &["auth-provider", "config"]) {
-                every_value(text, config, out);
-            }
-        }
-    }
+    user_credentials(text, root, out);
 }
 
 fn cluster_config(text: &str, root: &Node, out: &mut Vec<Range<usize>>) {
@@ -515,7 +563,7 @@ mod tests {
     /// up to its value, and nothing unread is shown.
     #[test]
     fn a_syntax_error_shows_its_line_and_hides_nothing_unread() {
-        let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\nstringData:\n  token: first-secret\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n  labels: {x: y\nstringData:\n  token: second-secret\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: c\nstringData:\n  token: third-secret\n";
+        let text = "apiVersion: v1\nkind: Secret\nmetadata:\n  name: a\nstringData:\n  token: first-secret\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n  labels: x: y\nstringData:\n  token: second-secret\n---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: c\nstringData:\n  token: third-secret\n";
         let shown = shown_lenient(text);
         for secret in ["first-secret", "second-secret", "third-secret"] {
             assert!(!shown.contains(secret), "{shown}");
@@ -523,7 +571,7 @@ mod tests {
         assert!(shown.contains("  name: a\n"), "{shown}");
         assert!(shown.contains("  name: c\n"), "{shown}");
         assert!(shown.contains("stringData:\n  token: #"), "{shown}");
-        // The error is reported where the flow mapping cannot close: its line shows its key.
+        // The line the error names shows its key.
         let error = credential_ranges(text, &Limits::default()).expect_err("not YAML");
         let line = text
             .lines()
@@ -531,6 +579,14 @@ mod tests {
             .expect("line");
         let key = &line[..=line.find(':').expect("a key")];
         assert!(shown.contains(key), "{key:?} in {shown}");
+        assert!(
+            shown.contains("  labels:#"),
+            "the value of that line is hidden: {shown}"
+        );
+        assert!(
+            !shown.contains("name: b"),
+            "the rest of the broken document is hidden: {shown}"
+        );
     }
 
     /// Regression (the playground showed a token a hand edit had moved out of `users[].user`,
@@ -540,6 +596,54 @@ mod tests {
     fn a_credential_field_anywhere_in_a_kubeconfig_is_hidden() {
         let text = "apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster:\nuser:\n  token: misplaced-token\n";
         assert_eq!(hidden(text), ["misplaced-token"]);
+    }
+
+    /// Regressions (an outside review): a prefix of a document that parses is not that
+    /// document (kubectl writes `data` before `kind`), a line the error names may continue a
+    /// quoted or plain scalar, and line breaks are the YAML reader's.
+    #[test]
+    fn nothing_of_a_broken_document_shows_but_a_plain_key() {
+        for (text, secrets) in [
+            (
+                "apiVersion: v1\ndata:\n  value: c2VjcmV0LXZhbHVl\n bad: x\nkind: Secret\n",
+                &["c2VjcmV0LXZhbHVl"][..],
+            ),
+            (
+                "apiVersion: v1\r\ndata:\r\n  value: c2VjcmV0LXZhbHVl\r\n bad: x\r\nkind: Secret\r\n",
+                &["c2VjcmV0LXZhbHVl"],
+            ),
+            (
+                "apiVersion: v1\rdata:\r  value: c2VjcmV0LXZhbHVl\r bad: x\rkind: Secret\r",
+                &["c2VjcmV0LXZhbHVl"],
+            ),
+            (
+                "apiVersion: v1\u{2028}data:\u{2028}  value: c2VjcmV0LXZhbHVl\u{2028} bad: x\u{2028}kind: Secret\u{2028}",
+                &["c2VjcmV0LXZhbHVl"],
+            ),
+            (
+                "kind: Secret\nstringData:\n  config: '{\"bearerToken\": \"eyJhbGciOi\n    JIUzI1NiJ9.sig\", \"x\": 1",
+                &["eyJhbGciOi", "JIUzI1NiJ9"],
+            ),
+            (
+                "kind: Secret\nstringData:\n  password: \"abc\n  def:ghi",
+                &["abc", "def"],
+            ),
+            (
+                "kind: Secret\nstringData:\n  token: abcdef\n    ghijkl: mno\n",
+                &["abcdef", "ghijkl", "mno"],
+            ),
+        ] {
+            let shown = shown_lenient(text);
+            for secret in secrets {
+                assert!(!shown.contains(secret), "{secret} shown in {shown:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_misplaced_users_exec_env_and_auth_provider_are_hidden() {
+        let text = "apiVersion: v1\nkind: Config\nuser:\n  exec:\n    command: x\n    env:\n    - name: SECRET\n      value: envsecret\n  auth-provider:\n    config:\n      refresh-token: rtok\n";
+        assert_eq!(hidden(text), ["envsecret", "rtok"]);
     }
 
     #[test]

@@ -49,6 +49,22 @@ pub fn line_number(input: &str, at: usize) -> usize {
     line
 }
 
+/// Where each line of `input` starts, counted as [`line_number`] counts them (any YAML line
+/// break ends a line); a break at the very end starts no line.
+pub fn line_starts(input: &str) -> Vec<usize> {
+    let bytes = input.as_bytes();
+    let mut starts = vec![0];
+    let mut i = 0;
+    while i < bytes.len() {
+        let n = chars::break_len(bytes, i);
+        i += n.max(1);
+        if n > 0 && i < bytes.len() {
+            starts.push(i);
+        }
+    }
+    starts
+}
+
 /// The offset of the start of the line holding `at` (any YAML line break ends a line).
 pub fn line_start(input: &str, at: usize) -> usize {
     let bytes = input.as_bytes();

@@ -484,7 +484,7 @@ test('playground: the status names errors as errors, not as "results"', async ()
 
 test('playground: a YAML syntax error shows the line it names, and nothing that was not read', async () => {
   const good = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: a-kubeconfig\n  namespace: fleet\nstringData:\n  token: first-credential-1234\n';
-  const broken = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: b-kubeconfig\n  labels: {x: y\nstringData:\n  token: second-credential-5678\n';
+  const broken = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: b-kubeconfig\n  labels: x: y\nstringData:\n  token: second-credential-5678\n';
   const text = `${good}---\n${broken}---\n${good.replace('a-kubeconfig', 'c-kubeconfig').replace('first', 'third')}`;
   const out = await convert(text);
   const error = out.results.find((r) => /invalid YAML at line (\d+)/.test(r.message));
