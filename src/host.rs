@@ -95,7 +95,9 @@ pub fn drive_plan(
             if let Some(plan) = &finished.plan {
                 sink(&plan.show(format));
             }
-            report(finished.results, finished.caller)
+            // A plan is text for a person or a script, never a ResourceList a host reads
+            // results from: they go to standard error whoever sent the input.
+            report(finished.results, krm::Caller::Pipe)
         }
         Err(e) => unusable(&e),
     }
@@ -112,7 +114,7 @@ fn report(results: Vec<Finding>, caller: krm::Caller) -> Report {
             Exit::Success
         },
         stderr: if caller.shows_results() {
-            String::new()
+            failed_summary(&results)
         } else {
             stderr_lines(&results)
         },
@@ -152,6 +154,21 @@ pub fn unusable(error: &RunError) -> Report {
         exit: Exit::Unusable,
         stderr: format!("capi2argo: {error}\n"),
         results: Vec::new(),
+    }
+}
+
+/// Where the host prints the results itself, a failed run says on standard error only that it
+/// failed and where to look: a host taken for kpt that is none (kyaml's `kustomize fn run`
+/// sends the same marks) still shows why the run failed, and kpt shows no result twice.
+fn failed_summary(results: &[Finding]) -> String {
+    let errors = results
+        .iter()
+        .filter(|r| r.severity == crate::krm::finding::Severity::Error)
+        .count();
+    match errors {
+        0 => String::new(),
+        1 => "capi2argo: 1 error, in the function's results\n".to_string(),
+        n => format!("capi2argo: {n} errors, in the function's results\n"),
     }
 }
 
