@@ -83,6 +83,20 @@ pub fn login_of_json(config: &str) -> Option<Login> {
 }
 
 impl ClusterConfig {
+    /// Whether this config logs in as the cloud identity of Argo CD's own pods: `awsAuthConfig`,
+    /// or `argocd-k8s-auth` given no secret of its own in its environment (IRSA or EKS Pod
+    /// Identity, GKE's Workload Identity, Azure Workload Identity). An exec plugin that carries
+    /// its own credentials (a client secret, a password) does not.
+    pub fn logs_in_as_pod_identity(&self) -> bool {
+        self.uses_argocd_k8s_auth()
+            && self.exec_provider_config.as_ref().is_none_or(|e| {
+                !e.env.keys().any(|k| {
+                    let k = k.to_ascii_uppercase();
+                    k.contains("SECRET") || k.contains("PASSWORD") || k.contains("CERTIFICATE")
+                })
+            })
+    }
+
     /// How this config logs in.
     pub fn login(&self) -> Login {
         if self.uses_argocd_k8s_auth() || self.exec_provider_config.is_some() {
@@ -101,5 +115,39 @@ impl ClusterConfig {
         } else {
             Login::None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::argocd::{AwsAuthConfig, ExecProviderConfig, Sensitive};
+
+    #[test]
+    fn pod_identity_is_awsauthconfig_or_argocd_k8s_auth_without_a_secret_of_its_own() {
+        let aws = ClusterConfig {
+            aws_auth_config: Some(AwsAuthConfig {
+                cluster_name: "prod".into(),
+                role_arn: None,
+                profile: None,
+            }),
+            ..Default::default()
+        };
+        assert!(aws.logs_in_as_pod_identity());
+        let exec = |command: &str, env: &[&str]| ClusterConfig {
+            exec_provider_config: Some(ExecProviderConfig {
+                command: command.into(),
+                env: env
+                    .iter()
+                    .map(|k| (k.to_string(), Sensitive("x".into())))
+                    .collect(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert!(exec(ARGOCD_K8S_AUTH, &["AAD_LOGIN_METHOD"]).logs_in_as_pod_identity());
+        assert!(!exec(ARGOCD_K8S_AUTH, &["AZURE_CLIENT_SECRET"]).logs_in_as_pod_identity());
+        assert!(!exec("kubelogin", &[]).logs_in_as_pod_identity());
+        assert!(!ClusterConfig::default().logs_in_as_pod_identity());
     }
 }

@@ -31,6 +31,9 @@ pub(super) struct Strength {
     /// Why this conversion is worse than what the cluster's Secrets could give (a preferred
     /// kubeconfig failed, so a weaker one stood in): it may not replace a working Secret.
     pub degraded: Option<String>,
+    /// Whether it logs in as the cloud identity of Argo CD's own pods (not a ServiceAccount
+    /// token, which the controller renews).
+    pub pod_identity: bool,
 }
 
 /// A cluster's converted Argo CD Secret, before it is placed.
@@ -258,6 +261,7 @@ pub(super) fn convert_all<'x, 'a>(
                     secret.config.login()
                 },
                 degraded,
+                pod_identity: !service_account && secret.config.logs_in_as_pod_identity(),
             },
             reachable,
             draft: None,

@@ -116,6 +116,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         }
     }
     guard::check(&mut ctx, &scan, &mut steps);
+    steps.report_login_moves(&mut ctx);
     // What explains a failure first: errors, then warnings, then information (kpt cuts long
     // result lists short).
     ctx.results.sort_by_key(|f| f.severity);

@@ -159,6 +159,26 @@ pub(super) struct Steps<'x, 'a> {
     pub store: TextStore,
     /// The guards that held part of the plan back.
     pub held: Vec<Held>,
+    /// Owned Secrets whose login would move to Argo CD's pods' cloud identity (the Secret the
+    /// step writes, the owned one at its input index, and the warning's field and message):
+    /// said once the guards have decided, for the steps that still write.
+    pub login_moves: Vec<(SecretId, usize, String, String)>,
+}
+
+impl Steps<'_, '_> {
+    /// Warns of each login move a step still carries out after the guards.
+    pub fn report_login_moves(&mut self, ctx: &mut Ctx) {
+        for (secret, at, field, message) in std::mem::take(&mut self.login_moves) {
+            let writes = self.steps.iter().any(|s| {
+                s.secret == secret
+                    && s.old == Some(at)
+                    && matches!(s.action, Action::Update { .. } | Action::Rename { .. })
+            });
+            if writes {
+                ctx.report(at, Severity::Warning, Some(&field), message);
+            }
+        }
+    }
 }
 
 /// Makes the plan: every surviving conversion placed on the Secret of its name, then every owned
@@ -175,6 +195,7 @@ pub(super) fn plan<'x, 'a>(
     let mut planner = Planner {
         steps: Vec::with_capacity(steps),
         unsettled: HashMap::new(),
+        login_moves: Vec::new(),
     };
     for held in &scan.held {
         planner.unsettle(std::slice::from_ref(&held.key), held.why);
@@ -197,6 +218,7 @@ pub(super) fn plan<'x, 'a>(
         steps: planner.steps,
         store,
         held: Vec::new(),
+        login_moves: planner.login_moves,
     }
 }
 
@@ -205,6 +227,8 @@ struct Planner<'x, 'a> {
     /// Kubeconfig Secrets whose Argo CD Secret this run could not redo, and why: such a Secret
     /// stays as it is, never pruned for it.
     unsettled: HashMap<SourceKey, String>,
+    /// See [`Steps::login_moves`].
+    login_moves: Vec<(SecretId, usize, String, String)>,
 }
 
 impl<'x, 'a> Planner<'x, 'a> {
@@ -349,7 +373,8 @@ impl<'x, 'a> Planner<'x, 'a> {
                 .as_ref()
                 .and_then(|s| changes_hands(ctx, at, s))
             {
-                ctx.report(at, Severity::Warning, Some(&field), message);
+                self.login_moves
+                    .push((step.secret.clone(), at, field, message));
             }
         }
         // Made from a kubeconfig Secret that is none of this cluster's: another cluster takes
@@ -595,9 +620,7 @@ fn weakens(ctx: &Ctx, at: usize, strength: &Strength) -> Option<String> {
 /// only once that identity is set up and let into the cluster, so the plan says so before the
 /// switch (moving from CACO, whose EKS Secrets carry the kubeconfig's token, is the common case).
 fn changes_hands(ctx: &Ctx, at: usize, strength: &Strength) -> Option<(String, String)> {
-    // A ServiceAccount token is renewed by the controller, not by a cloud identity.
-    let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
-    if ctx.config.mode == Mode::Pull || service_account || strength.login != Login::Renewing {
+    if ctx.config.mode == Mode::Pull || !strength.pod_identity {
         return None;
     }
     let (field, config) = ctx.object(at).secret_value("config").ok().flatten()?;
