@@ -94,8 +94,8 @@ const unique = () => { const seen = new Set(); return (b) => !seen.has(b) && see
 const transferables = (rows) => Object.values(rows).flatMap((r) => [r.masked.buffer, r.revealed.buffer]);
 
 // A text and where its credentials stand (UTF-16 offsets, in pairs), by the core's rule: in
-// text that is not YAML throughout, what the rule could not read is hidden, but the line a YAML
-// error names shows up to its value. Should the rule fail, the text is hidden whole: nothing is
+// text that is not YAML throughout, a broken document is hidden but for the key of the line
+// a YAML error names. Should the rule fail, the text is hidden whole: nothing is
 // shown that was not checked.
 function view(text) {
   if (!text) return { text: '', masks: new Uint32Array(0) };

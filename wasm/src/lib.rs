@@ -255,8 +255,8 @@ pub fn items_json(input: &str) -> Result<JsValue, JsError> {
 /// being edited): a flat array of start and end offsets, pair by pair, counted in UTF-16 code
 /// units as JavaScript strings are. The same rule the function keeps secrets by
 /// (`credential_ranges_lenient` of the core): a page that hides these ranges hides every
-/// credential the function knows, and past a YAML error it hides everything unread but shows
-/// the line the error names up to its value.
+/// credential the function knows, and past a YAML error it hides the broken document but for
+/// the key of the line the error names.
 #[wasm_bindgen(js_name = credentialRanges)]
 pub fn credential_ranges(text: &str) -> Vec<u32> {
     let ranges = capi2argo::credential_ranges_lenient(text, &capi2argo::Limits::default());
