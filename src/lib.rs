@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 mod access;
+mod appsets;
 mod config;
 mod credentials;
 mod documents;
@@ -67,6 +68,10 @@ pub mod internals {
 pub use access::{
     Account as ServiceAccount, AdminAccess, Due, Grant, Granted, Mode as CredentialMode,
     TOKEN_LABEL, TOKEN_LABEL_VALUE, TokenNeed,
+};
+pub use appsets::{
+    AppChange, AppRef, AppSetPlan, Applications, Effect as ApplicationEffect, Leaves,
+    Resources as ApplicationResources, Stranded,
 };
 pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
 pub use credentials::{

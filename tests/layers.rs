@@ -13,6 +13,7 @@ const LAYERS: &[&str] = &[
     "fleet",
     "sources",
     "validate",
+    "appsets",
     "config",
     "access",
     "credentials",

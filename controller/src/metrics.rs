@@ -17,7 +17,7 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 pub const STATES: [ClusterState; 7] = ClusterState::ALL;
 
 /// Every guard, so each has a series from the start.
-pub const GUARDS: [Guard; 4] = Guard::ALL;
+pub const GUARDS: [Guard; 5] = Guard::ALL;
 
 /// How a plan ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +88,7 @@ impl Metrics {
         );
         registry.register(
             "guard_held",
-            "1 while the guard (allowEmpty, maxPrune, allowRename, maxCredentialChanges) holds part of the plan back",
+            "1 while the guard (allowEmpty, maxPrune, allowRename, maxCredentialChanges, maxApplicationDeletes) holds part of the plan back",
             metrics.guard_held.clone(),
         );
         registry.register(

@@ -261,6 +261,55 @@ pub static KEYS: &[Key] = &[
         },
     },
     Key {
+        name: "maxApplicationDeletes",
+        default: "10%",
+        doc: "guard: the most Applications one ApplicationSet may delete because of one run (its cluster generators drop the Applications of a cluster the run removes, renames or relabels out of their selectors), a count or a percentage of the Applications it has; one is always allowed. A run that would make an ApplicationSet delete more keeps the Secrets that cause it as they are. Judged from the ApplicationSets and Applications in the input (`readApplications` for the controller)",
+        kind: "text",
+        set: |c, raw, _| {
+            let value = raw.scalar_text().unwrap_or_default();
+            c.max_application_deletes = limit(&value, "Applications", "").map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "readApplications",
+        default: "false",
+        doc: "`true`: the controller reads (watches) Argo CD's ApplicationSets and Applications in argoNamespace, so its plans say and `maxApplicationDeletes` guards what they do to Applications (RBAC: list and watch them there); the function reads whatever its input holds, and with `true` warns when that is none",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.read_applications = raw.boolean().map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "applicationSetPolicy",
+        default: "none",
+        doc: "the ApplicationSet controller's `--policy` (`applicationsetcontroller.policy`; an `argocd-cmd-params-cm` in the input says it instead): with `create-only` or `create-update` it deletes no Application. Unset: `sync`, and each ApplicationSet's `syncPolicy.applicationsSync` decides",
+        kind: "choice:sync|create-only|create-update|create-delete",
+        set: |c, raw, _| {
+            let word = raw
+                .choice(&[
+                    ("sync", "sync"),
+                    ("create-only", "create-only"),
+                    ("create-update", "create-update"),
+                    ("create-delete", "create-delete"),
+                ])
+                .map_err(bad)?;
+            c.appset_policy.policy = Some(word.to_string());
+            Ok(())
+        },
+    },
+    Key {
+        name: "applicationSetPolicyOverride",
+        default: "none",
+        doc: "the ApplicationSet controller's `--enable-policy-override` (`applicationsetcontroller.enable.policy.override`): whether an ApplicationSet's `syncPolicy.applicationsSync` overrides `applicationSetPolicy`. Unset: only when no `applicationSetPolicy` is set, as the controller defaults it",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.appset_policy.allow_override = Some(raw.boolean().map_err(bad)?);
+            Ok(())
+        },
+    },
+    Key {
         name: "strict",
         default: "true",
         doc: "`false`: per-Secret errors become warnings and the exit code is 0",
@@ -568,9 +617,14 @@ fn yaml_value(
 
 /// `maxPrune`: a whole number of Secrets (at least 1), or a percentage (`10%`, 1 to 100).
 fn max_prune(value: &str) -> Result<MaxPrune, String> {
+    limit(value, "Secrets", "; prune=false turns pruning off")
+}
+
+/// A guard's limit: a count of `unit` (1 or more) or a percentage.
+fn limit(value: &str, unit: &str, hint: &str) -> Result<MaxPrune, String> {
     let expected = || {
         format!(
-            "expected a number of Secrets (1 or more) or a percentage (1% to 100%), got {value:?}; prune=false turns pruning off"
+            "expected a number of {unit} (1 or more) or a percentage (1% to 100%), got {value:?}{hint}"
         )
     };
     let (digits, percent) = match value.strip_suffix('%') {

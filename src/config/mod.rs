@@ -1,5 +1,6 @@
 //! The function's configuration: a ConfigMap of strings or a typed `Capi2Argo` object, validated key by key.
 
+use crate::appsets::ControllerPolicy;
 use crate::convert::argocd::{DataField, Fields};
 use crate::fleet::inventory::Layer;
 use crate::limits::Limits;
@@ -44,6 +45,13 @@ pub struct Config {
     pub max_prune: MaxPrune,
     /// Guard: let a cluster's Argo CD name or Secret name change.
     pub allow_rename: bool,
+    /// Guard: the most Applications one ApplicationSet may delete because of one run.
+    pub max_application_deletes: MaxPrune,
+    /// The ApplicationSet controller's policy, as the settings say it (the input's
+    /// `argocd-cmd-params-cm` says it better).
+    pub appset_policy: ControllerPolicy,
+    /// A host reading from an API server reads ApplicationSets and Applications too.
+    pub read_applications: bool,
     pub strict: bool,
     /// Config-wide fields for every Secret: the bottom of the merge order.
     pub defaults: Fields,
@@ -85,6 +93,9 @@ impl Default for Config {
             allow_empty: false,
             max_prune: MaxPrune::Percent(10),
             allow_rename: false,
+            max_application_deletes: MaxPrune::Percent(10),
+            appset_policy: ControllerPolicy::default(),
+            read_applications: false,
             strict: true,
             defaults: Fields::default(),
             inventory: Vec::new(),

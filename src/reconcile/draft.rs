@@ -4,6 +4,7 @@
 //! long values are read again from the input when it is written. A conversion then waits for the
 //! plan and its guards as a decision's worth of memory, not as a copy of the Secret.
 
+use crate::appsets::ClusterView;
 use crate::convert::argocd::ClusterSecret;
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::{Object, PATH_ANNOTATION};
@@ -25,6 +26,9 @@ pub(super) struct Draft<'x, 'a> {
     /// The Secret as the output holds it; `None` when it is what the Secret it replaces is
     /// already (an unchanged Secret is never written, so its text is not kept).
     pub out: Option<Out<'x, 'a>>,
+    /// The Secret as the ApplicationSet controller would see it, when there is something to
+    /// judge (`Ctx::judging`).
+    pub view: Option<Box<ClusterView>>,
 }
 
 /// Where a kubeconfig was read from: its Secret (input index) and field, the base64 text in the
@@ -70,6 +74,9 @@ pub(super) fn draft<'x, 'a>(
         None => {}
     }
     let node = secret.to_node(ctx.config.data_field, true);
+    let view = ctx
+        .judging
+        .then(|| Box::new(ClusterView::of(Object::new(&node))));
     // The policy validate enforces by default: what convert writes, validate accepts.
     let checked = validate::check_dated(&node, &ctx.config.validation_policy(), ctx.now);
     if let Some(o) = ctx.outcomes.get(kubeconfig.outcome) {
@@ -135,5 +142,6 @@ pub(super) fn draft<'x, 'a>(
         invalid,
         changed,
         out,
+        view,
     })
 }

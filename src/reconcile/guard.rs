@@ -4,18 +4,20 @@
 //! undeploy what they deployed (argo-cd issues 18480, 18780, 12958). A guard that holds keeps
 //! the Secrets exactly as they are and says so in one error; the output stays complete.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::access;
 use crate::config::MaxPrune;
 use crate::krm::finding::Severity;
 
 use super::Ctx;
+use super::applications::{Judging, identity};
 use super::changes::ROTATED;
 use super::ids::SecretId;
 use super::outcome::ClusterState;
 use super::plan::{Action, Steps};
 use super::scan::Scan;
+use crate::appsets::{AppRef, Applications, Effect};
 
 /// What ApplicationSets do with a cluster that goes: said once, in every guard's error.
 const APPLICATIONSET_EFFECT: &str = "ApplicationSets delete the Applications they generated for a cluster whose Secret goes or is renamed, and the Applications' finalizers undeploy what they deployed";
@@ -32,6 +34,9 @@ pub enum Guard {
     /// `maxCredentialChanges`: more Argo CD Secrets moved between `admin` and `serviceAccount`
     /// credentials than it allows.
     MaxCredentialChanges,
+    /// `maxApplicationDeletes`: an ApplicationSet would delete more of its Applications than it
+    /// allows.
+    MaxApplicationDeletes,
 }
 
 impl Guard {
@@ -42,15 +47,17 @@ impl Guard {
             Guard::MaxPrune => "maxPrune",
             Guard::AllowRename => "allowRename",
             Guard::MaxCredentialChanges => "maxCredentialChanges",
+            Guard::MaxApplicationDeletes => "maxApplicationDeletes",
         }
     }
 
     /// Every guard, in the order they run.
-    pub const ALL: [Guard; 4] = [
+    pub const ALL: [Guard; 5] = [
         Guard::AllowEmpty,
         Guard::MaxPrune,
         Guard::AllowRename,
         Guard::MaxCredentialChanges,
+        Guard::MaxApplicationDeletes,
     ];
 }
 
@@ -64,15 +71,130 @@ pub struct Held {
     pub message: String,
     /// The Secrets it kept, in the plan's order.
     pub secrets: Vec<SecretId>,
+    /// The Applications an ApplicationSet would have deleted had it not held (judged from the
+    /// ApplicationSets and Applications of the input).
+    pub applications: Vec<AppRef>,
 }
 
 /// Runs the guards over the plan, in order, then announces the prunes and renames that pass.
-pub(super) fn check(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
+pub(super) fn check(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps, judging: Option<&Judging>) {
     allow_empty(ctx, scan, steps);
     max_prune(ctx, steps);
     allow_rename(ctx, steps);
     max_credential_changes(ctx, steps);
+    if let Some(judging) = judging {
+        max_application_deletes(ctx, steps, judging);
+    }
     announce(ctx, steps);
+}
+
+/// `maxApplicationDeletes`: a run that would make an ApplicationSet delete more of its
+/// Applications than the setting allows makes none of the changes that cause it — whatever
+/// they are: a prune or rename the other guards let through, or an update that relabels a
+/// cluster out of a selector, which no other guard counts. One Application always passes.
+fn max_application_deletes(ctx: &mut Ctx, steps: &mut Steps, judging: &Judging) {
+    let judged = judging.judge(ctx, steps);
+    let setting = ctx.config.max_application_deletes;
+    let mut over = Vec::new();
+    let mut clusters: BTreeSet<SecretId> = BTreeSet::new();
+    let mut most = 0;
+    for set in &judged.sets {
+        let deleted: Vec<&AppRef> = set
+            .deletes()
+            .filter_map(|c| match &c.effect {
+                Effect::Delete { application, .. } => Some(application),
+                _ => None,
+            })
+            .collect();
+        let limit = setting.limit(set.applications);
+        if deleted.len() <= limit {
+            continue;
+        }
+        most = most.max(deleted.len());
+        clusters.extend(set.deletes().filter_map(|c| c.cluster.clone()));
+        let names: Vec<String> = deleted.iter().map(|a| a.name.clone()).collect();
+        over.push(format!(
+            "ApplicationSet {} would delete {} of its {} Applications ({}), more than {limit}",
+            set.application_set,
+            deleted.len(),
+            set.applications,
+            listed_names(&names)
+        ));
+    }
+    if over.is_empty() {
+        return;
+    }
+    let why = format!("held back: maxApplicationDeletes={setting}");
+    let mut held = Vec::new();
+    for step in &mut steps.steps {
+        let id = identity(ctx, step);
+        if !clusters.contains(&id) {
+            continue;
+        }
+        match step.action {
+            Action::Update { .. } | Action::Prune => {
+                step.action = Action::Kept {
+                    reason: why.clone(),
+                };
+                step.out = None;
+                step.view = None;
+            }
+            Action::Rename { .. } => keep_as_it_was(step, why.clone()),
+            _ => continue,
+        }
+        if let Some(at) = step.outcome {
+            ctx.outcomes.set(at, ClusterState::Kept, why.clone());
+        }
+        held.push(id);
+    }
+    let message = format!(
+        "{}: none of the Argo CD Secret changes that cause it is made, each Secret stays as it is ({}). An ApplicationSet deletes the Applications it generated for a cluster that goes, is renamed or stops matching its selector, and their finalizers undeploy what they deployed. If these Applications are meant to go, run once with maxApplicationDeletes={most} (or a percentage)",
+        over.join("; "),
+        listed(&held)
+    );
+    said(ctx, steps, Guard::MaxApplicationDeletes, message, held);
+}
+
+/// A guard held: its error, said on the configuration, and what it kept.
+fn said(ctx: &mut Ctx, steps: &mut Steps, guard: Guard, message: String, secrets: Vec<SecretId>) {
+    ctx.report_config(Severity::Error, None, message.clone());
+    steps.held.push(Held {
+        guard,
+        message,
+        secrets,
+        applications: Vec::new(),
+    });
+}
+
+/// For each guard that held, the Applications its held Secrets kept from deletion: deleted by
+/// the plan before the guards, not by the plan after them.
+pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applications) {
+    let still: BTreeSet<&AppRef> = after
+        .deletes()
+        .filter_map(|(_, c)| match &c.effect {
+            Effect::Delete { application, .. } => Some(application),
+            _ => None,
+        })
+        .collect();
+    for held in &mut steps.held {
+        let mut apps: Vec<AppRef> = before
+            .deletes()
+            .filter(|(_, c)| {
+                c.cluster
+                    .as_ref()
+                    .is_some_and(|id| held.secrets.contains(id))
+            })
+            .filter_map(|(_, c)| match &c.effect {
+                Effect::Delete { application, .. } if !still.contains(application) => {
+                    Some(application.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        apps.sort();
+        apps.dedup();
+        held.applications = apps;
+    }
 }
 
 /// `maxCredentialChanges`: a run that would move more Argo CD Secrets between the admin
@@ -125,6 +247,7 @@ fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
         guard: Guard::MaxCredentialChanges,
         message,
         secrets: held,
+        applications: Vec::new(),
     });
 }
 
@@ -169,12 +292,7 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
             secrets(count),
             listed(&held)
         );
-        ctx.report_config(Severity::Error, None, message.clone());
-        steps.held.push(Held {
-            guard: Guard::AllowEmpty,
-            message,
-            secrets: held,
-        });
+        said(ctx, steps, Guard::AllowEmpty, message, held);
     }
 }
 
@@ -237,12 +355,7 @@ fn max_prune(ctx: &mut Ctx, steps: &mut Steps) {
         "this run would {what} of the {owned} owned Argo CD cluster Secrets ({}), more than maxPrune={setting} allows ({limit}): none is pruned or renamed ({APPLICATIONSET_EFFECT}). If these clusters are really gone or meant to be renamed, run once with maxPrune={pruned} (or a percentage) for this run",
         listed(&held)
     );
-    ctx.report_config(Severity::Error, None, message.clone());
-    steps.held.push(Held {
-        guard: Guard::MaxPrune,
-        message,
-        secrets: held,
-    });
+    said(ctx, steps, Guard::MaxPrune, message, held);
 }
 
 /// `allowRename`: a cluster whose Argo CD name would change, whose Secret would be replaced by
@@ -331,6 +444,7 @@ fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
             guard: Guard::AllowRename,
             message,
             secrets: vec![from.clone()],
+            applications: Vec::new(),
         });
         keep_as_it_was(step, reason);
     }
@@ -420,11 +534,17 @@ fn announce(ctx: &mut Ctx, steps: &Steps) {
 /// The Secrets a guard kept, by name: the first few, and how many more (kpt shows a result's
 /// first lines only).
 fn listed(held: &[SecretId]) -> String {
+    let names: Vec<String> = held.iter().map(ToString::to_string).collect();
+    listed_names(&names)
+}
+
+/// The first few names, and how many more.
+fn listed_names(names: &[String]) -> String {
     const SHOWN: usize = 5;
-    let names: Vec<String> = held.iter().take(SHOWN).map(ToString::to_string).collect();
-    match held.len().saturating_sub(SHOWN) {
-        0 => names.join(", "),
-        more => format!("{}, and {more} more", names.join(", ")),
+    let shown = names[..names.len().min(SHOWN)].join(", ");
+    match names.len().saturating_sub(SHOWN) {
+        0 => shown,
+        more => format!("{shown}, and {more} more"),
     }
 }
 

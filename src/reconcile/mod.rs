@@ -13,6 +13,7 @@
 //! Nothing is written before the plan has passed its guards; the plan itself is what
 //! `capi2argo plan` shows ([`view`]).
 
+mod applications;
 mod changes;
 mod collide;
 mod convert;
@@ -82,9 +83,11 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         now: run.now,
         results: Vec::new(),
         outcomes: Outcomes::default(),
+        judging: false,
     };
-    let scan = scan::scan(&mut scanning);
+    let mut scan = scan::scan(&mut scanning);
     said_what_was_read(&mut scanning, &scan, run.output);
+    let judging = applications::Judging::of(&mut scanning, &mut scan, run.output);
     let results = scanning.results;
     reads::lighten(input, &scan, config);
     let mut ctx = Ctx {
@@ -95,6 +98,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         now: run.now,
         results,
         outcomes: Outcomes::default(),
+        judging: judging.is_some(),
     };
     let mut converted = convert::convert_all(&mut ctx, &scan, run.output);
     let needs = std::mem::take(&mut converted.tokens);
@@ -115,7 +119,17 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
             }
         }
     }
-    guard::check(&mut ctx, &scan, &mut steps);
+    // What the plan would do to Applications before any guard holds a step back: what each
+    // guard then protects.
+    let unguarded = judging.as_ref().map(|j| j.judge(&ctx, &steps));
+    guard::check(&mut ctx, &scan, &mut steps, judging.as_ref());
+    let judged = judging.as_ref().map(|j| j.judge(&ctx, &steps));
+    if let (Some(judging), Some(judged)) = (&judging, &judged) {
+        judging.report(&mut ctx, judged);
+    }
+    if let (Some(before), Some(after)) = (&unguarded, &judged) {
+        guard::protected(&mut steps, before, after);
+    }
     steps.report_login_moves(&mut ctx);
     // What explains a failure first: errors, then warnings, then information (kpt cuts long
     // result lists short).
@@ -124,6 +138,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     let token_deletes = tokens::deletes(&mut ctx, &scan, &steps, &revocable);
     let mut plan = plan::public(&mut ctx, &steps, run.output);
     plan.credentials = config.access.mode;
+    plan.applications = judged.unwrap_or_default();
     plan.tokens = needs;
     if run.output == Output::Resources {
         let gone = scan
@@ -200,6 +215,8 @@ struct Ctx<'x, 'a> {
     results: Vec<Finding>,
     /// What becomes of each cluster, as the steps decide it.
     outcomes: Outcomes,
+    /// The input holds ApplicationSets or Applications: each new Secret is kept as they see it.
+    judging: bool,
 }
 
 impl<'x, 'a> Ctx<'x, 'a> {
@@ -269,6 +286,7 @@ mod tests {
             now: None,
             results: Vec::new(),
             outcomes: Outcomes::default(),
+            judging: false,
         };
         let scan = scan::scan(&mut ctx);
         (scan, ctx.results)

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::tokens::TokenDelete;
 use crate::access;
+use crate::appsets::{Applications, ClusterView};
 use crate::config::Mode;
 use crate::convert::argocd::OWNED_LABEL;
 use crate::convert::kubeconfig::without_userinfo;
@@ -124,6 +125,9 @@ pub struct Plan {
     /// Token Secrets no Argo CD Secret logs in with any more: deleted after the plan's other
     /// requests.
     pub token_deletes: Vec<TokenDelete>,
+    /// What the plan makes Argo CD's ApplicationSets do to Applications, judged from the
+    /// ApplicationSets and Applications of the input (none there: nothing judged).
+    pub applications: Applications,
 }
 
 /// One decision, with what carrying it out needs.
@@ -139,6 +143,9 @@ pub(super) struct Step<'x, 'a> {
     pub old: Option<usize>,
     /// The new Secret, for a create, an update or a rename.
     pub out: Option<Out<'x, 'a>>,
+    /// The new Secret as Argo CD's ApplicationSet controller sees it, when the input holds
+    /// ApplicationSets or Applications to judge.
+    pub view: Option<Box<ClusterView>>,
     /// The name of the source that made (or would make) the Secret.
     pub source_name: String,
     /// The kubeconfig Secrets of the cluster (none for an owned Secret alone).
@@ -267,6 +274,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             source: Some(made_from),
             old: None,
             out: None,
+            view: None,
             source_name: ctx.config.sources[source].name.clone(),
             members,
             strength: Some(strength),
@@ -332,6 +340,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             return;
         }
         step.out = draft.out;
+        step.view = draft.view;
         self.steps.push(step);
     }
 
@@ -402,6 +411,7 @@ impl<'x, 'a> Planner<'x, 'a> {
                 changed: draft.changed,
             }
         };
+        step.view = draft.view;
         // Taken over as it stands: the Secret is written as it is.
         step.out = Some(draft.out.unwrap_or(Out::Keep(ctx.item(at))));
         self.steps.push(step);
@@ -565,6 +575,7 @@ fn kept<'x, 'a>(ctx: &Ctx, scan: &Scan, at: usize, reason: String) -> Step<'x, '
         entry: None,
         old: Some(at),
         out: None,
+        view: None,
         source_name: owned.map(|o| o.kind.clone()).unwrap_or_default(),
         members: Vec::new(),
         strength: None,
@@ -708,6 +719,7 @@ pub(super) fn public(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
         credentials: access::Mode::Admin,
         tokens: Vec::new(),
         token_deletes: Vec::new(),
+        applications: Applications::default(),
     }
 }
 

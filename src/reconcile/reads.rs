@@ -6,6 +6,7 @@
 //! input are cut: one the emitter writes needs its whole tree (the reader checks, and reads the
 //! input again uncut when a cut item turns out to be one).
 
+use crate::appsets;
 use crate::config::Config;
 use crate::krm::object::{Object, file_annotations, is_tool_annotation};
 use crate::krm::{self, Input, Item, NAMING_KEYS};
@@ -30,11 +31,25 @@ const UNREAD_METADATA: &[&str] = &[
 /// Cuts from an item what reconciliation never reads of it; whether anything went.
 pub fn cut_unread(item: &mut Node) -> bool {
     let object = Object::new(item);
-    if !reads_kind(object.kind().unwrap_or_default()) {
-        let mut cut = item.retain_keys(NAMING_KEYS);
+    // An Application is read for its owner, finalizers and destination; an ApplicationSet for
+    // its spec; Argo CD's `argocd-cmd-params-cm` for its data. Their status can be most of a
+    // fleet's bytes.
+    if appsets::is_application(object) {
+        let mut cut = item.retain_keys(&["apiVersion", "kind", "metadata", "spec"]);
+        if let Some(spec) = item.get_mut("spec") {
+            cut |= retain(spec, |k| k == "destination");
+        }
         if let Some(metadata) = item.get_mut("metadata") {
             cut |= retain(metadata, |k| {
-                matches!(k, "name" | "namespace" | "annotations")
+                matches!(
+                    k,
+                    "name"
+                        | "namespace"
+                        | "annotations"
+                        | "ownerReferences"
+                        | "finalizers"
+                        | "deletionTimestamp"
+                )
             });
             if let Some(annotations) = metadata.get_mut("annotations") {
                 let file = file_annotations(annotations);
@@ -42,6 +57,15 @@ pub fn cut_unread(item: &mut Node) -> bool {
             }
         }
         return cut;
+    }
+    if appsets::is_application_set(object) {
+        return item.retain_keys(&["apiVersion", "kind", "metadata", "spec"]);
+    }
+    if object.name() == Some(appsets::CMD_PARAMS) {
+        return item.retain_keys(&["apiVersion", "kind", "metadata", "data"]);
+    }
+    if !reads_kind(object.kind().unwrap_or_default()) {
+        return naming_only(item);
     }
     let owned = object.is_secret() && scan::is_owned(item);
     let secret = object.is_secret();
@@ -73,6 +97,21 @@ pub fn cut_unread(item: &mut Node) -> bool {
     cut
 }
 
+/// Keeps of an item only what results name it by; whether anything went.
+fn naming_only(item: &mut Node) -> bool {
+    let mut cut = item.retain_keys(NAMING_KEYS);
+    if let Some(metadata) = item.get_mut("metadata") {
+        cut |= retain(metadata, |k| {
+            matches!(k, "name" | "namespace" | "annotations")
+        });
+        if let Some(annotations) = metadata.get_mut("annotations") {
+            let file = file_annotations(annotations);
+            cut |= retain(annotations, |k| file.contains(&k));
+        }
+    }
+    cut
+}
+
 /// Keeps annotations that are not kpt's or kustomize's own, but for where the item lives.
 fn not_tools(annotations: &mut Node) -> bool {
     let file = file_annotations(annotations);
@@ -95,7 +134,11 @@ pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
     }
     let copied = |item: &Item| !matches!(item.text, krm::Text::Rewrite(_));
     for item in input.items.iter_mut().filter(|i| copied(i)) {
-        if !reads_kind(Object::new(&item.node).kind().unwrap_or_default()) {
+        let object = Object::new(&item.node);
+        // Read by the scan already; results may still name them.
+        if appsets::is_application(object) || appsets::is_application_set(object) {
+            naming_only(&mut item.node);
+        } else if !reads_kind(object.kind().unwrap_or_default()) {
             item.node.retain_keys(&[]);
         }
     }

@@ -6,6 +6,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet};
 
 use crate::access;
+use crate::appsets;
 use crate::convert::argocd::{
     OWNED_LABEL, SECRET_TYPE_LABEL, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
 };
@@ -99,6 +100,12 @@ pub(super) struct Scan {
     pub tokens: HashMap<SecretId, access::TokenSecret>,
     /// Token Secrets for a kubeconfig Secret that already has one: never read, deleted.
     pub token_extras: Vec<(SecretId, access::TokenSecret)>,
+    /// Argo CD's ApplicationSets and Applications: what the plan does to them is judged.
+    pub appsets: Vec<appsets::AppSet>,
+    pub apps: Vec<appsets::App>,
+    /// Argo CD's `argocd-cmd-params-cm` (in its namespace): the ApplicationSet controller's
+    /// policy.
+    pub controller_params: Option<usize>,
 }
 
 impl Scan {
@@ -165,6 +172,18 @@ impl Scanner {
             }
         }
         if !readable(ctx, index) {
+            return;
+        }
+        if appsets::is_application_set(object) {
+            self.scan.appsets.push(appsets::app_set(object, index));
+            return;
+        }
+        if appsets::is_application(object) {
+            self.scan.apps.push(appsets::app(object, index));
+            return;
+        }
+        if appsets::is_controller_params(object, &ctx.config.argo_namespace) {
+            self.scan.controller_params.get_or_insert(index);
             return;
         }
         // Only what the function reads must have sound metadata: Clusters, owned Argo CD

@@ -4,6 +4,9 @@
 //! password left out); the requests, which write the new Secrets, hold their credentials.
 
 use crate::access;
+use crate::appsets::{
+    AppChange, AppRef, AppSetPlan, Effect as ApplicationEffect, Resources as ApplicationResources,
+};
 use crate::config::API_VERSION;
 use crate::krm::object::{Object, is_tool_annotation};
 use crate::validate::expiry::instant;
@@ -179,6 +182,13 @@ impl Plan {
                 Action::Prune | Action::Unchanged => format!("{} ({})", e.secret, e.cluster),
             };
             out.push_str(&format!("{word:<9} {line}\n"));
+            let cluster = match &e.action {
+                Action::Rename { from, .. } => from,
+                _ => &e.secret,
+            };
+            for (set, change) in self.applications.of_cluster(cluster) {
+                out.push_str(&application_line(set, change));
+            }
         }
         // A cluster that gets no Argo CD Secret this time has no entry: it has a line of its own.
         let unplaced: Vec<&ClusterOutcome> = self
@@ -218,7 +228,103 @@ impl Plan {
             counts.push(format!("{waiting} waiting for a token"));
         }
         self.token_lines(out);
+        self.application_lines(out);
         out.push_str(&format!("plan: {}\n", counts.join(", ")));
+    }
+
+    /// What the plan makes ApplicationSets do that no entry shows (the local cluster's), what
+    /// of them it cannot judge, the Applications that lose their cluster, what each guard
+    /// protected, and a summary. Nothing when the input held no ApplicationSet or Application.
+    fn application_lines(&self, out: &mut String) {
+        let apps = &self.applications;
+        for set in &apps.sets {
+            for change in set.changes.iter().filter(|c| c.cluster.is_none()) {
+                out.push_str(&application_line(set, change));
+            }
+            if let Some(why) = &set.refused {
+                out.push_str(&format!(
+                    "{:<9} {}: Argo CD refuses it ({why}): it generates and deletes nothing\n",
+                    "appset", set.application_set
+                ));
+            }
+            for why in &set.beyond {
+                out.push_str(&format!(
+                    "{:<9} {}: not judged in full: {why}\n",
+                    "appset", set.application_set
+                ));
+            }
+        }
+        for s in &apps.stranded {
+            out.push_str(&format!(
+                "{:<9} application {}: its destination ({}) no longer resolves: it stops syncing\n",
+                "stranded", s.application, s.destination
+            ));
+        }
+        for held in self.guards.iter().filter(|h| !h.applications.is_empty()) {
+            let names: Vec<String> = held.applications.iter().map(ToString::to_string).collect();
+            out.push_str(&format!(
+                "{:<9} {} kept {} {} from deletion: {}\n",
+                "guard",
+                held.guard.setting(),
+                names.len(),
+                if names.len() == 1 {
+                    "Application"
+                } else {
+                    "Applications"
+                },
+                names.join(", ")
+            ));
+        }
+        if let Some(summary) = self.application_summary() {
+            out.push_str(&format!("applications: {summary}\n"));
+        }
+    }
+
+    /// How many Applications the plan makes ApplicationSets delete, keep and create, lose their
+    /// cluster, and the guards kept; `None` when nothing was judged.
+    fn application_summary(&self) -> Option<String> {
+        let apps = &self.applications;
+        let protected: usize = self.guards.iter().map(|h| h.applications.len()).sum();
+        if apps.sets.is_empty() && apps.stranded.is_empty() && protected == 0 {
+            return None;
+        }
+        let mut deletes = 0;
+        let mut undeploying = 0;
+        let mut kept = 0;
+        let mut creates = 0;
+        let mut more = false;
+        for c in apps.sets.iter().flat_map(|s| &s.changes) {
+            match &c.effect {
+                ApplicationEffect::Delete { resources, .. } => {
+                    deletes += 1;
+                    undeploying += usize::from(*resources == ApplicationResources::Undeployed);
+                }
+                ApplicationEffect::Keep { .. } => kept += 1,
+                ApplicationEffect::Create { more: m, .. } => {
+                    creates += 1;
+                    more |= *m;
+                }
+            }
+        }
+        let mut parts = vec![format!(
+            "{deletes} to delete ({undeploying} undeploying their resources), {kept} kept by policy, {creates}{} to create",
+            if more { " or more" } else { "" }
+        )];
+        if !apps.stranded.is_empty() {
+            parts.push(format!("{} losing their cluster", apps.stranded.len()));
+        }
+        if protected > 0 {
+            parts.push(format!("{protected} kept by guards"));
+        }
+        let unjudged = apps
+            .sets
+            .iter()
+            .filter(|s| s.refused.is_some() || !s.beyond.is_empty())
+            .count();
+        if unjudged > 0 {
+            parts.push(format!("{unjudged} ApplicationSet(s) not judged in full"));
+        }
+        Some(parts.join(", "))
     }
 
     /// `credentials: serviceAccount`: what each cluster logs in with, and the token Secrets
@@ -295,6 +401,18 @@ impl Plan {
                     }
                     _ => {}
                 }
+                let cluster = match &e.action {
+                    Action::Rename { from, .. } => from,
+                    _ => &e.secret,
+                };
+                let changes: Vec<Node<'static>> = self
+                    .applications
+                    .of_cluster(cluster)
+                    .map(|(set, change)| application_json(set, change))
+                    .collect();
+                if !changes.is_empty() {
+                    fields.push(("applications", Node::seq(changes)));
+                }
                 Node::map(fields)
             })
             .collect();
@@ -313,6 +431,67 @@ impl Plan {
             ("guards", Node::seq(guards)),
             ("summary", Node::map(summary)),
         ];
+        if let Some(summary) = self.application_summary() {
+            let sets = self
+                .applications
+                .sets
+                .iter()
+                .map(|set| {
+                    let mut fields = vec![
+                        (
+                            "applicationSet",
+                            Node::map(vec![
+                                (
+                                    "namespace",
+                                    Node::string(set.application_set.namespace.clone()),
+                                ),
+                                ("name", Node::string(set.application_set.name.clone())),
+                            ]),
+                        ),
+                        ("applications", Node::plain(set.applications.to_string())),
+                        ("policy", Node::string(set.policy.clone())),
+                        (
+                            "changes",
+                            Node::seq(
+                                set.changes
+                                    .iter()
+                                    .map(|c| {
+                                        let mut node = application_json(set, c);
+                                        if let (Some(cluster), Value::Map(entries)) =
+                                            (&c.cluster, &mut node.value)
+                                        {
+                                            entries.push((Node::string("cluster"), id(cluster)));
+                                        }
+                                        node
+                                    })
+                                    .collect(),
+                            ),
+                        ),
+                    ];
+                    if let Some(why) = &set.refused {
+                        fields.push(("refused", Node::string(why.clone())));
+                    }
+                    if !set.beyond.is_empty() {
+                        fields.push(("notJudged", strings(&set.beyond)));
+                    }
+                    Node::map(fields)
+                })
+                .collect();
+            fields.push(("applicationSets", Node::seq(sets)));
+            let stranded = self
+                .applications
+                .stranded
+                .iter()
+                .map(|s| {
+                    Node::map(vec![
+                        ("application", app(&s.application)),
+                        ("destination", Node::string(s.destination.clone())),
+                    ])
+                })
+                .collect();
+            fields.push(("stranded", Node::seq(stranded)));
+            fields.push(("applicationSummary", Node::string(summary)));
+        }
         if self.credentials == access::Mode::ServiceAccount || !self.token_deletes.is_empty() {
             let word = match self.credentials {
                 access::Mode::Admin => "admin",
@@ -338,6 +517,92 @@ impl Plan {
         }
         Node::map(fields)
     }
+}
+
+/// One Application change, as a line under the entry of the cluster it follows from.
+fn application_line(set: &AppSetPlan, change: &AppChange) -> String {
+    let from = format!("(ApplicationSet {})", set.application_set);
+    let line = match &change.effect {
+        ApplicationEffect::Delete {
+            application,
+            leaves,
+            resources,
+        } => format!(
+            "delete {application} {from}: {}; {}",
+            leaves.describe(),
+            resources.describe()
+        ),
+        ApplicationEffect::Keep {
+            application,
+            leaves,
+            policy,
+        } => format!(
+            "kept   {application} {from}: {}, but policy {policy} deletes no Application",
+            leaves.describe()
+        ),
+        ApplicationEffect::Create {
+            application: Some(application),
+            ..
+        } => format!("create {application} {from}"),
+        ApplicationEffect::Create {
+            application: None,
+            more: false,
+        } => format!("create one Application {from} (its name is not computed)"),
+        ApplicationEffect::Create {
+            application: None,
+            more: true,
+        } => format!("create Applications {from}: one for each entry of its other generator"),
+    };
+    let local = if change.cluster.is_none() {
+        " [local cluster]"
+    } else {
+        ""
+    };
+    format!("{:<9}   app {line}{local}\n", "")
+}
+
+/// An Application or ApplicationSet, by namespace and name.
+fn app(a: &AppRef) -> Node<'static> {
+    Node::map(vec![
+        ("namespace", Node::string(a.namespace.clone())),
+        ("name", Node::string(a.name.clone())),
+    ])
+}
+
+fn application_json(set: &AppSetPlan, change: &AppChange) -> Node<'static> {
+    let mut fields = vec![("applicationSet", app(&set.application_set))];
+    match &change.effect {
+        ApplicationEffect::Delete {
+            application,
+            leaves,
+            resources,
+        } => {
+            fields.push(("effect", Node::string("delete")));
+            fields.push(("application", app(application)));
+            fields.push(("why", Node::string(leaves.word())));
+            fields.push(("resources", Node::string(resources.word())));
+        }
+        ApplicationEffect::Keep {
+            application,
+            leaves,
+            policy,
+        } => {
+            fields.push(("effect", Node::string("kept")));
+            fields.push(("application", app(application)));
+            fields.push(("why", Node::string(leaves.word())));
+            fields.push(("policy", Node::string(policy.clone())));
+        }
+        ApplicationEffect::Create { application, more } => {
+            fields.push(("effect", Node::string("create")));
+            if let Some(application) = application {
+                fields.push(("application", app(application)));
+            }
+            if *more {
+                fields.push(("more", Node::plain("true")));
+            }
+        }
+    }
+    Node::map(fields)
 }
 
 fn token_json(t: &access::TokenNeed) -> Node<'static> {
@@ -378,11 +643,16 @@ fn cluster_json(c: &ClusterOutcome) -> Node<'static> {
 }
 
 fn guard_json(held: &Held) -> Node<'static> {
-    Node::map(vec![
+    let mut fields = vec![
         ("guard", Node::string(held.guard.setting())),
         ("message", Node::string(held.message.clone())),
         ("secrets", Node::seq(held.secrets.iter().map(id).collect())),
-    ])
+    ];
+    if !held.applications.is_empty() {
+        let apps = held.applications.iter().map(app).collect();
+        fields.push(("applications", Node::seq(apps)));
+    }
+    Node::map(fields)
 }
 
 fn id(s: &SecretId) -> Node<'static> {
