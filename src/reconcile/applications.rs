@@ -187,3 +187,264 @@ pub(super) fn identity(ctx: &Ctx, step: &Step) -> SecretId {
         .map(|i| SecretId::of(ctx.object(i)))
         .unwrap_or_else(|| step.secret.clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{TOKEN, kubeconfig_secret, owned_secret, run_plan};
+    use crate::appsets::{Effect, Leaves, Resources};
+    use crate::config::Config;
+    use crate::reconcile::Plan;
+
+    /// An ApplicationSet of one generator and a name template.
+    fn appset(name: &str, go: bool, generator: &str, template: &str, extra: &str) -> String {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  goTemplate: {go}\n  generators:\n  - {generator}\n  template:\n    metadata:\n      name: '{template}'\n    spec:\n      project: default\n      destination: {{server: '{{{{{}server}}}}', namespace: x}}\n{extra}---\n",
+            if go { "." } else { "" }
+        )
+    }
+
+    /// An Application an ApplicationSet owns, deploying to `server`.
+    fn app(name: &str, owner: &str, server: &str, finalizer: bool) -> String {
+        let finalizers = if finalizer {
+            "  finalizers: [resources-finalizer.argocd.argoproj.io]\n"
+        } else {
+            ""
+        };
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n{finalizers}  ownerReferences:\n  - {{apiVersion: argoproj.io/v1alpha1, kind: ApplicationSet, name: {owner}, controller: true}}\nspec:\n  destination: {{server: '{server}', namespace: x}}\n---\n"
+        )
+    }
+
+    fn server(c: &str) -> String {
+        format!("https://{c}.fleet.example:6443")
+    }
+
+    /// Each change as `(ApplicationSet, what, Application)`.
+    fn effects(plan: &Plan) -> Vec<(String, String, String)> {
+        let mut out = Vec::new();
+        for set in &plan.applications.sets {
+            for c in &set.changes {
+                let (what, app) = match &c.effect {
+                    Effect::Delete {
+                        application,
+                        leaves,
+                        resources,
+                    } => (
+                        format!("delete {} {}", leaves.word(), resources.word()),
+                        application.name.clone(),
+                    ),
+                    Effect::Keep { application, .. } => ("keep".into(), application.name.clone()),
+                    Effect::Create {
+                        application, more, ..
+                    } => (
+                        format!("create{}", if *more { " more" } else { "" }),
+                        application
+                            .as_ref()
+                            .map(|a| a.name.clone())
+                            .unwrap_or_default(),
+                    ),
+                };
+                out.push((set.application_set.name.clone(), what, app));
+            }
+        }
+        out
+    }
+
+    fn triple(set: &str, what: &str, app: &str) -> (String, String, String) {
+        (set.into(), what.into(), app.into())
+    }
+
+    #[test]
+    fn a_pruned_cluster_loses_its_applications_but_not_their_resources() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &owned_secret("cluster-a", "a", &server("a"))
+            + &owned_secret("cluster-gone", "gone", &server("gone"))
+            + &appset("gb", true, "clusters: {}", "{{.name}}-gb", "")
+            + &app("a-gb", "gb", &server("a"), true)
+            + &app("gone-gb", "gb", &server("gone"), true)
+            + "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: by-hand, namespace: argocd}\nspec:\n  destination: {name: gone, namespace: x}\n";
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(
+            effects(&plan),
+            [triple("gb", "delete gone orphaned", "gone-gb")]
+        );
+        assert_eq!(plan.applications.stranded.len(), 1);
+        assert_eq!(plan.applications.stranded[0].application.name, "by-hand");
+    }
+
+    #[test]
+    fn a_renamed_cluster_replaces_the_applications_its_name_is_in() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &owned_secret("cluster-a", "a", &server("a"))
+            + &appset("by-name", false, "clusters: {}", "{{name}}-gb", "")
+            + &appset(
+                "by-namespace",
+                false,
+                "clusters: {}",
+                "{{metadata.labels.capi-to-argocd/cluster-namespace}}-gb",
+                "",
+            )
+            + &app("a-gb", "by-name", &server("a"), true)
+            + &app("fleet-gb", "by-namespace", &server("a"), true);
+        let config = Config {
+            namespaced_names: true,
+            allow_rename: true,
+            ..Config::default()
+        };
+        let (_, _, plan) = run_plan(&input, &config);
+        assert_eq!(
+            effects(&plan),
+            [
+                triple("by-name", "delete renamed undeployed", "a-gb"),
+                triple("by-name", "create", "fleet-a-gb"),
+            ]
+        );
+        let cluster = plan.applications.sets[0].changes[0].cluster.clone();
+        assert_eq!(cluster.map(|c| c.name), Some("cluster-a".into()));
+    }
+
+    #[test]
+    fn a_policy_that_deletes_nothing_keeps_them_and_preserved_resources_stay() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &owned_secret("cluster-b", "b", &server("b"))
+            + &appset(
+                "create-only",
+                false,
+                "clusters: {}",
+                "{{name}}-co",
+                "  syncPolicy:\n    applicationsSync: create-only\n",
+            )
+            + &appset(
+                "preserve",
+                false,
+                "clusters: {}",
+                "{{name}}-p",
+                "  syncPolicy:\n    preserveResourcesOnDeletion: true\n",
+            )
+            + &app("b-co", "create-only", &server("b"), true)
+            + &app("b-p", "preserve", &server("b"), false);
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(
+            effects(&plan),
+            [
+                triple("create-only", "create", "a-co"),
+                triple("create-only", "keep", "b-co"),
+                triple("preserve", "create", "a-p"),
+                triple("preserve", "delete gone preserved", "b-p"),
+            ]
+        );
+        // The controller's own policy wins unless it lets ApplicationSets override it.
+        let params = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cmd-params-cm, namespace: argocd}\ndata:\n  applicationsetcontroller.policy: sync\n---\n";
+        let (_, results, plan) = run_plan(&(input.clone() + params), &Config::default());
+        assert_eq!(
+            effects(&plan)[1],
+            triple("create-only", "delete gone orphaned", "b-co")
+        );
+        assert!(results.iter().all(|r| !r.message.contains("otherwise")));
+        let said = Config {
+            appset_policy: crate::appsets::ControllerPolicy {
+                policy: Some("create-update".into()),
+                allow_override: None,
+            },
+            ..Config::default()
+        };
+        let (_, results, _) = run_plan(&(input + params), &said);
+        assert!(
+            results.iter().any(|r| r
+                .message
+                .contains("sets applicationsetcontroller.policy otherwise")),
+            "{results:?}"
+        );
+    }
+
+    #[test]
+    fn a_matrix_with_git_finds_a_clusters_applications_by_destination() {
+        let git = "matrix:\n      generators:\n      - git: {repoURL: 'https://example.com/r.git', revision: HEAD, directories: [{path: 'addons/*'}]}\n      - clusters: {}";
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &owned_secret("cluster-gone", "gone", &server("gone"))
+            + &appset("addons", true, git, "{{.path.basename}}-{{.name}}", "")
+            + &app("metrics-gone", "addons", &server("gone"), true)
+            + &app("logs-gone", "addons", &server("gone"), true);
+        // Both go: more than maxApplicationDeletes lets through by default.
+        let (_, _, held) = run_plan(&input, &Config::default());
+        assert_eq!(held.guards[0].applications.len(), 2);
+        let config = Config {
+            max_application_deletes: crate::config::MaxPrune::Percent(100),
+            ..Config::default()
+        };
+        let (_, _, plan) = run_plan(&input, &config);
+        assert_eq!(
+            effects(&plan),
+            [
+                triple("addons", "create more", ""),
+                triple("addons", "delete gone orphaned", "metrics-gone"),
+                triple("addons", "delete gone orphaned", "logs-gone"),
+            ]
+        );
+        assert!(
+            plan.applications.sets[0].beyond[0].contains("git generator"),
+            "{:?}",
+            plan.applications.sets[0].beyond
+        );
+    }
+
+    #[test]
+    fn a_relabelled_cluster_leaves_one_selector_and_enters_another() {
+        let labelled = owned_secret("cluster-a", "a", &server("a")).replace(
+            "    capi-to-argocd/owned: \"true\"\n",
+            "    capi-to-argocd/owned: \"true\"\n    env: prod\n",
+        );
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &labelled
+            + &appset(
+                "prod",
+                false,
+                "clusters: {selector: {matchLabels: {env: prod}}}",
+                "{{name}}-prod",
+                "",
+            )
+            + &appset(
+                "unlabelled",
+                false,
+                "clusters: {selector: {matchExpressions: [{key: env, operator: DoesNotExist}]}}",
+                "{{name}}-plain",
+                "",
+            )
+            + &app("a-prod", "prod", &server("a"), true);
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(
+            effects(&plan),
+            [
+                triple("prod", "delete deselected undeployed", "a-prod"),
+                triple("unlabelled", "create", "a-plain"),
+            ]
+        );
+        assert!(matches!(
+            plan.applications.sets[0].changes[0].effect,
+            Effect::Delete {
+                leaves: Leaves::Deselected,
+                resources: Resources::Undeployed,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn nothing_is_judged_or_said_without_applicationsets_or_applications() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN);
+        let (_, results, plan) = run_plan(&input, &Config::default());
+        assert!(plan.applications.sets.is_empty());
+        assert!(results.iter().all(|r| !r.message.contains("Application")));
+        let asked = Config {
+            read_applications: true,
+            ..Config::default()
+        };
+        let (_, results, _) = run_plan(&input, &asked);
+        assert!(
+            results
+                .iter()
+                .any(|r| r.message.contains("readApplications=true")),
+            "{results:?}"
+        );
+    }
+}

@@ -126,10 +126,19 @@ fn max_application_deletes(ctx: &mut Ctx, steps: &mut Steps, judging: &Judging) 
     }
     let why = format!("held back: maxApplicationDeletes={setting}");
     let mut held = Vec::new();
+    let mut relabelled: BTreeSet<String> = BTreeSet::new();
     for step in &mut steps.steps {
         let id = identity(ctx, step);
         if !clusters.contains(&id) {
             continue;
+        }
+        if let Action::Update { changed } = &step.action {
+            relabelled.extend(
+                changed
+                    .iter()
+                    .filter_map(|c| c.strip_prefix("metadata.labels."))
+                    .map(String::from),
+            );
         }
         match step.action {
             Action::Update { .. } | Action::Prune => {
@@ -147,8 +156,18 @@ fn max_application_deletes(ctx: &mut Ctx, steps: &mut Steps, judging: &Judging) 
         }
         held.push(id);
     }
+    // The likely cause of a mass relabel: labels put on Argo CD Secrets by hand, which a run
+    // writes the Secrets without.
+    let cause = if relabelled.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " The run changes label(s) {} of these Secrets: a label added to an Argo CD Secret by hand goes with the next run that writes it; if the ApplicationSets select on it, write it through the settings (labels, inventory, copyClusterLabels or a Cluster's take-along labels).",
+            relabelled.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    };
     let message = format!(
-        "{}: none of the Argo CD Secret changes that cause it is made, each Secret stays as it is ({}). An ApplicationSet deletes the Applications it generated for a cluster that goes, is renamed or stops matching its selector, and their finalizers undeploy what they deployed. If these Applications are meant to go, run once with maxApplicationDeletes={most} (or a percentage)",
+        "{}: none of the Argo CD Secret changes that cause it is made, each Secret stays as it is ({}). An ApplicationSet deletes the Applications it generated for a cluster that goes, is renamed or stops matching its selector, and their finalizers undeploy what they deployed.{cause} If these Applications are meant to go, run once with maxApplicationDeletes={most} (or a percentage)",
         over.join("; "),
         listed(&held)
     );
