@@ -408,7 +408,7 @@ impl Plan {
                 let changes: Vec<Node<'static>> = self
                     .applications
                     .of_cluster(cluster)
-                    .map(|(set, change)| application_json(set, change))
+                    .map(|(set, change)| application_json(Some(set), change))
                     .collect();
                 if !changes.is_empty() {
                     fields.push(("applications", Node::seq(changes)));
@@ -456,7 +456,7 @@ impl Plan {
                                 set.changes
                                     .iter()
                                     .map(|c| {
-                                        let mut node = application_json(set, c);
+                                        let mut node = application_json(None, c);
                                         if let (Some(cluster), Value::Map(entries)) =
                                             (&c.cluster, &mut node.value)
                                         {
@@ -569,8 +569,12 @@ fn app(a: &AppRef) -> Node<'static> {
     ])
 }
 
-fn application_json(set: &AppSetPlan, change: &AppChange) -> Node<'static> {
-    let mut fields = vec![("applicationSet", app(&set.application_set))];
+/// One Application change; under an entry, with the ApplicationSet it comes from.
+fn application_json(set: Option<&AppSetPlan>, change: &AppChange) -> Node<'static> {
+    let mut fields = Vec::new();
+    if let Some(set) = set {
+        fields.push(("applicationSet", app(&set.application_set)));
+    }
     match &change.effect {
         ApplicationEffect::Delete {
             application,

@@ -1079,7 +1079,7 @@ def guard_cases():
     }
     write("guard-rename-namespaced-names", kpt_package(base, config_map(namespacedNames="true")))
     write("guard-rename-argo-namespace", kpt_package(base, config_map(argoNamespace="gitops")))
-    write("guard-rename-allowed", kpt_package(base, config_map(namespacedNames="true", allowRename="true")))
+    write("guard-rename-allowed", kpt_package(base, config_map(namespacedNames="true", allowRename="true", maxPrune="100%")))
     # nameFrom=kubeconfig: the kubeconfig's cluster entry is not the Secret's cluster name.
     eks_like = lambda c: secret(f"{c}-kubeconfig", "team-a", c,
                                 string_value=kubeconfig(name=f"team-a_{c}-control-plane", server=f"https://{c}.team-a.example:6443"))
@@ -1147,7 +1147,184 @@ def guard_cases():
     write("plan-text", plan_input, args=["plan"])
     write("plan-json", plan_input, args=["plan", "--output", "json"])
     write("plan-requests", plan_input, args=["plan", "-o", "requests"])
-    write("plan-requests-renamed", plan_input, args=["plan", "-o", "requests", "--set", "namespacedNames=true", "--set", "allowRename=true"])
+    write("plan-requests-renamed", plan_input, args=["plan", "-o", "requests", "--set", "namespacedNames=true", "--set", "allowRename=true", "--set", "maxPrune=100%"])
+
+
+# The ApplicationSet cases follow argoproj/argo-cd at v3.5.1 (commit
+# 109ca7ca71139e514114499d294a492e7910a965): its examples under applicationset/examples/, the
+# selectors and labels of applicationset/generators/cluster_test.go, and the documentation's
+# examples (docs/operator-manual/applicationset/). Each case's README.md names its files.
+
+def example_appset(name, generators, template_name, go=True, sync_policy="", options=True, destination="server: '{{.server}}'", project='"default"'):
+    """An ApplicationSet in the form of Argo CD's examples (cluster/cluster-example.yaml)."""
+    head = f"apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n"
+    if go:
+        head += "  goTemplate: true\n"
+        if options:
+            head += '  goTemplateOptions: ["missingkey=error"]\n'
+    head += "  generators:\n" + textwrap.indent(generators, "  ")
+    head += (
+        f"  template:\n    metadata:\n      name: '{template_name}'\n    spec:\n      project: {project}\n"
+        "      source:\n        repoURL: https://github.com/argoproj/argocd-example-apps/\n        targetRevision: HEAD\n        path: guestbook\n"
+        f"      destination:\n        {destination}\n        namespace: guestbook\n"
+    )
+    return head + sync_policy
+
+
+def application(appset, name, server, finalizer=True, uid="5e7a0000-0000-4000-8000-000000000001"):
+    """An Application as the ApplicationSet controller creates it: in its ApplicationSet's
+    namespace, controlled by it (the index deleteInCluster lists by), with the resources
+    finalizer RenderTemplateParams adds unless preserveResourcesOnDeletion, and a status."""
+    fin = "  finalizers:\n  - resources-finalizer.argocd.argoproj.io\n" if finalizer else ""
+    return (
+        f"apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n{fin}"
+        f"  ownerReferences:\n  - apiVersion: argoproj.io/v1alpha1\n    kind: ApplicationSet\n    name: {appset}\n    uid: {uid}\n    controller: true\n    blockOwnerDeletion: true\n"
+        "spec:\n  project: default\n  source:\n    repoURL: https://github.com/argoproj/argocd-example-apps/\n    targetRevision: HEAD\n    path: guestbook\n"
+        f"  destination:\n    server: {server}\n    namespace: guestbook\n"
+        "status:\n  sync:\n    status: Synced\n  health:\n    status: Healthy\n"
+    )
+
+
+def labelled_owned(ns, c, labels):
+    """An owned Argo CD Secret carrying labels (a dict), as the function writes them."""
+    text = owned_secret(ns, c)
+    extra = "".join(f"    {k}: {json.dumps(v)}\n" for k, v in sorted(labels.items()))
+    return text.replace("    capi-to-argocd/cluster-namespace: %s\n" % ns, "    capi-to-argocd/cluster-namespace: %s\n" % ns + extra, 1)
+
+
+def appset_cases():
+    """What a plan makes ApplicationSets do to Applications, and maxApplicationDeletes."""
+    owned = owned_secret
+    ok = lambda ns, c: secret(f"{c}-kubeconfig", ns, c, string_value=kubeconfig(name=c, server=f"https://{c}.{ns}.example:6443"))
+    srv = lambda c, ns="fleet": f"https://{c}.{ns}.example:6443"
+    in_cluster = "https://kubernetes.default.svc"
+
+    # cluster/cluster-example.yaml (Go template) and cluster-example-fasttemplate.yaml: every
+    # cluster and the local one. `three`'s kubeconfig Secret is gone (a prune), `four` is new.
+    for case, go, name in [("appset-cluster-generator", True, "{{.name}}-guestbook"),
+                           ("appset-cluster-generator-fasttemplate", False, "{{name}}-guestbook")]:
+        dest = "server: '{{.server}}'" if go else "server: '{{server}}'"
+        argocd = kubectl_list([owned("fleet", c) for c in ["one", "two", "three"]], uid_prefix="7e2b")
+        apps = kubectl_list(
+            [example_appset("guestbook", "- clusters: {}\n", name, go=go, destination=dest)]
+            + [application("guestbook", f"{c}-guestbook", srv(c)) for c in ["one", "two", "three"]]
+            + [application("guestbook", "in-cluster-guestbook", in_cluster)],
+            uid_prefix="a995")
+        clusters = kubectl_list([ok("fleet", c) for c in ["one", "two", "four"]], uid_prefix="0c1a")
+        write(case, clusters + "---\n" + argocd + "---\n" + apps, args=["plan"])
+
+    # cluster_test.go's selectors and labels (TestGenerateParams): `environment` and `org`, here
+    # taken along from each Cluster. production-01's Cluster moves to staging (org foo): it
+    # leaves the production-only selector, stays in the In one, enters the In-and-org one.
+    take = 'take-along-label.capi-to-argocd.environment: ""\ntake-along-label.capi-to-argocd.org: ""\n'
+    marks = {"taken-from-cluster-label.capi-to-argocd.environment": "", "taken-from-cluster-label.capi-to-argocd.org": ""}
+    before = {"staging-01": ("staging", "foo"), "production-01": ("production", "bar")}
+    after = {"staging-01": ("staging", "foo"), "production-01": ("staging", "foo")}
+    selectors = [
+        ("secret-type", "- clusters:\n    selector:\n      matchLabels:\n        argocd.argoproj.io/secret-type: cluster\n"),
+        ("production-only", "- clusters:\n    selector:\n      matchLabels:\n        environment: production\n"),
+        ("production-or-staging", "- clusters:\n    selector:\n      matchExpressions:\n      - key: environment\n        operator: In\n        values:\n        - staging\n        - production\n"),
+        ("production-or-staging-org-foo", "- clusters:\n    selector:\n      matchExpressions:\n      - key: environment\n        operator: In\n        values:\n        - staging\n        - production\n      matchLabels:\n        org: foo\n"),
+    ]
+    appsets = [example_appset(n, g, "{{.nameNormalized}}-" + n) for n, g in selectors]
+    selected = {
+        "secret-type": ["staging-01", "production-01"],
+        "production-only": ["production-01"],
+        "production-or-staging": ["staging-01", "production-01"],
+        "production-or-staging-org-foo": ["staging-01"],
+    }
+    apps = [application(n, f"{c}-{n}", srv(c, "clusters")) for n, cs in selected.items() for c in cs]
+    cluster_objects = [capi_cluster(c, "clusters", labels=f"environment: {e}\norg: {o}\n{take}") for c, (e, o) in after.items()]
+    argocd = [labelled_owned("clusters", c, {"environment": e, "org": o, **marks}) for c, (e, o) in before.items()]
+    text = (kubectl_list([ok("clusters", c) for c in after] + cluster_objects, uid_prefix="0c1a")
+            + "---\n" + kubectl_list(argocd, uid_prefix="7e2b")
+            + "---\n" + kubectl_list(appsets + apps, uid_prefix="a995"))
+    write("appset-label-selectors", text, args=["plan"])
+    write("appset-plan-json", text, args=["plan", "--output", "json"])
+
+    # matrix/cluster-and-git.yaml: a git generator's directories (argo-workflows,
+    # prometheus-operator) for every cluster; the plan cannot know the directories, so a
+    # cluster's Applications are found by their destination, and a new one's counted.
+    matrix = ("- matrix:\n    generators:\n      - git:\n          repoURL: https://github.com/argoproj/argo-cd.git\n"
+              "          revision: HEAD\n          directories:\n          - path: applicationset/examples/matrix/cluster-addons/*\n"
+              "      - clusters:\n          selector:\n            matchLabels:\n              argocd.argoproj.io/secret-type: cluster\n")
+    addons = ["argo-workflows", "prometheus-operator"]
+    text = (kubectl_list([ok("fleet", c) for c in ["one", "four"]], uid_prefix="0c1a")
+            + "---\n" + kubectl_list([owned("fleet", c) for c in ["one", "three"]], uid_prefix="7e2b")
+            + "---\n" + kubectl_list(
+                [example_appset("cluster-git", matrix, "{{.path.basename}}-{{.name}}", project="'{{.metadata.labels.environment}}'")]
+                + [application("cluster-git", f"{a}-{c}", srv(c)) for c in ["one", "three"] for a in addons],
+                uid_prefix="a995"))
+    write("appset-matrix-git", text, args=["plan", "--set", "maxApplicationDeletes=2"])
+
+    # Controlling-Resource-Modification.md: preserveResourcesOnDeletion (the generated
+    # Applications carry no resources finalizer), and the examples'
+    # applications-sync-policies: create-only and create-update delete no Application.
+    policies = [
+        ("preserved", "  syncPolicy:\n    preserveResourcesOnDeletion: true\n", False),
+        ("create-only", "  syncPolicy:\n    applicationsSync: create-only\n", True),
+        ("create-update", "  syncPolicy:\n    applicationsSync: create-update\n", True),
+    ]
+    text = (kubectl_list([ok("fleet", "one")], uid_prefix="0c1a")
+            + "---\n" + kubectl_list([owned("fleet", c) for c in ["one", "gone"]], uid_prefix="7e2b")
+            + "---\n" + kubectl_list(
+                [example_appset(n, "- clusters: {}\n", "{{.name}}-" + n, sync_policy=p) for n, p, _ in policies]
+                + [application(n, f"{c}-{n}", srv(c), finalizer=f) for n, _, f in policies for c in ["one", "gone"]],
+                uid_prefix="a995"))
+    write("appset-sync-policies", text, args=["plan"])
+    # The controller's own --policy (argocd-cmd-params-cm) wins where it allows no override.
+    params = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: argocd-cmd-params-cm\n  namespace: argocd\ndata:\n  applicationsetcontroller.policy: sync\n"
+    write("appset-controller-policy", text + "---\n" + params, args=["plan"])
+
+    # Generators-Cluster.md's values example (index .metadata.annotations "…"), Argo CD's
+    # normalize, and a rename (namespacedNames, let through): the Applications whose name holds
+    # the cluster's name are replaced, by name; the one whose name does not is kept.
+    values = ("- clusters:\n    values:\n      revision: '{{index .metadata.annotations \"my-custom-annotation\"}}'\n"
+              "      clusterName: '{{.name}}'\n")
+    text = (kubectl_list([ok("team-a", c) for c in ["prod", "dev"]], uid_prefix="0c1a")
+            + "---\n" + kubectl_list([owned("team-a", c) for c in ["prod", "dev"]], uid_prefix="7e2b")
+            + "---\n" + kubectl_list(
+                [example_appset("by-name", values, "{{.values.clusterName | normalize}}-guestbook"),
+                 example_appset("by-namespace", "- clusters: {}\n",
+                                "{{index .metadata.labels \"capi-to-argocd/cluster-namespace\"}}-{{index .metadata.labels \"capi-to-argocd/cluster-secret-name\"}}", options=False)]
+                + [application("by-name", f"{c}-guestbook", srv(c, "team-a")) for c in ["prod", "dev"]]
+                + [application("by-namespace", f"team-a-{c}-kubeconfig", srv(c, "team-a")) for c in ["prod", "dev"]],
+                uid_prefix="a995"))
+    write("appset-go-template-names", text, args=["plan", "--set", "namespacedNames=true", "--set", "allowRename=true", "--set", "maxPrune=100%", "--set", "maxApplicationDeletes=100%"])
+
+    # maxApplicationDeletes: twelve clusters, three kubeconfig Secrets gone and maxPrune let
+    # through: the ApplicationSet would lose 3 of its 12 Applications, over 10 % (one). In
+    # kpt's form: the owned Secrets stay in the output, the error is a result.
+    twelve = [f"c{i:02d}" for i in range(12)]
+    package = {
+        "clusters.yaml": "---\n".join(ok("fleet", c) for c in twelve[3:]),
+        "argocd.yaml": "---\n".join(owned("fleet", c) for c in twelve),
+        "apps.yaml": "---\n".join([example_appset("guestbook", "- clusters:\n    selector:\n      matchLabels:\n        argocd.argoproj.io/secret-type: cluster\n", "{{.name}}-guestbook")]
+                                  + [application("guestbook", f"{c}-guestbook", srv(c)) for c in twelve]),
+    }
+    write("appset-guard-max-deletes", kpt_package(package, config_map(maxPrune="100%")))
+    write("appset-guard-max-deletes-allowed", kpt_package(package, config_map(maxPrune="100%", maxApplicationDeletes="3")))
+
+    # A mass relabel: the label an ApplicationSet selects on was put on the Argo CD Secrets by
+    # hand; a run writes them without it. No Secret is deleted, so no other guard counts it.
+    ten = [f"c{i}" for i in range(10)]
+    text = (kubectl_list([ok("fleet", c) for c in ten], uid_prefix="0c1a")
+            + "---\n" + kubectl_list([labelled_owned("fleet", c, {"env": "prod"}) for c in ten], uid_prefix="7e2b")
+            + "---\n" + kubectl_list(
+                [example_appset("prod", "- clusters:\n    selector:\n      matchLabels:\n        env: prod\n", "{{.name}}-prod")]
+                + [application("prod", f"{c}-prod", srv(c)) for c in ten],
+                uid_prefix="a995"))
+    write("appset-mass-relabel", text, args=["plan"])
+
+    # A selector Argo CD refuses (an operator apimachinery does not know): the ApplicationSet
+    # generates and deletes nothing, before the plan and after it.
+    text = (kubectl_list([ok("fleet", "one")], uid_prefix="0c1a")
+            + "---\n" + kubectl_list([owned("fleet", c) for c in ["one", "gone"]], uid_prefix="7e2b")
+            + "---\n" + kubectl_list(
+                [example_appset("broken", "- clusters:\n    selector:\n      matchExpressions:\n      - key: env\n        operator: Equals\n        values: [prod]\n", "{{.name}}-broken")]
+                + [application("broken", f"{c}-broken", srv(c)) for c in ["one", "gone"]],
+                uid_prefix="a995"))
+    write("appset-refused", text, args=["plan"])
 
 
 def anchor_cases():
@@ -1204,6 +1381,7 @@ def main():
     validator_cases()
     source_cases()
     guard_cases()
+    appset_cases()
     anchor_cases()
     expiry_cases()
 
