@@ -59,6 +59,15 @@ pub mod internals {
         pub use crate::krm::{Out, Text, TextStore, parse, parse_reading, render};
     }
 
+    /// Argo CD's ApplicationSet rules: label selectors, name templates, the cluster generator's
+    /// parameters.
+    pub mod appsets {
+        pub use crate::appsets::params::{Lookup, Params, cluster_params};
+        pub use crate::appsets::read::ClusterView;
+        pub use crate::appsets::selector::Selector;
+        pub use crate::appsets::template::{Rendered, Syntax, Template, sanitize_name};
+    }
+
     /// The kubeconfig reader.
     pub mod kubeconfig {
         pub use crate::convert::kubeconfig::{Credentials, read};

@@ -44,16 +44,7 @@ const BOOKKEEPING: [&str; 3] = [
 
 /// kustomize from `$KUSTOMIZE`; `None` (after a loud message) when it is not set.
 fn kustomize() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("KUSTOMIZE").filter(|p| !p.is_empty()) {
-        let path = PathBuf::from(path);
-        assert!(path.exists(), "KUSTOMIZE={} does not exist", path.display());
-        return Some(path);
-    }
-    crate::common::skip(
-        "KUSTOMIZE is not set (`make test` installs kustomize 4.5.4 and sets it), \
-         so the function was NOT run under kustomize",
-    );
-    None
+    crate::common::kustomize("the function was NOT run under kustomize")
 }
 
 /// A kustomization in `dir`: the binary as `./capi2argo`, `capi.yaml`, `fn.yaml`, and

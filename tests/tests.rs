@@ -5,6 +5,7 @@
 
 mod common;
 
+mod appsets;
 mod caco;
 mod cli;
 mod cmp;

@@ -8,6 +8,7 @@ use super::params::{ClusterKey, Eval, Set, Unjudged};
 use super::read::{App, AppSet, ClusterView, GenKind, Generator};
 use super::template::{Rendered, Template};
 use super::{AppRef, ControllerPolicy, IN_CLUSTER_SERVER};
+use crate::convert::meta::is_dns1123_subdomain;
 use crate::krm::object::SecretId;
 
 /// The Argo CD clusters before and after a plan. A cluster after it is known by the Secret it
@@ -369,7 +370,7 @@ impl Judge<'_> {
         let eval = |fleet| Eval {
             fleet,
             local: self.local,
-            go: appset.go,
+            syntax: appset.syntax,
         };
         let (before, after) = (eval(fleet_before), eval(fleet_after));
         let templates: Vec<Template> = appset
@@ -397,8 +398,16 @@ impl Judge<'_> {
         if let Some(note) = unknown_parameters(appset, &sets_before) {
             plan.beyond.push(note);
         }
-        let named_before = named(&sets_before, &templates);
-        let named_after = named(&sets_after, &templates);
+        let (named_before, named_after) = match (
+            named(&sets_before, &templates),
+            named(&sets_after, &templates),
+        ) {
+            (Ok(b), Ok(a)) => (b, a),
+            (Err(why), _) | (_, Err(why)) => {
+                plan.refused = Some(why);
+                return plan;
+            }
+        };
         let owned_names: HashSet<&str> = owned.iter().map(|a| a.id.name.as_str()).collect();
         for key in self.changed {
             let b: Vec<&Named> = named_before
@@ -475,6 +484,16 @@ impl Judge<'_> {
                 let effect = match &n.name {
                     Some(name) if names_before.contains(name.as_str()) => continue,
                     Some(name) if owned_names.contains(name.as_str()) => continue,
+                    // The controller's validation refuses it: it is never created.
+                    Some(name) if !is_dns1123_subdomain(name) => {
+                        let note = format!(
+                            "its template names an Application {name:?}, which is not a valid name: Argo CD does not create it"
+                        );
+                        if !plan.beyond.contains(&note) {
+                            plan.beyond.push(note);
+                        }
+                        continue;
+                    }
                     Some(name) => Effect::Create {
                         application: Some(AppRef {
                             namespace: appset.id.namespace.clone(),
@@ -548,20 +567,24 @@ fn other_kinds<'g>(generator: &'g Generator, out: &mut Vec<&'g str>) {
     }
 }
 
-/// Each set that came from a cluster, with the name its generator's template gives it.
+/// Each set that came from a cluster, with the name its generator's template gives it; `Err`
+/// when the controller fails to render one (it then generates nothing at all).
 fn named<'s>(
     sets: &'s [(usize, Vec<Set>)],
     templates: &[Template],
-) -> Vec<(ClusterKey, Named<'s>)> {
+) -> Result<Vec<(ClusterKey, Named<'s>)>, String> {
     let mut out = Vec::new();
     for (i, sets) in sets {
         for set in sets {
-            let Some(cluster) = &set.cluster else {
-                continue;
-            };
             let name = match templates[*i].render(&set.params) {
                 Rendered::Text(t) => Some(t),
                 Rendered::NotComputed => None,
+                Rendered::Failed(why) => {
+                    return Err(format!("its template's metadata.name fails: {why}"));
+                }
+            };
+            let Some(cluster) = &set.cluster else {
+                continue;
             };
             out.push((
                 cluster.clone(),
@@ -573,7 +596,7 @@ fn named<'s>(
             ));
         }
     }
-    out
+    Ok(out)
 }
 
 /// Whether an Application deploys to this cluster (its destination's server or name).
@@ -616,5 +639,5 @@ fn name_template(appset: &AppSet, generator: &Generator) -> Template {
         .as_deref()
         .or(appset.name.as_deref())
         .unwrap_or_default();
-    Template::parse(text, appset.go)
+    Template::parse(text, appset.syntax)
 }

@@ -9,10 +9,10 @@
 //! (`deleteInCluster`, `removeFinalizerOnInvalidDestination`).
 
 mod effects;
-mod params;
-mod read;
-mod selector;
-mod template;
+pub(crate) mod params;
+pub(crate) mod read;
+pub(crate) mod selector;
+pub(crate) mod template;
 
 use std::fmt;
 

@@ -4,11 +4,15 @@
 //! came from, and whether a generator the plan cannot evaluate (git, SCM providers, pull
 //! requests, plugins, cluster decision resources) adds parameters of its own to it.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests,
+// which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use std::collections::BTreeMap;
 
 use super::read::{ClusterView, GenKind, Generator};
 use super::selector::Selector;
-use super::template::{Rendered, Template, sanitize_name};
+use super::template::{Rendered, Syntax, Template, sanitize_name};
 use super::{IN_CLUSTER_SERVER, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
 use crate::krm::object::SecretId;
 
@@ -16,8 +20,11 @@ use crate::krm::object::SecretId;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Lookup<'p> {
     Found(&'p str),
-    /// Not a value but a map of them (`metadata.labels`).
-    Map,
+    /// Not a value but a map (`metadata.labels`): of strings, whose missing keys index to `""`,
+    /// or of anything.
+    Map {
+        strings: bool,
+    },
     /// No such parameter.
     Missing,
     /// Its value is one the plan cannot know.
@@ -29,6 +36,9 @@ pub enum Lookup<'p> {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Params {
     values: BTreeMap<String, Option<String>>,
+    /// The maps among the parameters, by flat path, and whether each holds strings (a Go
+    /// template walks them).
+    maps: BTreeMap<String, bool>,
     /// Every key is here: no generator the plan cannot evaluate adds its own.
     complete: bool,
 }
@@ -39,6 +49,7 @@ impl Params {
     pub fn known(pairs: impl IntoIterator<Item = (String, String)>) -> Params {
         Params {
             values: pairs.into_iter().map(|(k, v)| (k, Some(v))).collect(),
+            maps: BTreeMap::new(),
             complete: true,
         }
     }
@@ -56,15 +67,18 @@ impl Params {
         match self.values.get(key) {
             Some(Some(v)) => Lookup::Found(v),
             Some(None) => Lookup::Unknown,
-            None if self
-                .values
-                .keys()
-                .any(|k| k.strip_prefix(key).is_some_and(|r| r.starts_with('.'))) =>
-            {
-                Lookup::Map
-            }
-            None if self.complete => Lookup::Missing,
-            None => Lookup::Unknown,
+            None => match self.maps.get(key) {
+                Some(&strings) => Lookup::Map { strings },
+                None if self
+                    .values
+                    .keys()
+                    .any(|k| k.strip_prefix(key).is_some_and(|r| r.starts_with('.'))) =>
+                {
+                    Lookup::Map { strings: false }
+                }
+                None if self.complete => Lookup::Missing,
+                None => Lookup::Unknown,
+            },
         }
     }
 
@@ -92,6 +106,9 @@ impl Params {
             if over || !self.values.contains_key(k) {
                 self.values.insert(k.clone(), v.clone());
             }
+        }
+        for (k, v) in &other.maps {
+            self.maps.entry(k.clone()).or_insert(*v);
         }
         self.complete &= other.complete;
     }
@@ -137,7 +154,7 @@ pub enum Unjudged {
 pub struct Eval<'f> {
     pub fleet: &'f [ClusterView],
     pub local: bool,
-    pub go: bool,
+    pub syntax: Syntax,
 }
 
 impl Eval<'_> {
@@ -170,7 +187,7 @@ impl Eval<'_> {
                 let selector = selector
                     .as_ref()
                     .map_err(|e| Unjudged::Refused(e.to_string()))?;
-                let sets = self.clusters(selector, values);
+                let sets = self.clusters(selector, values, &generator.field)?;
                 if *flat {
                     // One set holding every cluster: its Application is no one cluster's.
                     return Ok(vec![Set {
@@ -187,6 +204,11 @@ impl Eval<'_> {
                         cluster: None,
                         params: Params {
                             values: e.iter().cloned().collect(),
+                            maps: e
+                                .iter()
+                                .flat_map(|(k, _)| prefixes(k))
+                                .map(|p| (p, false))
+                                .collect(),
                             complete: true,
                         },
                     })
@@ -212,7 +234,12 @@ impl Eval<'_> {
     /// cluster.go: the Secrets the selector (with `argocd.argoproj.io/secret-type: cluster`
     /// added) selects, one per cluster name, and the local cluster unless the selector says
     /// anything or a selected Secret has its server.
-    fn clusters(&self, selector: &Selector, values: &[(String, String)]) -> Vec<Set> {
+    fn clusters(
+        &self,
+        selector: &Selector,
+        values: &[(String, String)],
+        field: &str,
+    ) -> Result<Vec<Set>, Unjudged> {
         let ignore_local = !selector.is_empty();
         let with_type = selector
             .clone()
@@ -224,22 +251,23 @@ impl Eval<'_> {
                 by_name.insert(c.name.as_str(), c);
             }
         }
-        let mut sets: Vec<Set> = by_name
-            .values()
-            .map(|c| Set {
-                cluster: Some(ClusterKey::of(c)),
-                params: cluster_params(c, values, self.go),
-            })
-            .collect();
+        let local = ClusterView::in_cluster();
         let has_local = by_name.values().any(|c| c.server == IN_CLUSTER_SERVER);
-        if self.local && !ignore_local && !has_local {
-            let local = ClusterView::in_cluster();
+        let with_local = (self.local && !ignore_local && !has_local).then_some(&local);
+        let mut sets = Vec::new();
+        for c in by_name.values().copied().chain(with_local) {
+            let params = cluster_params(c, values, self.syntax).map_err(|(key, why)| {
+                Unjudged::Refused(format!(
+                    "{field}.clusters.values.{key}: {why} (cluster {})",
+                    c.name
+                ))
+            })?;
             sets.push(Set {
-                cluster: Some(ClusterKey::InCluster),
-                params: cluster_params(&local, values, self.go),
+                cluster: Some(ClusterKey::of(c)),
+                params,
             });
         }
-        sets
+        Ok(sets)
     }
 
     /// matrix.go: every set of the first generator with every set of the second.
@@ -263,7 +291,7 @@ impl Eval<'_> {
                     }
                     (x, y) => x.clone().or_else(|| y.clone()),
                 };
-                let params = if self.go {
+                let params = if matches!(self.syntax, Syntax::Go { .. }) {
                     // mergo: the second's parameters, then the first's over them.
                     let mut p = b.params.clone();
                     p.merge(&a.params, true);
@@ -382,14 +410,19 @@ fn passes(selector: &Selector, params: &Params) -> bool {
         .matches_partly(|k| match params.get(k) {
             Lookup::Found(v) => Ok(Some(v)),
             Lookup::Missing => Ok(None),
-            Lookup::Map | Lookup::Unknown => Err(()),
+            Lookup::Map { .. } | Lookup::Unknown => Err(()),
         })
         .unwrap_or(true)
 }
 
 /// cluster.go's `getClusterParameters`, then `appendTemplatedValues`: each value rendered
-/// against the cluster's parameters (a value never sees another value).
-pub fn cluster_params(c: &ClusterView, values: &[(String, String)], go: bool) -> Params {
+/// against the cluster's parameters (a value never sees another value). A value the controller
+/// fails to render (`Err`: its key and why) fails the generator.
+pub fn cluster_params(
+    c: &ClusterView,
+    values: &[(String, String)],
+    syntax: Syntax,
+) -> Result<Params, (String, String)> {
     let mut p: BTreeMap<String, Option<String>> = BTreeMap::new();
     p.insert("name".into(), Some(c.name.clone()));
     p.insert("nameNormalized".into(), Some(sanitize_name(&c.name)));
@@ -404,21 +437,44 @@ pub fn cluster_params(c: &ClusterView, values: &[(String, String)], go: bool) ->
     for (k, v) in &c.annotations {
         p.insert(format!("metadata.annotations.{k}"), Some(v.clone()));
     }
+    // Go templates see nested maps: `metadata` always, its labels and annotations, and the
+    // values, only where there are some.
+    let mut maps = BTreeMap::new();
+    if matches!(syntax, Syntax::Go { .. }) {
+        maps.insert("metadata".to_string(), false);
+        if !c.labels.is_empty() {
+            maps.insert("metadata.labels".to_string(), true);
+        }
+        if !c.annotations.is_empty() {
+            maps.insert("metadata.annotations".to_string(), true);
+        }
+    }
     let base = Params {
         values: p.clone(),
+        maps: maps.clone(),
         complete: true,
     };
     for (k, v) in values {
-        let value = match Template::parse(v, go).render(&base) {
+        let value = match Template::parse(v, syntax).render(&base) {
             Rendered::Text(t) => Some(t),
             Rendered::NotComputed => None,
+            Rendered::Failed(why) => return Err((k.clone(), why)),
         };
         p.insert(format!("values.{k}"), value);
     }
-    Params {
-        values: p,
-        complete: true,
+    if !values.is_empty() && matches!(syntax, Syntax::Go { .. }) {
+        maps.insert("values".to_string(), true);
     }
+    Ok(Params {
+        values: p,
+        maps,
+        complete: true,
+    })
+}
+
+/// The maps a flat key stands in (`a.b.c`: `a`, `a.b`).
+fn prefixes(key: &str) -> impl Iterator<Item = String> + '_ {
+    key.match_indices('.').map(|(at, _)| key[..at].to_string())
 }
 
 #[cfg(test)]
@@ -489,7 +545,7 @@ mod tests {
         Eval {
             fleet: &fleet,
             local: true,
-            go: false,
+            syntax: Syntax::Fast,
         }
         .sets(&generator(yaml))
     }

@@ -2,10 +2,15 @@
 //! ApplicationSet controller looks at (the fields of pkg/apis/application/v1alpha1's
 //! `ApplicationSet` and `Application` it acts on); everything else of them is left alone.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests,
+// which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use crate::krm::object::{Object, is_tool_annotation};
 use crate::yaml::Node;
 
 use super::selector::{Selector, SelectorError};
+use super::template::Syntax;
 use super::{AppRef, IN_CLUSTER_SERVER};
 
 /// Argo CD's API group and version for ApplicationSets and Applications.
@@ -132,7 +137,8 @@ pub enum GenKind {
 pub struct AppSet {
     pub id: AppRef,
     pub index: usize,
-    pub go: bool,
+    /// `goTemplate` and its `goTemplateOptions`.
+    pub syntax: Syntax,
     /// `syncPolicy.applicationsSync` as written.
     pub sync: Option<String>,
     pub preserve: bool,
@@ -195,7 +201,10 @@ pub fn app_set(object: Object, index: usize) -> AppSet {
     AppSet {
         id: AppRef::of(object),
         index,
-        go: truthy(get(&["goTemplate"])),
+        syntax: Syntax::of(
+            truthy(get(&["goTemplate"])),
+            &strings(get(&["goTemplateOptions"])).unwrap_or_default(),
+        ),
         sync: text(get(&["syncPolicy", "applicationsSync"])),
         preserve: truthy(get(&["syncPolicy", "preserveResourcesOnDeletion"])),
         name: text(get(&["template", "metadata", "name"])),

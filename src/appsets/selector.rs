@@ -2,6 +2,10 @@
 //! (`metav1.LabelSelectorAsSelector`, `labels.NewRequirement`, `Requirement.Matches`): what a
 //! cluster generator's `selector` and a generator's post-selector select.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests,
+// which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use thiserror::Error;
 
 use crate::convert::meta::{check_label_value, check_qualified_name};

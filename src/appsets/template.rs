@@ -5,18 +5,64 @@
 //! `trimPrefix`, `trimSuffix`, `replace`, `trunc`, Argo CD's `normalize`). Anything else is said
 //! to be beyond what a plan can compute, never guessed.
 
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests,
+// which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
 use std::collections::BTreeSet;
 
 use super::params::{Lookup, Params};
+
+/// How a template's text is read: fasttemplate's tags, or a Go template with the
+/// ApplicationSet's `goTemplateOptions` that matter to a name (`missingkey=…`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Syntax {
+    Fast,
+    Go { missing: Missing },
+}
+
+/// Go's `missingkey` option.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Missing {
+    /// `default` (or `invalid`): a missing key prints `<no value>`.
+    NoValue,
+    /// `zero`: the element type's zero value (not computed here).
+    Zero,
+    /// `error`: a missing key fails the template.
+    Error,
+}
+
+impl Syntax {
+    /// The syntax of an ApplicationSet's templates: `goTemplate` and its `goTemplateOptions`.
+    pub fn of(go: bool, options: &[String]) -> Syntax {
+        if !go {
+            return Syntax::Fast;
+        }
+        let missing = options
+            .iter()
+            .rev()
+            .find_map(|o| match o.trim() {
+                "missingkey=error" => Some(Missing::Error),
+                "missingkey=zero" => Some(Missing::Zero),
+                "missingkey=default" | "missingkey=invalid" => Some(Missing::NoValue),
+                _ => None,
+            })
+            .unwrap_or(Missing::NoValue);
+        Syntax::Go { missing }
+    }
+}
 
 /// A template's text, read once: what it renders to for given parameters, and which
 /// parameters it reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Template {
     parts: Vec<Part>,
+    syntax: Syntax,
     /// Go template actions this module does not compute (a `range`, a variable, a call it does
     /// not know): the text's value is not computed, and it may read any parameter.
     opaque: bool,
+    /// fasttemplate refuses the text (a tag that never closes).
+    broken: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +76,8 @@ enum Part {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Arg {
-    Field(String),
+    /// A field chain, by its keys.
+    Field(Vec<String>),
     Str(String),
     Int(i64),
 }
@@ -79,8 +126,11 @@ pub enum Rendered {
     /// The text, as the controller renders it.
     Text(String),
     /// It reads a parameter whose value the plan cannot know (another generator's: git, SCM,
-    /// pull requests, a plugin) or that is missing, or it does what this module does not compute.
+    /// pull requests, a plugin), or it does what this module does not compute.
     NotComputed,
+    /// The controller's renderer fails on it (a missing key with `missingkey=error`, `index` of
+    /// nothing, a value of the wrong type): the ApplicationSet generates nothing.
+    Failed(String),
 }
 
 /// Which parameters a template reads.
@@ -108,22 +158,50 @@ impl Reads {
     }
 }
 
+/// A value met while evaluating a Go pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Val {
+    Text(String),
+    Int(i64),
+    /// A map of the parameters (its flat path), of strings or of anything.
+    Map {
+        path: String,
+        strings: bool,
+    },
+    /// Nothing: a missing key (printed `<no value>`).
+    Nil,
+}
+
+/// Why a pipeline has no value.
+enum Stop {
+    NotComputed,
+    Failed(String),
+}
+
 impl Template {
-    /// Reads `text` as the controller would: a Go template when `go`, else fasttemplate's tags.
-    pub fn parse(text: &str, go: bool) -> Template {
-        if go { parse_go(text) } else { parse_fast(text) }
+    /// Reads `text` as the controller would.
+    pub fn parse(text: &str, syntax: Syntax) -> Template {
+        match syntax {
+            Syntax::Fast => parse_fast(text),
+            Syntax::Go { .. } => parse_go(text, syntax),
+        }
     }
 
     /// A text whose value is never computed and which may read any parameter.
     pub fn opaque() -> Template {
         Template {
             parts: Vec::new(),
+            syntax: Syntax::Fast,
             opaque: true,
+            broken: false,
         }
     }
 
     /// The text for these parameters.
     pub fn render(&self, params: &Params) -> Rendered {
+        if self.broken {
+            return Rendered::Failed("fasttemplate: cannot find end tag".into());
+        }
         if self.opaque {
             return Rendered::NotComputed;
         }
@@ -135,12 +213,16 @@ impl Template {
                     // fasttemplate keeps a tag no string parameter has, braces and all.
                     _ if tag.trim().is_empty() => out.push_str(&format!("{{{{{tag}}}}}")),
                     Lookup::Found(v) => out.push_str(v),
-                    Lookup::Missing | Lookup::Map => out.push_str(&format!("{{{{{tag}}}}}")),
+                    Lookup::Missing | Lookup::Map { .. } => out.push_str(&format!("{{{{{tag}}}}}")),
                     Lookup::Unknown => return Rendered::NotComputed,
                 },
-                Part::Pipeline(commands) => match pipeline(commands, params) {
-                    Some(v) => out.push_str(&v),
-                    None => return Rendered::NotComputed,
+                Part::Pipeline(commands) => match self.pipeline(commands, params) {
+                    Ok(Val::Text(v)) => out.push_str(&v),
+                    Ok(Val::Int(i)) => out.push_str(&i.to_string()),
+                    Ok(Val::Nil) => out.push_str("<no value>"),
+                    // Go prints a map as `map[k:v …]`: not a name anyone writes on purpose.
+                    Ok(Val::Map { .. }) | Err(Stop::NotComputed) => return Rendered::NotComputed,
+                    Err(Stop::Failed(why)) => return Rendered::Failed(why),
                 },
             }
         }
@@ -178,11 +260,196 @@ impl Template {
         }
         Reads::Keys(keys)
     }
+
+    fn missing(&self) -> Missing {
+        match self.syntax {
+            Syntax::Go { missing } => missing,
+            Syntax::Fast => Missing::NoValue,
+        }
+    }
+
+    /// A pipeline's value, as Go's text/template evaluates it.
+    fn pipeline(&self, commands: &[Command], params: &Params) -> Result<Val, Stop> {
+        let mut value: Option<Val> = None;
+        for command in commands {
+            value = Some(match command {
+                Command::Value(arg) => self.arg(arg, params)?,
+                Command::Call(func, args) => self.call(*func, args, value.take(), params)?,
+            });
+        }
+        value.ok_or(Stop::NotComputed)
+    }
+
+    fn arg(&self, arg: &Arg, params: &Params) -> Result<Val, Stop> {
+        match arg {
+            Arg::Field(keys) => self.walk(keys, params),
+            Arg::Str(s) => Ok(Val::Text(s.clone())),
+            Arg::Int(i) => Ok(Val::Int(*i)),
+        }
+    }
+
+    /// A field chain from the parameters' root: each key looked up in the map before it; a
+    /// missing key is nothing, or an error with `missingkey=error`; a key of a string an error.
+    fn walk(&self, keys: &[String], params: &Params) -> Result<Val, Stop> {
+        let mut at = Val::Map {
+            path: String::new(),
+            strings: false,
+        };
+        for key in keys {
+            at = match at {
+                Val::Map { path, .. } => {
+                    let path = join(&path, key);
+                    match params.get(&path) {
+                        Lookup::Found(v) => Val::Text(v.to_string()),
+                        Lookup::Map { strings } => Val::Map { path, strings },
+                        Lookup::Unknown => return Err(Stop::NotComputed),
+                        Lookup::Missing => match self.missing() {
+                            Missing::Error => {
+                                return Err(Stop::Failed(format!(
+                                    "map has no entry for key {key:?}"
+                                )));
+                            }
+                            Missing::Zero => return Err(Stop::NotComputed),
+                            Missing::NoValue => Val::Nil,
+                        },
+                    }
+                }
+                Val::Nil => match self.missing() {
+                    Missing::Error => {
+                        return Err(Stop::Failed(format!("nil data; no entry for key {key:?}")));
+                    }
+                    _ => Val::Nil,
+                },
+                Val::Text(_) | Val::Int(_) => {
+                    return Err(Stop::Failed(format!(
+                        "can't evaluate field {key} in type interface {{}}"
+                    )));
+                }
+            };
+        }
+        Ok(at)
+    }
+
+    /// A function of the ones computed, as Go's builtins and sprig (and Argo CD, for
+    /// `normalize`) define it; the piped value, when there is one, is its last argument.
+    fn call(
+        &self,
+        func: Func,
+        args: &[Arg],
+        piped: Option<Val>,
+        params: &Params,
+    ) -> Result<Val, Stop> {
+        let mut vals = args
+            .iter()
+            .map(|a| self.arg(a, params))
+            .collect::<Result<Vec<Val>, Stop>>()?;
+        vals.extend(piped);
+        if func == Func::Index {
+            return index(vals, params);
+        }
+        let text = |v: &Val| match v {
+            Val::Text(s) => Ok(s.clone()),
+            Val::Nil => Err(Stop::Failed("invalid value; expected string".into())),
+            Val::Int(i) => Err(Stop::Failed(format!("expected string; found {i}"))),
+            Val::Map { .. } => Err(Stop::Failed("wrong type for value; expected string".into())),
+        };
+        let arity = |n: usize| {
+            if vals.len() == n {
+                Ok(())
+            } else {
+                Err(Stop::Failed(format!(
+                    "wrong number of args: want {n} got {}",
+                    vals.len()
+                )))
+            }
+        };
+        Ok(Val::Text(match func {
+            Func::Index => unreachable!("index is handled above"),
+            Func::Lower | Func::Upper | Func::Trim | Func::Normalize => {
+                arity(1)?;
+                let s = text(&vals[0])?;
+                match func {
+                    Func::Lower => s.to_lowercase(),
+                    Func::Upper => s.to_uppercase(),
+                    Func::Trim => s.trim().to_string(),
+                    _ => sanitize_name(&s),
+                }
+            }
+            Func::TrimPrefix | Func::TrimSuffix => {
+                arity(2)?;
+                let (cut, s) = (text(&vals[0])?, text(&vals[1])?);
+                if func == Func::TrimPrefix {
+                    s.strip_prefix(cut.as_str()).unwrap_or(&s).to_string()
+                } else {
+                    s.strip_suffix(cut.as_str()).unwrap_or(&s).to_string()
+                }
+            }
+            Func::Replace => {
+                arity(3)?;
+                let (old, new, s) = (text(&vals[0])?, text(&vals[1])?, text(&vals[2])?);
+                go_replace_all(&s, &old, &new)
+            }
+            Func::Trunc => {
+                arity(2)?;
+                let Val::Int(n) = vals[0] else {
+                    return Err(Stop::Failed("expected integer".into()));
+                };
+                trunc(n, &text(&vals[1])?).ok_or(Stop::NotComputed)?
+            }
+        }))
+    }
+}
+
+/// Go's builtin `index`: each key looked up in the map before it; a missing key is the map's
+/// zero value (`""` in a map of strings, nothing in a map of anything); nothing or a string
+/// cannot be indexed.
+fn index(mut vals: Vec<Val>, params: &Params) -> Result<Val, Stop> {
+    if vals.is_empty() {
+        return Err(Stop::Failed("wrong number of args for index".into()));
+    }
+    let keys = vals.split_off(1);
+    let mut at = vals.remove(0);
+    for key in keys {
+        let Val::Text(key) = key else {
+            return Err(Stop::NotComputed);
+        };
+        at = match at {
+            Val::Map { path, strings } => {
+                let path = join(&path, &key);
+                match params.get(&path) {
+                    Lookup::Found(v) => Val::Text(v.to_string()),
+                    Lookup::Map { strings } => Val::Map { path, strings },
+                    Lookup::Unknown => return Err(Stop::NotComputed),
+                    Lookup::Missing if strings => Val::Text(String::new()),
+                    Lookup::Missing => Val::Nil,
+                }
+            }
+            Val::Nil => {
+                return Err(Stop::Failed(
+                    "error calling index: index of untyped nil".into(),
+                ));
+            }
+            Val::Text(_) | Val::Int(_) => {
+                return Err(Stop::Failed(
+                    "error calling index: can't index item of type string".into(),
+                ));
+            }
+        };
+    }
+    Ok(at)
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
 }
 
 fn field(arg: &Arg) -> Option<String> {
     match arg {
-        Arg::Field(f) => Some(f.clone()),
+        Arg::Field(keys) => Some(keys.join(".")),
         _ => None,
     }
 }
@@ -192,51 +459,58 @@ fn index_key(args: &[Arg]) -> Option<String> {
     let (Arg::Field(base), keys) = args.split_first()? else {
         return None;
     };
-    let mut key = base.clone();
+    let mut key = base.join(".");
     for k in keys {
         let Arg::Str(k) = k else { return None };
-        if !key.is_empty() {
-            key.push('.');
-        }
-        key.push_str(k);
+        key = join(&key, k);
     }
     Some(key)
 }
 
-/// fasttemplate with `{{` and `}}`: text between tags as it is; an unclosed tag is an error to
-/// fasttemplate, which fails the render (not computed).
+/// fasttemplate with `{{` and `}}`, as `Render.Replace` calls it: a text with no line holding
+/// `{{` and then `}}` is not a template at all (its `isTemplatedRegex`); else text between tags
+/// as it is, and a tag that never closes fails the render.
 fn parse_fast(text: &str) -> Template {
-    let mut parts = Vec::new();
+    let mut template = Template {
+        parts: Vec::new(),
+        syntax: Syntax::Fast,
+        opaque: false,
+        broken: false,
+    };
+    let templated = text
+        .lines()
+        .any(|l| l.find("{{").is_some_and(|at| l[at + 2..].contains("}}")));
+    if !templated {
+        template.parts.push(Part::Text(text.to_string()));
+        return template;
+    }
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
         if start > 0 {
-            parts.push(Part::Text(rest[..start].to_string()));
+            template.parts.push(Part::Text(rest[..start].to_string()));
         }
         let after = &rest[start + 2..];
         let Some(end) = after.find("}}") else {
-            return Template {
-                parts,
-                opaque: true,
-            };
+            template.broken = true;
+            return template;
         };
-        parts.push(Part::Tag(after[..end].to_string()));
+        template.parts.push(Part::Tag(after[..end].to_string()));
         rest = &after[end + 2..];
     }
     if !rest.is_empty() {
-        parts.push(Part::Text(rest.to_string()));
+        template.parts.push(Part::Text(rest.to_string()));
     }
-    Template {
-        parts,
-        opaque: false,
-    }
+    template
 }
 
 /// A Go template: literal text, and actions whose pipelines this module computes; any other
 /// action makes the template opaque.
-fn parse_go(text: &str) -> Template {
+fn parse_go(text: &str, syntax: Syntax) -> Template {
     let opaque = Template {
         parts: Vec::new(),
+        syntax,
         opaque: true,
+        broken: false,
     };
     let mut parts: Vec<Part> = Vec::new();
     let mut rest = text;
@@ -273,7 +547,9 @@ fn parse_go(text: &str) -> Template {
     }
     Template {
         parts,
+        syntax,
         opaque: false,
+        broken: false,
     }
 }
 
@@ -296,7 +572,7 @@ fn parse_pipeline(body: &str) -> Option<Vec<Command>> {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Token {
-    Field(String),
+    Field(Vec<String>),
     Str(String),
     Int(i64),
     Ident(String),
@@ -345,7 +621,15 @@ fn tokens(body: &str) -> Option<Vec<Token>> {
                 }
                 path.push(chars[start..i].iter().collect::<String>());
             }
-            out.push(Token::Field(path.join(".")));
+            // A field chain ends at white space, a pipe or the action's end; anything else
+            // (`-`, `/`) is Go's syntax error or beyond this module.
+            if chars
+                .get(i)
+                .is_some_and(|c| !c.is_whitespace() && *c != '|')
+            {
+                return None;
+            }
+            out.push(Token::Field(path));
         } else if c == '"' {
             let mut s = String::new();
             i += 1;
@@ -400,74 +684,6 @@ fn tokens(body: &str) -> Option<Vec<Token>> {
     Some(out)
 }
 
-/// A pipeline's value, when every command in it is computed.
-fn pipeline(commands: &[Command], params: &Params) -> Option<String> {
-    let mut value: Option<String> = None;
-    for command in commands {
-        value = Some(match command {
-            Command::Value(arg) => arg_text(arg, params)?,
-            Command::Call(func, args) => call(*func, args, value.take(), params)?,
-        });
-    }
-    value
-}
-
-fn arg_text(arg: &Arg, params: &Params) -> Option<String> {
-    match arg {
-        Arg::Field(f) => match params.get(f) {
-            Lookup::Found(v) => Some(v.to_string()),
-            _ => None,
-        },
-        Arg::Str(s) => Some(s.clone()),
-        Arg::Int(_) => None,
-    }
-}
-
-/// A function of the ones computed, as sprig (and Argo CD, for `normalize`) define it; the
-/// piped value, when there is one, is its last argument.
-fn call(func: Func, args: &[Arg], piped: Option<String>, params: &Params) -> Option<String> {
-    if func == Func::Index {
-        if piped.is_some() {
-            return None;
-        }
-        return match params.get(&index_key(args)?) {
-            Lookup::Found(v) => Some(v.to_string()),
-            _ => None,
-        };
-    }
-    let mut texts: Vec<String> = Vec::new();
-    let mut ints: Vec<i64> = Vec::new();
-    for a in args {
-        match a {
-            Arg::Int(i) => ints.push(*i),
-            other => texts.push(arg_text(other, params)?),
-        }
-    }
-    texts.extend(piped);
-    let one = |texts: &[String]| (texts.len() == 1 && ints.is_empty()).then(|| texts[0].clone());
-    match func {
-        Func::Index => None,
-        Func::Lower => one(&texts).map(|s| s.to_lowercase()),
-        Func::Upper => one(&texts).map(|s| s.to_uppercase()),
-        Func::Trim => one(&texts).map(|s| s.trim().to_string()),
-        Func::Normalize => one(&texts).map(|s| sanitize_name(&s)),
-        Func::TrimPrefix | Func::TrimSuffix if texts.len() == 2 && ints.is_empty() => {
-            let (cut, s) = (&texts[0], &texts[1]);
-            Some(if func == Func::TrimPrefix {
-                s.strip_prefix(cut.as_str()).unwrap_or(s).to_string()
-            } else {
-                s.strip_suffix(cut.as_str()).unwrap_or(s).to_string()
-            })
-        }
-        Func::Replace if texts.len() == 3 && ints.is_empty() => {
-            let (old, new, s) = (&texts[0], &texts[1], &texts[2]);
-            Some(go_replace_all(s, old, new))
-        }
-        Func::Trunc if texts.len() == 1 && ints.len() == 1 => Some(trunc(ints[0], &texts[0])),
-        _ => None,
-    }
-}
-
 /// Go's `strings.Replace(s, old, new, -1)`: an empty `old` inserts `new` around every character.
 fn go_replace_all(s: &str, old: &str, new: &str) -> String {
     if old.is_empty() {
@@ -483,7 +699,7 @@ fn go_replace_all(s: &str, old: &str, new: &str) -> String {
 
 /// sprig's `trunc`: the first `n` bytes, or for a negative `n` the last; the text as it is when
 /// shorter. A cut inside a character is what Go would print as an invalid byte: not computed.
-fn trunc(n: i64, s: &str) -> String {
+fn trunc(n: i64, s: &str) -> Option<String> {
     let len = s.len() as i64;
     let cut = if n < 0 && len + n > 0 {
         s.get((len + n) as usize..)
@@ -492,7 +708,7 @@ fn trunc(n: i64, s: &str) -> String {
     } else {
         Some(s)
     };
-    cut.unwrap_or(s).to_string()
+    cut.map(String::from)
 }
 
 /// Argo CD's `SanitizeName` (applicationset/utils/template_functions.go): lowercase, every
@@ -522,8 +738,13 @@ mod tests {
         Params::known(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())))
     }
 
+    const GO: Syntax = Syntax::Go {
+        missing: Missing::NoValue,
+    };
+
     fn text(template: &str, go: bool, p: &Params) -> Rendered {
-        Template::parse(template, go).render(p)
+        let syntax = if go { GO } else { Syntax::Fast };
+        Template::parse(template, syntax).render(p)
     }
 
     #[test]
@@ -533,7 +754,12 @@ mod tests {
             text("{{name}}-{{ metadata.labels.env }}-{{missing}}", false, &p),
             Rendered::Text("prod-eu-{{missing}}".into())
         );
-        assert_eq!(text("{{name", false, &p), Rendered::NotComputed);
+        // Not a template at all to Argo CD: no line has `{{` and then `}}`.
+        assert_eq!(text("{{name", false, &p), Rendered::Text("{{name".into()));
+        assert!(matches!(
+            text("{{name}} {{x", false, &p),
+            Rendered::Failed(_)
+        ));
     }
 
     #[test]
@@ -553,7 +779,7 @@ mod tests {
             ("{{ trunc 3 .name }}", Some("Pro")),
             ("{{ .name | trimSuffix \"_01\" }}", Some("Prod")),
             ("{{ replace \"_\" \"-\" .name }}", Some("Prod-01")),
-            ("{{ .missing }}", None),
+            ("{{ .missing }}", Some("<no value>")),
             ("{{ range .x }}a{{ end }}", None),
             ("{{ $x := .name }}{{ $x }}", None),
             ("{{ printf \"%s\" .name }}", None),
@@ -569,7 +795,7 @@ mod tests {
     fn what_a_template_reads() {
         let reads = Template::parse(
             "{{.path.basename}}-{{ index .metadata.labels \"env\" }}",
-            true,
+            GO,
         )
         .reads();
         assert!(reads.reads("path.basename"));
@@ -577,10 +803,14 @@ mod tests {
         assert!(!reads.reads("name"));
         assert!(!reads.reads("metadata.labels.team"));
         assert_eq!(
-            Template::parse("{{ range . }}{{ end }}", true).reads(),
+            Template::parse("{{ range . }}{{ end }}", GO).reads(),
             Reads::Any
         );
-        assert!(Template::parse("{{name}}-x", false).reads().reads("name"));
+        assert!(
+            Template::parse("{{name}}-x", Syntax::Fast)
+                .reads()
+                .reads("name")
+        );
     }
 
     #[test]

@@ -107,6 +107,20 @@ pub fn skip(reason: &str) {
     );
 }
 
+/// kustomize from `$KUSTOMIZE`; `None` (after a loud message saying what is `skipped`) when it
+/// is not set.
+pub fn kustomize(skipped: &str) -> Option<std::path::PathBuf> {
+    if let Some(path) = std::env::var_os("KUSTOMIZE").filter(|p| !p.is_empty()) {
+        let path = std::path::PathBuf::from(path);
+        assert!(path.exists(), "KUSTOMIZE={} does not exist", path.display());
+        return Some(path);
+    }
+    skip(&format!(
+        "KUSTOMIZE is not set (`make test` installs kustomize 4.5.4 and sets it), so {skipped}"
+    ));
+    None
+}
+
 /// Whether `program args…` runs; if not, says loudly what is skipped.
 pub fn available(program: &str, args: &[&str], skipped: &str) -> bool {
     let found = Command::new(program)
