@@ -22,6 +22,9 @@ pub struct ReadSet {
     pub clusters: bool,
     /// How many days before a certificate stops being valid the function warns of it.
     pub expiry_days: u32,
+    /// Whether Argo CD's ApplicationSets and Applications (in the Argo CD namespace) and its
+    /// `argocd-cmd-params-cm` are read too (`readApplications`).
+    pub applications: bool,
 }
 
 /// What to read for a run with these options (the functionConfig and `--set` settings of a
@@ -50,6 +53,7 @@ pub fn read_set(options: &Options) -> Result<ReadSet, RunError> {
         namespaces: config.allowed_namespaces.clone(),
         clusters: config.sources.iter().any(|s| s.reads.clusters),
         expiry_days: config.policy.expiry_days,
+        applications: config.read_applications,
     })
 }
 
@@ -89,6 +93,8 @@ mod tests {
         assert_eq!(set.secret_selectors, ["cluster.x-k8s.io/cluster-name"]);
         assert_eq!(set.namespaces, None);
         assert!(set.clusters);
+        assert!(!set.applications);
+        assert!(reads(&["readApplications=true"]).applications);
     }
 
     #[test]

@@ -495,6 +495,121 @@ fn a_mass_delete_is_held_with_its_metric_and_events() {
     assert!(controller.logs().contains("a guard holds"));
 }
 
+/// readApplications: a run that would make an ApplicationSet delete most of its Applications
+/// (a label its selector reads, put on the Argo CD Secrets by hand, which the plan writes them
+/// without) writes nothing; the guard's metrics say so and each Application kept gets an Event,
+/// which Argo CD shows. Without the setting, nothing of Argo CD's is read.
+#[test]
+fn applications_a_plan_would_delete_are_kept_with_events_and_metrics() {
+    let names: Vec<String> = (0..10).map(|i| format!("c{i}")).collect();
+    let fleet: Vec<Value> = names
+        .iter()
+        .map(|n| kubeconfig_secret(n, &server(n)))
+        .collect();
+    let Some(api) = stand_in("applications", &fleet, &[]) else {
+        return;
+    };
+    {
+        let Some(controller) = Controller::start("applications-first", &api, &[]) else {
+            return;
+        };
+        eventually("the fleet registered", &controller, || {
+            argo_secrets(&api).len() == 10
+        });
+    }
+    assert!(
+        !api.requests()
+            .iter()
+            .any(|r| r.path.contains("argoproj.io") || r.path.contains("configmaps")),
+        "Argo CD's objects were read without readApplications"
+    );
+    // Labels put on the Argo CD Secrets by hand, an ApplicationSet selecting on them, and the
+    // Applications it generated.
+    for (name, mut secret) in argo_secrets(&api) {
+        secret["metadata"]["labels"]["env"] = json!("prod");
+        let path = format!("/api/v1/namespaces/argocd/secrets/{name}");
+        assert_eq!(api.send("PUT", &path, Some(&secret)).0, 200);
+    }
+    let appset = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+        "metadata": {"name": "prod", "namespace": "argocd"},
+        "spec": {"generators": [{"clusters": {"selector": {"matchLabels": {"env": "prod"}}}}],
+                 "template": {"metadata": {"name": "{{name}}-prod"},
+                              "spec": {"project": "default", "destination": {"server": "{{server}}", "namespace": "x"}}}}});
+    let path = "/apis/argoproj.io/v1alpha1/namespaces/argocd";
+    assert_eq!(
+        api.send("POST", &format!("{path}/applicationsets"), Some(&appset))
+            .0,
+        201
+    );
+    for n in &names {
+        let app = json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": format!("{n}-prod"), "namespace": "argocd",
+                         "finalizers": ["resources-finalizer.argocd.argoproj.io"],
+                         "ownerReferences": [{"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+                                              "name": "prod", "uid": "5e7a", "controller": true}]},
+            "spec": {"project": "default", "destination": {"server": server(n), "namespace": "x"}},
+            "status": {"sync": {"status": "Synced"}}});
+        assert_eq!(
+            api.send("POST", &format!("{path}/applications"), Some(&app))
+                .0,
+            201
+        );
+    }
+    let before = secret_writes(&api).len();
+    let Some(controller) =
+        Controller::start("applications", &api, &["--set", "readApplications=true"])
+    else {
+        return;
+    };
+    let guard = r#"{guard="maxApplicationDeletes"}"#;
+    eventually("the guard holds", &controller, || {
+        controller.metric(&format!("capi2argo_guard_held{guard}")) == Some(1.0)
+    });
+    assert_eq!(
+        controller.metric(&format!("capi2argo_applications_protected{guard}")),
+        Some(10.0)
+    );
+    assert_eq!(
+        controller.metric(r#"capi2argo_applications{effect="delete"}"#),
+        Some(0.0)
+    );
+    eventually("an Event on each Application kept", &controller, || {
+        events(&api)
+            .iter()
+            .filter(|e| e.0 == "ApplicationKept")
+            .count()
+            == 10
+    });
+    let kept = events(&api);
+    let kept: Vec<&(String, String, String)> =
+        kept.iter().filter(|e| e.0 == "ApplicationKept").collect();
+    assert_eq!(kept[0].1, "argocd/c0-prod");
+    assert!(kept[0].2.contains("maxApplicationDeletes"), "{kept:?}");
+    assert_eq!(
+        secret_writes(&api).len(),
+        before,
+        "the guard held, yet Secrets were written"
+    );
+    assert!(
+        argo_secrets(&api)
+            .iter()
+            .all(|(_, s)| s["metadata"]["labels"]["env"] == "prod")
+    );
+    // It read them, and the controller's policy from argocd-cmd-params-cm (absent: 404).
+    let reads: Vec<String> = api.requests().into_iter().map(|r| r.path).collect();
+    assert!(
+        reads.iter().any(|p| p.contains("/applicationsets")),
+        "{reads:?}"
+    );
+    assert!(
+        reads
+            .iter()
+            .any(|p| p.ends_with("/configmaps/argocd-cmd-params-cm")),
+        "{reads:?}"
+    );
+    no_credentials(&controller.logs());
+}
+
 /// A cluster that fails to convert gets a ConvertFailed Event on its kubeconfig Secret, once,
 /// and counts as failed; a certificate within expiryWarningDays gets a CredentialExpiring Event
 /// and sets the expiry metric.

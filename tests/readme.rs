@@ -27,7 +27,7 @@ const COMMANDS: &[(&str, &str)] = &[
         "readme::quick_start_converts_the_example",
     ),
     (
-        "fleet() { kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml; echo ---; kubectl get clusters.cluster.x-k8s.io -A -o yaml; echo ---; kubectl get secrets -n argocd -o yaml; }",
+        "fleet() { kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml; echo ---; kubectl get clusters.cluster.x-k8s.io -A -o yaml; echo ---; kubectl get secrets,applicationsets,applications -n argocd -o yaml; }",
         "readme::kubectl_pipeline_against_a_stand_in (the real kubectl, in bash and in zsh; tests/kube/apiserver.py stands in for the API server)",
     ),
     (
@@ -402,8 +402,27 @@ fn kubectl_pipeline_against_a_stand_in() {
             "argocd.argoproj.io/secret-type": "repository"}},
         "data": {"url": "aHR0cHM6Ly9naXQuZXhhbXBsZS5jb20vZmxlZXQ="},
     });
-    let mut store: Vec<serde_json::Value> =
-        items.into_iter().chain([retired, repository]).collect();
+    // An ApplicationSet over every cluster, and the Application it generated for the retired one:
+    // the plan says that it goes.
+    let appset = serde_json::json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+        "metadata": {"name": "guestbook", "namespace": "argocd"},
+        "spec": {"goTemplate": true, "generators": [{"clusters": {}}],
+                 "template": {"metadata": {"name": "{{.name}}-guestbook"},
+                              "spec": {"project": "default", "destination": {"server": "{{.server}}", "namespace": "guestbook"}}}},
+    });
+    let application = serde_json::json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+        "metadata": {"name": "retired-guestbook", "namespace": "argocd",
+                     "finalizers": ["resources-finalizer.argocd.argoproj.io"],
+                     "ownerReferences": [{"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationSet",
+                                          "name": "guestbook", "uid": "5e7a", "controller": true}]},
+        "spec": {"project": "default", "destination": {"server": "https://retired:6443", "namespace": "guestbook"}},
+    });
+    let mut store: Vec<serde_json::Value> = items
+        .into_iter()
+        .chain([retired, repository, appset, application])
+        .collect();
     for (i, secret) in store.iter_mut().enumerate() {
         secret["metadata"]["uid"] = format!("00000000-0000-4000-8000-{i:012}").into();
         secret["metadata"]["resourceVersion"] = (200 + i).to_string().into();
@@ -443,6 +462,11 @@ fn kubectl_pipeline_against_a_stand_in() {
             "{shell}: every request carried out: {}",
             text(&out.stdout)
         );
+        assert!(
+            text(&out.stdout).contains("app delete argocd/retired-guestbook (ApplicationSet argocd/guestbook): its cluster is removed from Argo CD"),
+            "{shell}: the plan says which Application goes: {}",
+            text(&out.stdout)
+        );
         let writes: Vec<(String, String)> = api
             .writes()
             .into_iter()
@@ -464,7 +488,10 @@ fn kubectl_pipeline_against_a_stand_in() {
         assert_eq!(created["metadata"]["name"], "cluster-prod-eu-1");
         let options: serde_json::Value =
             serde_json::from_str(&requests[1].body).expect("DeleteOptions");
-        let gone = &store[store.len() - 2];
+        let gone = store
+            .iter()
+            .find(|o| o["metadata"]["name"] == "cluster-retired")
+            .expect("the retired cluster's Secret");
         assert_eq!(
             options["preconditions"],
             serde_json::json!({
@@ -563,7 +590,11 @@ fn kubectl_pipeline_against_a_stand_in() {
 
         // The same cluster, but the kubeconfig Secrets' selector matches nothing (a typo, a
         // half-failed get): the guard holds, nothing is deleted.
-        let only_argocd: Vec<serde_json::Value> = store[store.len() - 2..].to_vec();
+        let only_argocd: Vec<serde_json::Value> = store
+            .iter()
+            .filter(|o| o["metadata"]["namespace"] == "argocd")
+            .cloned()
+            .collect();
         let Some(api) = common::apiserver::StandIn::start(
             &format!("readme-pipeline-empty-{shell}"),
             &only_argocd,
@@ -801,14 +832,18 @@ fn every_dependency_is_explained() {
     );
 }
 
-/// The plan the book shows is the golden case `plan-text`'s, line for line.
+/// The plans the book shows are the golden cases `plan-text`'s and `appset-label-selectors`',
+/// line for line.
 #[test]
 fn the_plan_shown_is_the_golden_plan() {
     let readme = common::chapter("fleet-safety.md");
-    let plan = fs::read_to_string(root().join("tests/golden/plan-text/expected/output.yaml"))
-        .expect("the golden plan");
-    assert!(
-        readme.contains(&format!("```\n{plan}```\n")),
-        "docs/src/fleet-safety.md's plan differs from tests/golden/plan-text; it should read:\n{plan}"
-    );
+    for case in ["plan-text", "appset-label-selectors"] {
+        let plan =
+            fs::read_to_string(root().join(format!("tests/golden/{case}/expected/output.yaml")))
+                .expect("the golden plan");
+        assert!(
+            readme.contains(&format!("```\n{plan}```\n")),
+            "docs/src/fleet-safety.md's plan differs from tests/golden/{case}; it should read:\n{plan}"
+        );
+    }
 }

@@ -1,7 +1,8 @@
 //! The reflector caches the plan is made from: the kubeconfig Secrets (one watch per source
 //! selector and namespace), every Secret of Argo CD's namespace, Cluster API's Clusters in
-//! whichever version the server prefers, and the control planes asked for. Every change wakes
-//! the reconciler; the input of a plan is built from the caches alone.
+//! whichever version the server prefers, the control planes asked for, and (readApplications)
+//! Argo CD's ApplicationSets and Applications. Every change wakes the reconciler; the input of a
+//! plan is built from the caches, and Argo CD's `argocd-cmd-params-cm` read with it.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -197,6 +198,34 @@ fn trim_object(object: &mut DynamicObject) {
     object.metadata.managed_fields = None;
 }
 
+/// Of an ApplicationSet, its spec is read; its status (each Application's) is not kept.
+fn trim_application_set(object: &mut DynamicObject) {
+    object.metadata.managed_fields = None;
+    if let Some(map) = object.data.as_object_mut() {
+        map.remove("status");
+    }
+}
+
+/// Of an Application, its owner, finalizers and destination are read: its status (every
+/// resource it manages, its history) and its sources are not kept.
+fn trim_application(object: &mut DynamicObject) {
+    object.metadata.managed_fields = None;
+    object.metadata.annotations = None;
+    if let Some(map) = object.data.as_object_mut() {
+        map.remove("status");
+        if let Some(spec) = map.get_mut("spec").and_then(|s| s.as_object_mut()) {
+            spec.retain(|k, _| k == "destination");
+        }
+    }
+}
+
+/// Argo CD's group, whose ApplicationSets and Applications `readApplications` reads.
+const ARGO_CD_GROUP: &str = "argoproj.io";
+
+/// The ConfigMap Argo CD's components take their flags from: the ApplicationSet controller's
+/// policy is read from it.
+const CMD_PARAMS: &str = "argocd-cmd-params-cm";
+
 /// Every cache a plan reads.
 pub struct Caches {
     pub kubeconfigs: Vec<Watched<Secret>>,
@@ -205,10 +234,17 @@ pub struct Caches {
     pub clusters: Mutex<Vec<Watched<DynamicObject>>>,
     pub cluster_api: AtomicBool,
     pub control_planes: Vec<Watched<DynamicObject>>,
+    /// Argo CD's ApplicationSets and Applications (readApplications), once the server serves
+    /// them.
+    pub argo_cd: Mutex<Vec<Watched<DynamicObject>>>,
+    pub argo_cd_served: AtomicBool,
     pub feed: Arc<Feed>,
     client: Client,
     namespaces: Option<Vec<String>>,
+    argo_namespace: String,
     fill: Fill,
+    /// Said once: `argocd-cmd-params-cm` could not be read.
+    params_unread: AtomicBool,
 }
 
 /// Why the caches could not be filled: a list (`--once`) or a discovery failed.
@@ -291,15 +327,91 @@ impl Caches {
             clusters: Mutex::new(Vec::new()),
             cluster_api: AtomicBool::new(false),
             control_planes,
+            argo_cd: Mutex::new(Vec::new()),
+            argo_cd_served: AtomicBool::new(false),
             feed,
             client: client.clone(),
             namespaces,
+            argo_namespace: reads.argo_namespace.clone(),
             fill,
+            params_unread: AtomicBool::new(false),
         };
         if reads.clusters {
             caches.discover_clusters().await?;
         }
+        if reads.applications {
+            caches.discover_applications().await?;
+        }
         Ok(caches)
+    }
+
+    /// Starts reading Argo CD's ApplicationSets and Applications in its namespace once the
+    /// server serves them (at start, and at every resync until then); whether it does.
+    pub async fn discover_applications(&self) -> Result<bool, ReadFailed> {
+        if self.argo_cd_served.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        let what = "applicationsets.argoproj.io and applications.argoproj.io";
+        let group = match kube::discovery::group(&self.client, ARGO_CD_GROUP).await {
+            Ok(g) => g,
+            Err(kube::Error::Discovery(kube::error::DiscoveryError::MissingApiGroup(_))) => {
+                return Ok(false);
+            }
+            Err(e) => return Err(ReadFailed::discovering(what, e)),
+        };
+        let resources: Vec<ApiResource> = group
+            .recommended_resources()
+            .into_iter()
+            .map(|(ar, _)| ar)
+            .filter(|ar| ar.kind == "ApplicationSet" || ar.kind == "Application")
+            .collect();
+        if resources.len() < 2 {
+            return Ok(false);
+        }
+        let mut watched = Vec::new();
+        for ar in resources {
+            let trim = if ar.kind == "Application" {
+                trim_application
+            } else {
+                trim_application_set
+            };
+            let what = format!("{}.{} in {}", ar.plural, ar.group, self.argo_namespace);
+            let api = Api::namespaced_with(self.client.clone(), &self.argo_namespace, &ar);
+            watched.push(cache(what, api, "", ar, trim, self.feed.clone(), self.fill).await?);
+        }
+        tracing::info!("reading Argo CD's ApplicationSets and Applications");
+        self.argo_cd
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(watched);
+        self.argo_cd_served.store(true, Ordering::Release);
+        Ok(true)
+    }
+
+    /// Argo CD's `argocd-cmd-params-cm`, read now (a `get` of that one ConfigMap; the
+    /// ApplicationSet controller reads it only when it starts); `None` when it is not there or
+    /// cannot be read (said once).
+    pub async fn controller_params(&self) -> Option<serde_json::Value> {
+        let api: Api<k8s_openapi::api::core::v1::ConfigMap> =
+            Api::namespaced(self.client.clone(), &self.argo_namespace);
+        match api.get_opt(CMD_PARAMS).await {
+            Ok(Some(mut map)) => {
+                map.metadata.managed_fields = None;
+                let mut value = serde_json::to_value(&map).ok()?;
+                if let Some(object) = value.as_object_mut() {
+                    object.insert("apiVersion".into(), "v1".into());
+                    object.insert("kind".into(), "ConfigMap".into());
+                }
+                Some(value)
+            }
+            Ok(None) => None,
+            Err(error) => {
+                if !self.params_unread.swap(true, Ordering::AcqRel) {
+                    tracing::warn!(error = %error, "{CMD_PARAMS} cannot be read: the ApplicationSet controller's policy is taken from the settings (applicationSetPolicy)");
+                }
+                None
+            }
+        }
     }
 
     /// Starts reading Cluster API's Clusters once the server serves them (at start, and at
@@ -336,8 +448,12 @@ impl Caches {
     /// What has not listed yet.
     pub fn unready(&self) -> Vec<String> {
         let clusters = self.clusters.lock().unwrap_or_else(|p| p.into_inner());
+        let argo_cd = self.argo_cd.lock().unwrap_or_else(|p| p.into_inner());
         let secrets = self.kubeconfigs.iter().chain(std::iter::once(&self.argo));
-        let objects = clusters.iter().chain(&self.control_planes);
+        let objects = clusters
+            .iter()
+            .chain(&self.control_planes)
+            .chain(argo_cd.iter());
         let mut out: Vec<String> = secrets
             .filter(|w| !w.ready())
             .map(|w| w.what.clone())
@@ -357,11 +473,18 @@ impl Caches {
                 .unwrap_or_else(|p| p.into_inner())
                 .iter()
                 .all(Watched::ready)
+            && self
+                .argo_cd
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .all(Watched::ready)
     }
 
-    /// The input of a plan: every cached object once, as a `kind: List` in JSON, in the order of
-    /// namespace, name and kind (the same caches give the same bytes).
-    pub fn input(&self) -> Vec<u8> {
+    /// The input of a plan: every cached object once, and `extra` (read beside the caches), as
+    /// a `kind: List` in JSON, in the order of namespace, name and kind (the same caches give the
+    /// same bytes).
+    pub fn input(&self, extra: Option<serde_json::Value>) -> Vec<u8> {
         let mut items: BTreeMap<(String, String, String), serde_json::Value> = BTreeMap::new();
         // The kubeconfig watches keep values the Argo CD namespace's watch drops: theirs win.
         add(&mut items, &self.argo.store, "Secret");
@@ -374,8 +497,22 @@ impl Caches {
             .unwrap_or_else(|p| p.into_inner())
             .iter()
             .chain(&self.control_planes)
+            .chain(
+                self.argo_cd
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter(),
+            )
         {
             add_objects(&mut items, w);
+        }
+        if let Some(value) = extra {
+            let key = (
+                self.argo_namespace.clone(),
+                CMD_PARAMS.to_string(),
+                "ConfigMap".into(),
+            );
+            items.insert(key, value);
         }
         let list = serde_json::json!({
             "apiVersion": "v1",
@@ -383,6 +520,19 @@ impl Caches {
             "items": items.into_values().collect::<Vec<_>>(),
         });
         serde_json::to_vec(&list).unwrap_or_default()
+    }
+
+    /// The uid of a cached Application.
+    pub fn application_uid(&self, app: &capi2argo::AppRef) -> Option<String> {
+        let watched = self.argo_cd.lock().unwrap_or_else(|p| p.into_inner());
+        watched
+            .iter()
+            .filter(|w| w.types.1 == "Application")
+            .flat_map(|w| w.store.state())
+            .find(|o| {
+                o.name_any() == app.name && o.namespace().as_deref() == Some(app.namespace.as_str())
+            })
+            .and_then(|o| o.uid())
     }
 
     /// The cached Secret `namespace`/`name`, from any watch.

@@ -55,7 +55,12 @@ pub struct Metrics {
     pub tokens: Family<Labels, Counter>,
     pub token_failing: Gauge,
     pub token_expiry: Family<Labels, FloatGauge>,
+    pub applications: Family<Labels, Gauge>,
+    pub applications_protected: Family<Labels, Gauge>,
 }
+
+/// What a plan makes ApplicationSets do to Applications, as the metric labels them.
+pub const APPLICATION_EFFECTS: [&str; 4] = ["delete", "kept", "create", "stranded"];
 
 impl Metrics {
     /// The metrics, registered, every state and guard at zero.
@@ -75,6 +80,8 @@ impl Metrics {
             tokens: Family::default(),
             token_failing: Gauge::default(),
             token_expiry: Family::default(),
+            applications: Family::default(),
+            applications_protected: Family::default(),
         };
         registry.register(
             "writes",
@@ -141,6 +148,26 @@ impl Metrics {
             "credentials=serviceAccount: when the first ServiceAccount token Argo CD holds stops being valid (Unix time), labelled with its token Secret",
             metrics.token_expiry.clone(),
         );
+        registry.register(
+            "applications",
+            "readApplications: Applications the last plan makes ApplicationSets delete, keep (their policy deletes none), create, and Applications left without their cluster (stranded)",
+            metrics.applications.clone(),
+        );
+        registry.register(
+            "applications_protected",
+            "readApplications: Applications an ApplicationSet would have deleted but for the guard that holds, by guard",
+            metrics.applications_protected.clone(),
+        );
+        for effect in APPLICATION_EFFECTS {
+            let _ = metrics
+                .applications
+                .get_or_create(&vec![("effect", effect.to_string())]);
+        }
+        for guard in GUARDS {
+            let _ = metrics
+                .applications_protected
+                .get_or_create(&vec![("guard", guard.setting().to_string())]);
+        }
         for outcome in ["ok", "error"] {
             let _ = metrics
                 .tokens
@@ -183,9 +210,17 @@ impl Metrics {
         self.clusters.get_or_create(&labels).set(count);
     }
 
-    pub fn guard(&self, guard: Guard, held: bool) {
+    pub fn guard(&self, guard: Guard, held: bool, protected: usize) {
         let labels = vec![("guard", guard.setting().to_string())];
         self.guard_held.get_or_create(&labels).set(i64::from(held));
+        self.applications_protected
+            .get_or_create(&labels)
+            .set(protected as i64);
+    }
+
+    pub fn applications(&self, effect: &str, count: usize) {
+        let labels = vec![("effect", effect.to_string())];
+        self.applications.get_or_create(&labels).set(count as i64);
     }
 
     /// The nearest expiry, and whose; none clears the series.

@@ -75,6 +75,11 @@ pub async fn run(flags: Flags) -> u8 {
             "the API server does not serve Cluster API's Clusters (no clusters.cluster.x-k8s.io): working on the Secrets alone, without the Clusters' labels, pause and ignore markers; looked for again at every resync"
         );
     }
+    if settings.reads.applications && !caches.argo_cd_served.load(Ordering::Acquire) {
+        tracing::warn!(
+            "readApplications: the API server does not serve Argo CD's ApplicationSets and Applications (argoproj.io): the plans cannot say what they do to Applications, and maxApplicationDeletes guards nothing; looked for again at every resync"
+        );
+    }
     let identity = identity();
     let recorder = Recorder::new(
         client.clone(),
@@ -193,6 +198,12 @@ pub async fn run(flags: Flags) -> u8 {
                         Ok(false) => {}
                         Err(error) => tracing::warn!("{error}"),
                     }
+                }
+                if reconciler.settings.reads.applications
+                    && !caches.argo_cd_served.load(Ordering::Acquire)
+                    && let Err(error) = caches.discover_applications().await
+                {
+                    tracing::warn!("{error}");
                 }
             }
             changed = leader_changes.changed(), if flags.leader_elect => {

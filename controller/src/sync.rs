@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use capi2argo::{
-    ClusterOutcome, ClusterState, Due, Finding, Guard, NoFiles, Plan, PlanFormat, Request,
-    SecretId, Severity, TokenNeed, Verb,
+    AppRef, ApplicationEffect, ClusterOutcome, ClusterState, Due, Finding, Guard, NoFiles, Plan,
+    PlanFormat, Request, SecretId, Severity, TokenNeed, Verb,
 };
 use futures::StreamExt;
 
@@ -19,7 +19,7 @@ use kube::runtime::events::{Event, EventType, Recorder};
 use kube::{Client, ResourceExt};
 
 use crate::cache::Caches;
-use crate::metrics::{GUARDS, Metrics, PlanOutcome, STATES};
+use crate::metrics::{APPLICATION_EFFECTS, GUARDS, Metrics, PlanOutcome, STATES};
 use crate::settings::Settings;
 
 /// The field manager of every write.
@@ -125,7 +125,12 @@ impl Reconciler {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs() as i64);
-        let input = self.caches.input();
+        let params = if self.settings.reads.applications {
+            self.caches.controller_params().await
+        } else {
+            None
+        };
+        let input = self.caches.input(params);
         let options = self.settings.plan_options(now);
         let finished = capi2argo::plan(&input, &options, &mut NoFiles);
         drop(input);
@@ -565,7 +570,28 @@ impl Reconciler {
         }
         let held: BTreeSet<Guard> = plan.guards.iter().map(|h| h.guard).collect();
         for guard in GUARDS {
-            self.metrics.guard(guard, held.contains(&guard));
+            let protected: usize = plan
+                .guards
+                .iter()
+                .filter(|h| h.guard == guard)
+                .map(|h| h.applications.len())
+                .sum();
+            self.metrics.guard(guard, held.contains(&guard), protected);
+        }
+        let mut effects = [0usize; 3];
+        for change in plan.applications.sets.iter().flat_map(|s| &s.changes) {
+            effects[match change.effect {
+                ApplicationEffect::Delete { .. } => 0,
+                ApplicationEffect::Keep { .. } => 1,
+                ApplicationEffect::Create { .. } => 2,
+            }] += 1;
+        }
+        for (effect, count) in APPLICATION_EFFECTS.iter().zip(
+            effects
+                .into_iter()
+                .chain([plan.applications.stranded.len()]),
+        ) {
+            self.metrics.applications(effect, count);
         }
         let nearest = plan
             .clusters
@@ -630,6 +656,18 @@ impl Reconciler {
                 };
                 events.push((reference, event));
             }
+            // On each Application the guard kept: Argo CD shows an Application's Events.
+            for app in &h.applications {
+                let note = format!(
+                    "capi2argo's guard {} kept this Application from deletion by its ApplicationSet: the Argo CD cluster Secret changes that would have deleted it are held back ({})",
+                    h.guard.setting(),
+                    h.message
+                );
+                events.push((
+                    application_reference(&self.caches, app),
+                    warning("ApplicationKept", "Keep", &note),
+                ));
+            }
         }
         self.said.guards = held;
         self.publish(events).await;
@@ -677,6 +715,18 @@ fn reference(caches: &Caches, id: &SecretId) -> ObjectReference {
         namespace: Some(id.namespace.clone()),
         name: Some(id.name.clone()),
         uid: caches.secret(&id.namespace, &id.name).and_then(|s| s.uid()),
+        ..ObjectReference::default()
+    }
+}
+
+/// An Event's reference to an Application (its uid, when the caches hold it).
+fn application_reference(caches: &Caches, app: &AppRef) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("argoproj.io/v1alpha1".into()),
+        kind: Some("Application".into()),
+        namespace: Some(app.namespace.clone()),
+        name: Some(app.name.clone()),
+        uid: caches.application_uid(app),
         ..ObjectReference::default()
     }
 }

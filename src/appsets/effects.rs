@@ -409,16 +409,44 @@ impl Judge<'_> {
             }
         };
         let owned_names: HashSet<&str> = owned.iter().map(|a| a.id.name.as_str()).collect();
+        // Looked up by cluster, by name and by destination: a fleet's worth of clusters and
+        // Applications is judged in one pass each.
+        let group = |named: &'_ [(ClusterKey, Named<'_>)]| {
+            let mut by: HashMap<ClusterKey, Vec<usize>> = HashMap::new();
+            for (i, (k, _)) in named.iter().enumerate() {
+                by.entry(k.clone()).or_default().push(i);
+            }
+            by
+        };
+        let (by_before, by_after) = (group(&named_before), group(&named_after));
+        let mut by_name: HashMap<&str, usize> = HashMap::new();
+        let mut by_server: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut by_destination: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (i, app) in owned.iter().enumerate() {
+            by_name.insert(app.id.name.as_str(), i);
+            if let Some(server) = &app.server {
+                by_server
+                    .entry(server.trim_end_matches('/'))
+                    .or_default()
+                    .push(i);
+            }
+            if let Some(name) = &app.destination_name {
+                by_destination.entry(name.as_str()).or_default().push(i);
+            }
+        }
+        let none = Vec::new();
         for key in self.changed {
-            let b: Vec<&Named> = named_before
+            let b: Vec<&Named> = by_before
+                .get(key)
+                .unwrap_or(&none)
                 .iter()
-                .filter(|(k, _)| k == key)
-                .map(|(_, n)| n)
+                .map(|&i| &named_before[i].1)
                 .collect();
-            let a: Vec<&Named> = named_after
+            let a: Vec<&Named> = by_after
+                .get(key)
+                .unwrap_or(&none)
                 .iter()
-                .filter(|(k, _)| k == key)
-                .map(|(_, n)| n)
+                .map(|&i| &named_after[i].1)
                 .collect();
             if b.len() == a.len()
                 && b.iter()
@@ -453,10 +481,19 @@ impl Judge<'_> {
             } else {
                 Leaves::Renamed
             };
-            for app in owned {
-                let by_name = names_before.contains(app.id.name.as_str());
-                let by_destination = unnamed_before && view.is_some_and(|v| deploys_to(app, v));
-                if !(by_name || by_destination) || names_after.contains(app.id.name.as_str()) {
+            // Its Applications: those its sets name, and where a name is not computed, those that
+            // deploy to it.
+            let mut apps: BTreeSet<usize> = names_before
+                .iter()
+                .filter_map(|n| by_name.get(n).copied())
+                .collect();
+            if let (true, Some(v)) = (unnamed_before, view) {
+                let server = by_server.get(v.server.trim_end_matches('/'));
+                let name = by_destination.get(v.name.as_str());
+                apps.extend(server.into_iter().chain(name).flatten().copied());
+            }
+            for app in apps.into_iter().map(|i| owned[i]) {
+                if names_after.contains(app.id.name.as_str()) {
                     continue;
                 }
                 let deleted = a.is_empty()
@@ -597,14 +634,6 @@ fn named<'s>(
         }
     }
     Ok(out)
-}
-
-/// Whether an Application deploys to this cluster (its destination's server or name).
-fn deploys_to(app: &App, cluster: &ClusterView) -> bool {
-    app.server
-        .as_deref()
-        .is_some_and(|s| s.trim_end_matches('/') == cluster.server.trim_end_matches('/'))
-        || app.destination_name.as_deref() == Some(cluster.name.as_str())
 }
 
 /// Whether a generator's name template reads a parameter whose value differs between the

@@ -3,6 +3,8 @@
 //! step carried out. The ApplicationSets and Applications of the input are judged against both
 //! ([`crate::appsets`]), for the plan to show and for `maxApplicationDeletes` to guard.
 
+use std::collections::HashMap;
+
 use crate::appsets::{
     self, App, AppSet, Applications, ClusterView, ControllerPolicy, Effect, Fleets,
 };
@@ -88,13 +90,31 @@ impl Judging {
     /// The clusters Argo CD knows once the steps are carried out, each known by the Secret it
     /// had before the plan (a new one by its own).
     fn after(&self, ctx: &Ctx, steps: &Steps) -> Vec<ClusterView> {
-        let mut after = self.before.clone();
-        let at = |after: &[ClusterView], id: &SecretId| {
-            after.iter().position(|c| c.secret.as_ref() == Some(id))
-        };
+        // Each cluster's place, by the Secret it is known by: a removed one leaves a hole.
+        let mut after: Vec<Option<ClusterView>> = self.before.iter().cloned().map(Some).collect();
+        let mut at: HashMap<SecretId, usize> = self
+            .before
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| Some((c.secret.clone()?, i)))
+            .collect();
+        fn put(
+            after: &mut Vec<Option<ClusterView>>,
+            at: &mut HashMap<SecretId, usize>,
+            id: &SecretId,
+            view: Option<ClusterView>,
+        ) {
+            match at.get(id) {
+                Some(&i) => after[i] = view,
+                None => {
+                    at.insert(id.clone(), after.len());
+                    after.push(view);
+                }
+            }
+        }
         for step in &steps.steps {
             let id = identity(ctx, step);
-            let known = self.before.iter().any(|c| c.secret.as_ref() == Some(&id));
+            let known = at.contains_key(&id);
             let view = |secret: &SecretId| {
                 step.view.as_deref().map(|v| ClusterView {
                     secret: Some(secret.clone()),
@@ -102,27 +122,30 @@ impl Judging {
                 })
             };
             match &step.action {
-                Action::Create => after.extend(view(&step.secret)),
-                Action::Update { .. } => {
-                    if let (Some(i), Some(v)) = (at(&after, &id), view(&id)) {
-                        after[i] = v;
+                Action::Create => {
+                    if let Some(v) = view(&step.secret) {
+                        put(&mut after, &mut at, &step.secret, Some(v));
+                    }
+                }
+                Action::Update { .. } if known => {
+                    if let Some(v) = view(&id) {
+                        put(&mut after, &mut at, &id, Some(v));
                     }
                 }
                 Action::Rename { .. } => {
-                    if let Some(i) = at(&after, &id) {
-                        after.remove(i);
+                    if known {
+                        put(&mut after, &mut at, &id, None);
                     }
-                    after.extend(view(if known { &id } else { &step.secret }));
-                }
-                Action::Prune => {
-                    if let Some(i) = at(&after, &id) {
-                        after.remove(i);
+                    let to = if known { &id } else { &step.secret };
+                    if let Some(v) = view(to) {
+                        put(&mut after, &mut at, to, Some(v));
                     }
                 }
-                Action::Kept { .. } | Action::Unchanged => {}
+                Action::Prune if known => put(&mut after, &mut at, &id, None),
+                _ => {}
             }
         }
-        after
+        after.into_iter().flatten().collect()
     }
 
     /// Each Application the plan makes an ApplicationSet delete, said on it: kpt and kustomize

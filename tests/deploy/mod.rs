@@ -215,7 +215,9 @@ struct Allowed {
 }
 
 /// The CronJob lists (it opens no watch); the controller lists and watches, and holds its
-/// Lease. Both write Secrets in Argo CD's namespace only, and record Events.
+/// Lease. Both write Secrets in Argo CD's namespace only, and record Events; both read Argo CD's
+/// ApplicationSets and Applications there (readApplications), and its one ConfigMap
+/// `argocd-cmd-params-cm` by name.
 fn allowed(controller: bool) -> Vec<Allowed> {
     let reads: &'static [&'static str] = if controller {
         &["list", "watch"]
@@ -243,6 +245,27 @@ fn allowed(controller: bool) -> Vec<Allowed> {
             reads: &["create", "patch"],
             in_argocd: &[],
             named: None,
+        },
+        Allowed {
+            group: "argoproj.io",
+            resource: "applicationsets",
+            reads: &[],
+            in_argocd: reads,
+            named: None,
+        },
+        Allowed {
+            group: "argoproj.io",
+            resource: "applications",
+            reads: &[],
+            in_argocd: reads,
+            named: None,
+        },
+        Allowed {
+            group: "",
+            resource: "configmaps",
+            reads: &[],
+            in_argocd: &[],
+            named: Some((&["get"], &["argocd-cmd-params-cm"])),
         },
     ];
     if controller {

@@ -13,6 +13,7 @@ Resources (RESOURCES below), each kept as the JSON objects it was given or sent:
   networking.k8s.io/v1: networkpolicies;
   cluster.x-k8s.io: clusters (+ clusters/status), in the versions --capi names;
   controlplane.cluster.x-k8s.io/v1beta1: kubeadmcontrolplanes (+ /status); batch/v1: cronjobs, jobs;
+  argoproj.io/v1alpha1: applicationsets, applications (Argo CD's CRDs; --no-argocd serves none);
   rbac.authorization.k8s.io/v1: roles, rolebindings, clusterroles, clusterrolebindings;
   coordination.k8s.io/v1: leases; events.k8s.io/v1: events;
   authentication.k8s.io/v1: selfsubjectreviews (create only).
@@ -116,7 +117,7 @@ What a real API server does that this one does not:
     anew: older resourceVersions are then 410).
 
 Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token TOKEN]
-                    [--token-user NAME] [--tls CERT KEY] [--capi VERSIONS | --no-capi]
+                    [--token-user NAME] [--tls CERT KEY] [--capi VERSIONS | --no-capi] [--no-argocd]
                     [--latency MS] [--history N] [--bookmark-interval S]
                     [--min-token-expiration S] [--interfere METHOD PATH]
   STORE.json  a JSON list of objects to start from (written back after every change); objects
@@ -143,6 +144,7 @@ Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token 
               v1beta2 is preferred: the preferred version is the newest, as Kubernetes sorts them)
   --no-capi   serve no Cluster API group at all (cluster.x-k8s.io, controlplane.cluster.x-k8s.io):
               discovery leaves them out and their paths are 404, as in a cluster without the CRDs
+  --no-argocd serve no argoproj.io group (Argo CD's ApplicationSets and Applications)
   --latency   wait this many milliseconds before every answer (a watch: before its first byte)
   --history   how many events the history keeps (default 10000); older resourceVersions are 410
   --bookmark-interval  seconds between a watch's periodic bookmarks (default 60, as the real one)
@@ -177,6 +179,7 @@ parser.add_argument("--token-user", default="admin")
 parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
 parser.add_argument("--capi", default="v1beta1")
 parser.add_argument("--no-capi", action="store_true")
+parser.add_argument("--no-argocd", action="store_true")
 parser.add_argument("--latency", type=float, default=0.0, metavar="MS")
 parser.add_argument("--history", type=int, default=10000)
 parser.add_argument("--bookmark-interval", type=float, default=60.0)
@@ -243,9 +246,13 @@ RESOURCES = [
              create_on_update=True),
     Resource("coordination.k8s.io", ["v1"], "leases", "Lease", True, create_on_update=True),
     Resource("events.k8s.io", ["v1"], "events", "Event", True, create_on_update=True),
+    Resource("argoproj.io", ["v1alpha1"], "applicationsets", "ApplicationSet", True, builtin=False),
+    Resource("argoproj.io", ["v1alpha1"], "applications", "Application", True, builtin=False),
 ]
 if args.no_capi:
     RESOURCES = [r for r in RESOURCES if not r.group.endswith("cluster.x-k8s.io")]
+if args.no_argocd:
+    RESOURCES = [r for r in RESOURCES if r.group != "argoproj.io"]
 # Served but not stored: authentication.k8s.io/v1 selfsubjectreviews.
 AUTHN = "authentication.k8s.io"
 GROUPS = {}

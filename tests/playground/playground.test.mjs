@@ -470,6 +470,31 @@ test('playground: plan mode shows the plan capi2argo plan prints, for its built-
   await page.evaluate(() => window.playground.run());
 });
 
+test('playground: plan mode says what ApplicationSets will do to Applications', async () => {
+  const runs = Number(await page.getAttribute('body', 'data-runs'));
+  const example = await page.evaluate(() => EXAMPLES.filter((e) => e.mode === 'plan')[1].name);
+  assert.match(example, /ApplicationSets/);
+  await page.selectOption('#example', example);
+  await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, runs);
+  assert.equal(await page.inputValue('#mode'), 'plan');
+  const { input, config, last } = await page.evaluate(() => ({
+    input: document.getElementById('input').value,
+    config: window.playground.config(),
+    last: (({ output }) => ({ output }))(window.playground.last),
+  }));
+  const expected = nativePlan(input, config);
+  assert.equal(last.output, expected.output, 'the plan, line for line');
+  assert.match(last.output, /^ +app delete argocd\/production-01-production-only /m);
+  assert.match(last.output, /^ +app create /m);
+  assert.match(last.output, /^applications: 1 to delete/m);
+  const shown = await visible('generated');
+  assert.equal(shown.rows.join(''), expected.output.replace(/\n/g, ''), 'the Plan tab shows it whole');
+  assert.match(await page.textContent('#status'), /^plan: /);
+  await page.screenshot({ path: join(artifacts, 'plan-applications.png') });
+  await page.selectOption('#mode', 'convert');
+  await page.evaluate(() => window.playground.run());
+});
+
 test('playground: the status names errors as errors, not as "results"', async () => {
   const input = readFileSync(join(root, 'tests', 'golden', 'kubeconfig-errors', 'input.yaml'), 'utf8');
   const out = await convert(input);

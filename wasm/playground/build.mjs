@@ -37,5 +37,9 @@ const examples = files.map((f) => ({ name: names[f.replace('.yaml', '')] || f, f
 // rename (held), one to prune, one kept, one unchanged.
 const planCase = join('tests', 'golden', 'plan-text', 'input.yaml');
 examples.push({ name: 'Plan: a fleet with its Argo CD Secrets', file: planCase, mode: 'plan', text: readFileSync(join(root, planCase), 'utf8') });
-writeFileSync(join(out, 'examples.js'), `// The provider fixtures of tests/fixtures/providers, and a fleet for plan mode.\nconst EXAMPLES = ${JSON.stringify(examples)};\n`);
+// And with Argo CD's ApplicationSets and Applications: which Applications a change deletes or
+// creates (the selectors and labels of Argo CD's own cluster generator tests).
+const appsetCase = join('tests', 'golden', 'appset-label-selectors', 'input.yaml');
+examples.push({ name: 'Plan: what ApplicationSets will do to Applications', file: appsetCase, mode: 'plan', text: readFileSync(join(root, appsetCase), 'utf8') });
+writeFileSync(join(out, 'examples.js'), `// The provider fixtures of tests/fixtures/providers, and fleets for plan mode.\nconst EXAMPLES = ${JSON.stringify(examples)};\n`);
 console.log(`playground: ${out}/index.html (${examples.length} examples, module ${Math.round(wasm.length / 1024)} KiB)`);
