@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use super::params::{ClusterKey, Eval, Set, Unjudged};
 use super::read::{App, AppSet, ClusterView, GenKind, Generator};
 use super::template::{Rendered, Template};
-use super::{AppRef, ControllerPolicy, IN_CLUSTER_SERVER};
+use super::{AppRef, ControllerPolicy, IN_CLUSTER_SERVER, ordered, ordered_map};
 use crate::convert::meta::is_dns1123_subdomain;
 use crate::krm::object::SecretId;
 
@@ -215,13 +215,15 @@ pub(crate) fn judge(
         .iter()
         .map(|c| (ClusterKey::of(c), c))
         .collect();
-    let mut changed: Vec<ClusterKey> = before
-        .iter()
-        .filter(|(k, v)| after.get(*k) != Some(*v))
-        .map(|(k, _)| k.clone())
-        .chain(after.keys().filter(|k| !before.contains_key(*k)).cloned())
-        .collect();
-    changed.sort();
+    let changed: Vec<ClusterKey> = ordered(
+        before
+            .iter()
+            .filter(|(k, v)| after.get(*k) != Some(*v))
+            .map(|(k, _)| k.clone())
+            .chain(after.keys().filter(|k| !before.contains_key(*k)).cloned()),
+    )
+    .into_iter()
+    .collect();
     if changed.is_empty() {
         return Applications::default();
     }
@@ -254,10 +256,9 @@ pub(crate) fn judge(
         policy,
         local,
     };
-    let mut order: Vec<&AppSet> = appsets.iter().filter(|s| !s.deleting).collect();
-    order.sort_by(|a, b| a.id.cmp(&b.id));
+    let order = ordered_map(appsets.iter().filter(|s| !s.deleting).map(|s| (&s.id, s)));
     let mut sets = Vec::new();
-    for appset in order {
+    for appset in order.into_values() {
         let owned: Vec<&App> = apps
             .iter()
             .filter(|a| {
@@ -280,20 +281,25 @@ pub(crate) fn judge(
             _ => None,
         })
         .collect();
-    let mut stranded: Vec<Stranded> = apps
-        .iter()
-        .filter(|a| !a.deleting && !gone.contains(&a.id))
-        .filter(|a| reach_before.resolves(a) && !reach_after.resolves(a))
-        .map(|a| Stranded {
-            application: a.id.clone(),
-            destination: match (&a.destination_name, &a.server) {
-                (Some(n), _) => format!("name {n}"),
-                (None, Some(s)) => format!("server {s}"),
-                (None, None) => String::new(),
-            },
-        })
-        .collect();
-    stranded.sort_by(|a, b| a.application.cmp(&b.application));
+    let stranded: Vec<Stranded> = ordered_map(
+        apps.iter()
+            .filter(|a| !a.deleting && !gone.contains(&a.id))
+            .filter(|a| reach_before.resolves(a) && !reach_after.resolves(a))
+            .map(|a| {
+                let destination = match (&a.destination_name, &a.server) {
+                    (Some(n), _) => format!("name {n}"),
+                    (None, Some(s)) => format!("server {s}"),
+                    (None, None) => String::new(),
+                };
+                (&a.id, destination)
+            }),
+    )
+    .into_iter()
+    .map(|(application, destination)| Stranded {
+        application: application.clone(),
+        destination,
+    })
+    .collect();
     Applications { sets, stranded }
 }
 
@@ -465,8 +471,8 @@ impl Judge<'_> {
                     effect,
                 })
             };
-            let names_before: BTreeSet<&str> = b.iter().filter_map(|n| n.name.as_deref()).collect();
-            let names_after: BTreeSet<&str> = a.iter().filter_map(|n| n.name.as_deref()).collect();
+            let names_before = ordered(b.iter().filter_map(|n| n.name.as_deref()));
+            let names_after = ordered(a.iter().filter_map(|n| n.name.as_deref()));
             let unnamed_before = b.iter().any(|n| n.name.is_none());
             let unnamed_after = a.iter().any(|n| n.name.is_none());
             let renames =
@@ -483,10 +489,7 @@ impl Judge<'_> {
             };
             // Its Applications: those its sets name, and where a name is not computed, those that
             // deploy to it.
-            let mut apps: BTreeSet<usize> = names_before
-                .iter()
-                .filter_map(|n| by_name.get(n).copied())
-                .collect();
+            let mut apps = ordered(names_before.iter().filter_map(|n| by_name.get(n).copied()));
             if let (true, Some(v)) = (unnamed_before, view) {
                 let server = by_server.get(v.server.trim_end_matches('/'));
                 let name = by_destination.get(v.name.as_str());
@@ -574,7 +577,7 @@ impl Judge<'_> {
 
 /// What the plan says of a cluster's sets that another generator adds unknown parameters to.
 fn unknown_parameters(appset: &AppSet, sets: &[(usize, Vec<Set>)]) -> Option<String> {
-    let mut kinds = Vec::new();
+    let mut kinds = BTreeSet::new();
     for (i, sets) in sets {
         if sets
             .iter()
@@ -583,21 +586,23 @@ fn unknown_parameters(appset: &AppSet, sets: &[(usize, Vec<Set>)]) -> Option<Str
             other_kinds(&appset.generators[*i], &mut kinds);
         }
     }
-    kinds.sort();
-    kinds.dedup();
     (!kinds.is_empty()).then(|| {
         format!(
             "the parameters its {} generator gives are not known here: a cluster's Applications are found by their destination, and a new cluster's are counted, not named",
-            kinds.join(" and ")
+            kinds.into_iter().collect::<Vec<_>>().join(" and ")
         )
     })
 }
 
 /// The kinds of generator whose parameters the plan cannot know, within a generator.
-fn other_kinds<'g>(generator: &'g Generator, out: &mut Vec<&'g str>) {
+fn other_kinds<'g>(generator: &'g Generator, out: &mut BTreeSet<&'g str>) {
     match &generator.kind {
-        GenKind::Other(kind) => out.push(kind),
-        GenKind::List { more: true, .. } => out.push("list (elementsYaml)"),
+        GenKind::Other(kind) => {
+            out.insert(kind);
+        }
+        GenKind::List { more: true, .. } => {
+            out.insert("list (elementsYaml)");
+        }
         GenKind::Matrix(children) => children.iter().for_each(|c| other_kinds(c, out)),
         GenKind::Merge { generators, .. } => generators.iter().for_each(|c| other_kinds(c, out)),
         _ => {}

@@ -31,6 +31,27 @@ pub(crate) const SECRET_TYPE_CLUSTER: &str = "cluster";
 /// The local cluster's server: Argo CD knows it without a Secret.
 pub(crate) const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";
 
+/// The items, ordered: inserted one by one, since collecting into a B-tree sorts first, and every
+/// sort of another type is code of its own that each WebAssembly module carries.
+pub(crate) fn ordered<T: Ord>(items: impl IntoIterator<Item = T>) -> std::collections::BTreeSet<T> {
+    let mut set = std::collections::BTreeSet::new();
+    for item in items {
+        set.insert(item);
+    }
+    set
+}
+
+/// The pairs, by key (the last of a key wins), inserted one by one as [`ordered`] says why.
+pub(crate) fn ordered_map<K: Ord, V>(
+    pairs: impl IntoIterator<Item = (K, V)>,
+) -> std::collections::BTreeMap<K, V> {
+    let mut map = std::collections::BTreeMap::new();
+    for (k, v) in pairs {
+        map.insert(k, v);
+    }
+    map
+}
+
 /// An Application or ApplicationSet, by namespace and name.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct AppRef {

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use super::read::{ClusterView, GenKind, Generator};
 use super::selector::Selector;
 use super::template::{Rendered, Syntax, Template, sanitize_name};
-use super::{IN_CLUSTER_SERVER, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL};
+use super::{IN_CLUSTER_SERVER, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL, ordered_map};
 use crate::krm::object::SecretId;
 
 /// A parameter looked up.
@@ -48,7 +48,7 @@ impl Params {
     #[cfg(test)]
     pub fn known(pairs: impl IntoIterator<Item = (String, String)>) -> Params {
         Params {
-            values: pairs.into_iter().map(|(k, v)| (k, Some(v))).collect(),
+            values: ordered_map(pairs.into_iter().map(|(k, v)| (k, Some(v)))),
             maps: BTreeMap::new(),
             complete: true,
         }
@@ -203,12 +203,10 @@ impl Eval<'_> {
                     .map(|e| Set {
                         cluster: None,
                         params: Params {
-                            values: e.iter().cloned().collect(),
-                            maps: e
-                                .iter()
-                                .flat_map(|(k, _)| prefixes(k))
-                                .map(|p| (p, false))
-                                .collect(),
+                            values: ordered_map(e.iter().cloned()),
+                            maps: ordered_map(
+                                e.iter().flat_map(|(k, _)| prefixes(k)).map(|p| (p, false)),
+                            ),
                             complete: true,
                         },
                     })

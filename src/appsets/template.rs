@@ -368,10 +368,17 @@ impl Template {
             Func::Lower | Func::Upper | Func::Trim | Func::Normalize => {
                 arity(1)?;
                 let s = text(&vals[0])?;
+                // Go maps case and space rune by rune with its own tables: ASCII text is
+                // computed, the rest is not.
+                if func != Func::Normalize && !s.is_ascii() {
+                    return Err(Stop::NotComputed);
+                }
                 match func {
-                    Func::Lower => s.to_lowercase(),
-                    Func::Upper => s.to_uppercase(),
-                    Func::Trim => s.trim().to_string(),
+                    Func::Lower => s.to_ascii_lowercase(),
+                    Func::Upper => s.to_ascii_uppercase(),
+                    Func::Trim => s
+                        .trim_matches(|c: char| c.is_ascii_whitespace() || c == '\x0b')
+                        .to_string(),
                     _ => sanitize_name(&s),
                 }
             }
@@ -503,6 +510,9 @@ fn parse_fast(text: &str) -> Template {
     template
 }
 
+/// What Go's trim markers (`{{- `, ` -}}`) trim.
+const GO_SPACE: &[char] = &[' ', '\t', '\r', '\n'];
+
 /// A Go template: literal text, and actions whose pipelines this module computes; any other
 /// action makes the template opaque.
 fn parse_go(text: &str, syntax: Syntax) -> Template {
@@ -519,7 +529,7 @@ fn parse_go(text: &str, syntax: Syntax) -> Template {
         let mut action = &rest[start + 2..];
         // `{{- ` trims the white space before the action; ` -}}` the white space after it.
         if let Some(trimmed) = action.strip_prefix("- ") {
-            literal.truncate(literal.trim_end().len());
+            literal.truncate(literal.trim_end_matches(GO_SPACE).len());
             action = trimmed;
         }
         if !literal.is_empty() {
@@ -532,7 +542,7 @@ fn parse_go(text: &str, syntax: Syntax) -> Template {
         rest = &action[end + 2..];
         if let Some(b) = body.strip_suffix(" -") {
             body = b;
-            rest = rest.trim_start();
+            rest = rest.trim_start_matches(GO_SPACE);
         }
         if body.trim_start().starts_with("/*") {
             continue;
@@ -596,10 +606,13 @@ fn tokens(body: &str) -> Option<Vec<Token>> {
     let chars: Vec<char> = body.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
-    let word = |c: char| c.is_alphanumeric() || c == '_';
+    // Go's lexer: space is ' ', \t, \r, \n; an identifier's letters may be any Unicode letter,
+    // but only ASCII ones are read here (others leave the template not computed).
+    let space = |c: char| matches!(c, ' ' | '\t' | '\r' | '\n');
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
     while i < chars.len() {
         let c = chars[i];
-        if c.is_whitespace() {
+        if space(c) {
             i += 1;
         } else if c == '|' {
             out.push(Token::Pipe);
@@ -670,7 +683,7 @@ fn tokens(body: &str) -> Option<Vec<Token>> {
             out.push(Token::Int(
                 chars[start..i].iter().collect::<String>().parse().ok()?,
             ));
-        } else if c.is_alphabetic() {
+        } else if c.is_ascii_alphabetic() {
             let start = i;
             while i < chars.len() && word(chars[i]) {
                 i += 1;
@@ -716,14 +729,14 @@ fn trunc(n: i64, s: &str) -> Option<String> {
 /// or `.` at either end. The cluster generator's `nameNormalized` and the `normalize` function.
 pub fn sanitize_name(name: &str) -> String {
     let mut out: String = name
-        .to_lowercase()
         .chars()
-        .map(|c| {
-            if c == '-' || c == '.' || c.is_ascii_lowercase() || c.is_ascii_digit() {
-                c
-            } else {
-                '-'
-            }
+        .map(|c| match c.to_ascii_lowercase() {
+            c @ ('-' | '.' | 'a'..='z' | '0'..='9') => c,
+            // The only runes Go's unicode.ToLower takes into ASCII: the Kelvin sign and the
+            // dotted capital I.
+            '\u{212A}' => 'k',
+            '\u{0130}' => 'i',
+            _ => '-',
         })
         .collect();
     out.truncate(253);
@@ -819,5 +832,9 @@ mod tests {
         assert_eq!(sanitize_name("production_01/west"), "production-01-west");
         assert_eq!(sanitize_name("-.Ab.C-"), "ab.c");
         assert_eq!(sanitize_name(&"a".repeat(300)).len(), 253);
+        // Go's strings.ToLower maps rune by rune (unicode.ToLower): the dotted capital I and the
+        // Kelvin sign become ASCII letters, every other non-ASCII rune a `-`.
+        assert_eq!(sanitize_name("\u{130}stanbul-\u{212A}"), "istanbul-k");
+        assert_eq!(sanitize_name("Straße Ä"), "stra-e");
     }
 }

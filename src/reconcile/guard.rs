@@ -17,7 +17,7 @@ use super::ids::SecretId;
 use super::outcome::ClusterState;
 use super::plan::{Action, Steps};
 use super::scan::Scan;
-use crate::appsets::{AppRef, Applications, Effect};
+use crate::appsets::{AppRef, Applications, Effect, ordered};
 
 /// What ApplicationSets do with a cluster that goes: said once, in every guard's error.
 const APPLICATIONSET_EFFECT: &str = "ApplicationSets delete the Applications they generated for a cluster whose Secret goes or is renamed, and the Applications' finalizers undeploy what they deployed";
@@ -188,31 +188,27 @@ fn said(ctx: &mut Ctx, steps: &mut Steps, guard: Guard, message: String, secrets
 /// For each guard that held, the Applications its held Secrets kept from deletion: deleted by
 /// the plan before the guards, not by the plan after them.
 pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applications) {
-    let still: BTreeSet<&AppRef> = after
-        .deletes()
-        .filter_map(|(_, c)| match &c.effect {
-            Effect::Delete { application, .. } => Some(application),
-            _ => None,
-        })
-        .collect();
+    let still = ordered(after.deletes().filter_map(|(_, c)| match &c.effect {
+        Effect::Delete { application, .. } => Some(application),
+        _ => None,
+    }));
     for held in &mut steps.held {
-        let mut apps: Vec<AppRef> = before
-            .deletes()
-            .filter(|(_, c)| {
-                c.cluster
-                    .as_ref()
-                    .is_some_and(|id| held.secrets.contains(id))
-            })
-            .filter_map(|(_, c)| match &c.effect {
-                Effect::Delete { application, .. } if !still.contains(application) => {
-                    Some(application.clone())
-                }
-                _ => None,
-            })
-            .collect();
-        apps.sort();
-        apps.dedup();
-        held.applications = apps;
+        let apps = ordered(
+            before
+                .deletes()
+                .filter(|(_, c)| {
+                    c.cluster
+                        .as_ref()
+                        .is_some_and(|id| held.secrets.contains(id))
+                })
+                .filter_map(|(_, c)| match &c.effect {
+                    Effect::Delete { application, .. } if !still.contains(application) => {
+                        Some(application)
+                    }
+                    _ => None,
+                }),
+        );
+        held.applications = apps.into_iter().cloned().collect();
     }
 }
 

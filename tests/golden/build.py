@@ -1281,21 +1281,24 @@ def appset_cases():
     # the cluster's name are replaced, by name; the one whose name does not is kept.
     values = ("- clusters:\n    values:\n      revision: '{{index .metadata.annotations \"my-custom-annotation\"}}'\n"
               "      clusterName: '{{.name}}'\n")
-    annotated = '  annotations:\n    my-custom-annotation: v1.2.3\n'
-    text = (kubectl_list([ok("team-a", c) for c in ["prod", "dev"]], uid_prefix="0c1a")
-            + "---\n" + kubectl_list([owned("team-a", c, annotations=annotated) for c in ["prod", "dev"]], uid_prefix="7e2b")
-            + "---\n" + kubectl_list(
-                [example_appset("by-name", values, "{{.values.clusterName | normalize}}-guestbook"),
-                 example_appset("by-namespace", "- clusters: {}\n",
-                                "{{index .metadata.labels \"capi-to-argocd/cluster-namespace\"}}-{{index .metadata.labels \"capi-to-argocd/cluster-secret-name\"}}", options=False)]
-                + [application("by-name", f"{c}-guestbook", srv(c, "team-a")) for c in ["prod", "dev"]]
-                + [application("by-namespace", f"team-a-{c}-kubeconfig", srv(c, "team-a")) for c in ["prod", "dev"]],
-                uid_prefix="a995"))
-    write("appset-go-template-names", text, args=["plan", "--set", "namespacedNames=true", "--set", "allowRename=true", "--set", "maxPrune=100%", "--set", "maxApplicationDeletes=100%", "--set", "annotations=my-custom-annotation=v1.2.3"])
+    # The annotation comes from each Cluster, taken along (so the run writes it).
+    annotated = '  annotations:\n    my-custom-annotation: v1.2.3\n    taken-from-cluster-annotation.capi-to-argocd.my-custom-7ed44d06: ""\n'
+    clusters = [capi_cluster(c, "team-a", annotations='my-custom-annotation: v1.2.3\ntake-along-annotation.capi-to-argocd.my-custom-annotation: ""\n') for c in ["prod", "dev"]]
+    def names_case(annotate):
+        return (kubectl_list([ok("team-a", c) for c in ["prod", "dev"]] + (clusters if annotate else []), uid_prefix="0c1a")
+                + "---\n" + kubectl_list([owned("team-a", c, annotations=annotated if annotate else "") for c in ["prod", "dev"]], uid_prefix="7e2b")
+                + "---\n" + kubectl_list(
+                    [example_appset("by-name", values, "{{.values.clusterName | normalize}}-guestbook"),
+                     example_appset("by-namespace", "- clusters: {}\n",
+                                    "{{index .metadata.labels \"capi-to-argocd/cluster-namespace\"}}-{{index .metadata.labels \"capi-to-argocd/cluster-secret-name\"}}", options=False)]
+                    + [application("by-name", f"{c}-guestbook", srv(c, "team-a")) for c in ["prod", "dev"]]
+                    + [application("by-namespace", f"team-a-{c}-kubeconfig", srv(c, "team-a")) for c in ["prod", "dev"]],
+                    uid_prefix="a995"))
+    write("appset-go-template-names", names_case(True), args=["plan", "--set", "namespacedNames=true", "--set", "allowRename=true", "--set", "maxPrune=100%", "--set", "maxApplicationDeletes=100%"])
     # The same example on clusters without that annotation: with missingkey=error, Go fails on
     # `.metadata.annotations` (the map is absent, cluster.go adds it only when there are some),
     # so the controller generates nothing for the ApplicationSet, and deletes nothing.
-    write("appset-values-fail", text.replace(annotated, ""), args=["plan", "--set", "namespacedNames=true", "--set", "allowRename=true", "--set", "maxPrune=100%"])
+    write("appset-values-fail", names_case(False), args=["plan", "--set", "namespacedNames=true", "--set", "allowRename=true", "--set", "maxPrune=100%"])
 
     # maxApplicationDeletes: twelve clusters, three kubeconfig Secrets gone and maxPrune let
     # through: the ApplicationSet would lose 3 of its 12 Applications, over 10 % (one). In
