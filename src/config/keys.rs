@@ -395,7 +395,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "skipNotReady",
         default: "false",
-        doc: "`true`: a Cluster being deleted, or whose status says its control plane is not initialised, gets no Argo CD Secret this time (an existing one is kept); reported either way",
+        doc: "`true`: a Cluster being deleted, whose status says its control plane is not initialised, or whose condition `Available` or `RemoteConnectionProbe` is False, gets no Argo CD Secret this time (an existing one is kept); reported either way",
         kind: "bool",
         set: |c, raw, _| {
             c.skip_not_ready = raw.boolean().map_err(bad)?;

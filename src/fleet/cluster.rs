@@ -37,6 +37,11 @@ pub fn string_entries<'n>(node: &'n Node, field: &str) -> Vec<(&'n str, &'n str)
         .collect()
 }
 
+/// Whether a Cluster is Cluster API's v1beta2 (1.11 and later; v1beta1 is to be unserved in 1.16).
+pub fn is_v1beta2(cluster: &Node) -> bool {
+    cluster.get("apiVersion").and_then(Node::as_str) == Some("cluster.x-k8s.io/v1beta2")
+}
+
 pub fn is_ignored(cluster: &Node) -> bool {
     string_entries(cluster, "labels")
         .iter()
@@ -47,21 +52,40 @@ pub fn is_ignored(cluster: &Node) -> bool {
 const PAUSED_ANNOTATION: &str = "cluster.x-k8s.io/paused";
 
 /// Where a Cluster stands in its life, as far as its Argo CD Secret is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Lifecycle {
-    /// `spec.paused: true`, or the pause annotation.
+    /// `spec.paused: true`, the pause annotation, or the v1beta2 condition `Paused` True.
     pub paused: bool,
-    /// `metadata.deletionTimestamp` is set.
+    /// `metadata.deletionTimestamp` is set, or the v1beta2 condition `Deleting` is True.
     pub deleting: bool,
     /// Whether the control plane is initialised, when the Cluster has a status to say so
     /// (v1beta2 `status.initialization.controlPlaneInitialized`, v1beta1 `status.controlPlaneReady`).
     pub initialized: Option<bool>,
+    /// The v1beta2 conditions `Available` and `RemoteConnectionProbe` that are False, with their
+    /// reason and message: Argo CD may not reach the cluster (at most a warning).
+    pub unavailable: Vec<Condition>,
 }
 
+/// A Cluster condition, as `status.conditions` (v1beta2) or `status.v1beta2.conditions` (a
+/// v1beta1 object of Cluster API 1.11 and later) holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Condition {
+    pub type_: String,
+    pub reason: String,
+    pub message: String,
+}
+
+/// The v1beta2 conditions the lifecycle reads (cluster-api api/core/v1beta2/cluster_types.go,
+/// the same from v1.11 to v1.14).
+const AVAILABLE: &str = "Available";
+const REMOTE_CONNECTION_PROBE: &str = "RemoteConnectionProbe";
+const DELETING: &str = "Deleting";
+const PAUSED: &str = "Paused";
+
 impl Lifecycle {
-    /// Being deleted, or known not to be initialised yet.
+    /// Being deleted, known not to be initialised yet, or said unavailable or unreachable.
     pub fn not_ready(&self) -> bool {
-        self.deleting || self.initialized == Some(false)
+        self.deleting || self.initialized == Some(false) || !self.unavailable.is_empty()
     }
 }
 
@@ -74,8 +98,7 @@ pub fn lifecycle(cluster: &Node) -> Lifecycle {
     let deleting = cluster
         .path(&["metadata", "deletionTimestamp"])
         .is_some_and(|t| !t.is_null());
-    let v1beta2 =
-        cluster.get("apiVersion").and_then(Node::as_str) == Some("cluster.x-k8s.io/v1beta2");
+    let v1beta2 = is_v1beta2(cluster);
     let initialized = cluster
         .get("status")
         .filter(|s| s.as_map().is_some())
@@ -86,10 +109,47 @@ pub fn lifecycle(cluster: &Node) -> Lifecycle {
                 is_true(&["status", "controlPlaneReady"])
             }
         });
+    // v1beta2 conditions: the object's own in v1beta2, under `status.v1beta2` in a v1beta1 one.
+    let conditions = if v1beta2 {
+        cluster.path(&["status", "conditions"])
+    } else {
+        cluster.path(&["status", "v1beta2", "conditions"])
+    };
+    let condition = |type_: &str| {
+        conditions
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .find(|c| c.get("type").and_then(Node::as_str) == Some(type_))
+            .map(|c| {
+                let text = |k| {
+                    c.get(k)
+                        .and_then(Node::as_str)
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                (
+                    text("status"),
+                    Condition {
+                        type_: type_.to_string(),
+                        reason: text("reason"),
+                        message: text("message"),
+                    },
+                )
+            })
+    };
+    let holds = |type_: &str| condition(type_).is_some_and(|(status, _)| status == "True");
+    let unavailable = [AVAILABLE, REMOTE_CONNECTION_PROBE]
+        .into_iter()
+        .filter_map(condition)
+        .filter(|(status, _)| status == "False")
+        .map(|(_, c)| c)
+        .collect();
     Lifecycle {
-        paused,
-        deleting,
+        paused: paused || holds(PAUSED),
+        deleting: deleting || holds(DELETING),
         initialized,
+        unavailable,
     }
 }
 

@@ -328,18 +328,40 @@ fn lifecycle_skips(ctx: &mut Ctx, at: usize) -> bool {
     } else {
         "Argo CD may fail to reach it (skipNotReady=true waits)"
     };
+    let conditions = if cluster::is_v1beta2(&ctx.item(at).node) {
+        "status.conditions"
+    } else {
+        "status.v1beta2.conditions"
+    };
     if life.deleting {
+        let marked = ctx
+            .item(at)
+            .node
+            .path(&["metadata", "deletionTimestamp"])
+            .is_some_and(|t| !t.is_null());
+        let field = if marked {
+            "metadata.deletionTimestamp"
+        } else {
+            conditions
+        };
         let message = format!("the Cluster is being deleted: {outcome}");
-        ctx.report(
-            at,
-            Severity::Warning,
-            Some("metadata.deletionTimestamp"),
-            message,
-        );
+        ctx.report(at, Severity::Warning, Some(field), message);
     }
     if life.initialized == Some(false) {
         let message = format!("the Cluster's control plane is not initialised yet: {outcome}");
         ctx.report(at, Severity::Warning, Some("status"), message);
+    }
+    for c in &life.unavailable {
+        let why = match (c.reason.is_empty(), c.message.is_empty()) {
+            (false, false) => format!(" ({}: {})", c.reason, c.message),
+            (false, true) => format!(" ({})", c.reason),
+            _ => String::new(),
+        };
+        let message = format!(
+            "the Cluster's condition {} is False{why}: {outcome}",
+            c.type_
+        );
+        ctx.report(at, Severity::Warning, Some(conditions), message);
     }
     skip
 }

@@ -17,9 +17,10 @@ pub const PRESET: Preset = Preset {
 };
 
 // cluster-api util/kubeconfig/kubeconfig.go, util/secret/consts.go: the same Secret from v1.5
-// to v1.12 (only its owner's apiVersion moved to v1beta2 in v1.11). The user kubeconfigs are the
-// providers': CAPA's and CAPG's `<cluster>-user-kubeconfig`, CAPZ's `<cluster>-kubeconfig-user`.
-const RELEASES: &str = "v1.5 to v1.12";
+// to v1.14 (only its owner's apiVersion moved to v1beta2 in v1.11; v1.13.0 cf3d8f81 and v1.14.0
+// 560d4acf changed nothing of it). The user kubeconfigs are the providers': CAPA's and CAPG's
+// `<cluster>-user-kubeconfig`, CAPZ's `<cluster>-kubeconfig-user`.
+const RELEASES: &str = "v1.5 to v1.14";
 
 fn source() -> Source {
     let shape = |suffix: &str, variant| Shape {

@@ -644,6 +644,45 @@ def conversion_cases():
     write("cluster-lifecycle", kpt_package(lifecycle))
     write("cluster-lifecycle-skip", kpt_package(lifecycle, function_config=config_map(skipNotReady="true")))
 
+    # Cluster API 1.13 and 1.14 (v1.13.0 cf3d8f81, v1.14.0 560d4acf): the Secret is unchanged,
+    # the Cluster's v1beta2 conditions say more (api/core/v1beta2/cluster_types.go; the status
+    # as core/reconcilers/cluster/cluster_controller_status.go writes it in v1.14.0).
+    def conditions(*rows):
+        out = "conditions:\n"
+        for type_, status, reason, message in rows:
+            out += f"- type: {type_}\n  status: \"{status}\"\n  reason: {reason}\n  observedGeneration: 2\n  lastTransitionTime: \"2026-07-30T10:05:00Z\"\n"
+            if message:
+                out += f"  message: {json.dumps(message)}\n"
+        return out
+    healthy = [("Available", "True", "Available", ""), ("ControlPlaneInitialized", "True", "Initialized", ""),
+               ("Deleting", "False", "NotDeleting", ""), ("Paused", "False", "NotPaused", ""),
+               ("RemoteConnectionProbe", "True", "ProbeSucceeded", "")]
+    replace = lambda rows, new: [new.get(r[0], r) for r in rows]
+    unreachable = replace(healthy, {
+        "Available": ("Available", "False", "NotAvailable", "* RemoteConnectionProbe: Remote connection probe failed, probe last succeeded at 2026-07-30T10:10:00Z"),
+        "RemoteConnectionProbe": ("RemoteConnectionProbe", "False", "ProbeFailed", "Remote connection probe failed, probe last succeeded at 2026-07-30T10:10:00Z")})
+    deleting = replace(healthy, {"Deleting": ("Deleting", "True", "WaitingForWorkersDeletion", "* MachineDeployments: md-0")})
+    paused = replace(healthy, {"Paused": ("Paused", "True", "Paused", "")})
+    status = lambda rows: conditions(*rows) + initialised
+    releases = {
+        "clusters.yaml": "---\n".join([
+            cluster_v1beta2("healthy", "fleet", v1beta2_spec.format(n="healthy"), status=status(healthy)),
+            ok("fleet", "healthy"),
+            cluster_v1beta2("unreachable", "fleet", v1beta2_spec.format(n="unreachable"), status=status(unreachable)),
+            ok("fleet", "unreachable"),
+            cluster_v1beta2("draining", "fleet", v1beta2_spec.format(n="draining"), status=status(deleting)),
+            ok("fleet", "draining"),
+            cluster_v1beta2("held", "fleet", "paused: true\n" + v1beta2_spec.format(n="held"), status=status(paused)),
+            ok("fleet", "held"),
+            # A v1beta1 read of the same (as 1.13 and 1.14 still serve it, deprecated): the v1beta2
+            # conditions under status.v1beta2.
+            capi_cluster("older-client", "fleet") + "status:\n  controlPlaneReady: true\n  infrastructureReady: true\n  phase: Provisioned\n  v1beta2:\n" + textwrap.indent(conditions(*unreachable), "    "),
+            ok("fleet", "older-client"),
+        ]),
+    }
+    write("capi-v1-14-conditions", kpt_package(releases))
+    write("capi-v1-14-conditions-skip", kpt_package(releases, function_config=config_map(skipNotReady="true")))
+
     long_labels = ("environment-tier-classification: gold\n"
                    "take-along-label.capi-to-argocd.environment-tier-classification: \"\"\n"
                    "platform.example.com/owning-team-for-escalations: sre\n"
