@@ -1,11 +1,11 @@
 //! What a host that reads from an API server must read for a run under these settings: the
 //! kubeconfig Secrets each source takes (as label selectors), in which namespaces, the Argo CD
-//! namespace, and whether Cluster API's Clusters matter — so a controller watches what the plan
+//! namespace, whether Cluster API's Clusters and SIG Multicluster's ClusterProfiles matter — so a controller watches what the plan
 //! will look at, and nothing it would drop.
 
 use crate::config::Config;
 use crate::run::{Options, RunError, function_config_override};
-use crate::sources::Source;
+use crate::sources::{Kind, Source};
 
 /// What to read for a run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +25,9 @@ pub struct ReadSet {
     /// Whether Argo CD's ApplicationSets and Applications (in the Argo CD namespace) and its
     /// `argocd-cmd-params-cm` are read too (`readApplications`).
     pub applications: bool,
+    /// Whether SIG Multicluster's ClusterProfiles (`multicluster.x-k8s.io/v1alpha1`, in
+    /// `namespaces`) are read: the `clusterprofile` source.
+    pub profiles: bool,
 }
 
 /// What to read for a run with these options (the functionConfig and `--set` settings of a
@@ -37,7 +40,8 @@ pub fn read_set(options: &Options) -> Result<ReadSet, RunError> {
             RunError::FunctionConfig(lines.join("\n"))
         })?;
     let mut selectors: Vec<String> = Vec::new();
-    for source in &config.sources {
+    // A ClusterProfile source reads no Secret.
+    for source in config.sources.iter().filter(|s| s.kind == Kind::Secrets) {
         let selector = selector(source);
         if !selectors.contains(&selector) {
             selectors.push(selector);
@@ -54,6 +58,7 @@ pub fn read_set(options: &Options) -> Result<ReadSet, RunError> {
         clusters: config.sources.iter().any(|s| s.reads.clusters),
         expiry_days: config.policy.expiry_days,
         applications: config.read_applications,
+        profiles: config.reads_profiles(),
     })
 }
 
@@ -121,6 +126,17 @@ mod tests {
             set.namespaces,
             Some(vec!["fleet-a".into(), "fleet-b".into()])
         );
+    }
+
+    #[test]
+    fn cluster_profiles_are_read_beside_secrets_and_never_widen_them() {
+        let set = reads(&["sources=clusterprofile"]);
+        assert!(set.profiles);
+        assert_eq!(set.secret_selectors, Vec::<String>::new());
+        let set = reads(&["sources=capi,clusterprofile"]);
+        assert!(set.profiles);
+        assert_eq!(set.secret_selectors, ["cluster.x-k8s.io/cluster-name"]);
+        assert!(!reads(&[]).profiles);
     }
 
     #[test]

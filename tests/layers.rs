@@ -11,6 +11,7 @@ const LAYERS: &[&str] = &[
     "convert",
     "raw",
     "fleet",
+    "profiles",
     "sources",
     "validate",
     "appsets",

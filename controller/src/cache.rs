@@ -1,7 +1,8 @@
 //! The reflector caches the plan is made from: the kubeconfig Secrets (one watch per source
 //! selector and namespace), every Secret of Argo CD's namespace, Cluster API's Clusters in
-//! whichever version the server prefers, the control planes asked for, and (readApplications)
-//! Argo CD's ApplicationSets and Applications. Every change wakes the reconciler; the input of a
+//! whichever version the server prefers, the control planes asked for, SIG Multicluster's
+//! ClusterProfiles (the `clusterprofile` source), and (readApplications) Argo CD's
+//! ApplicationSets and Applications. Every change wakes the reconciler; the input of a
 //! plan is built from the caches, and Argo CD's `argocd-cmd-params-cm` read with it.
 
 use std::collections::BTreeMap;
@@ -226,13 +227,33 @@ const ARGO_CD_GROUP: &str = "argoproj.io";
 /// policy is read from it.
 const CMD_PARAMS: &str = "argocd-cmd-params-cm";
 
+/// Objects of a resource the server may not serve yet (a CRD installed later): watched from
+/// the resync that finds it served.
+#[derive(Default)]
+pub struct Discovered {
+    watched: Mutex<Vec<Watched<DynamicObject>>>,
+    served: AtomicBool,
+}
+
+impl Discovered {
+    /// Whether the server serves it (and it is read).
+    pub fn served(&self) -> bool {
+        self.served.load(Ordering::Acquire)
+    }
+
+    fn watched(&self) -> std::sync::MutexGuard<'_, Vec<Watched<DynamicObject>>> {
+        self.watched.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// Every cache a plan reads.
 pub struct Caches {
     pub kubeconfigs: Vec<Watched<Secret>>,
     pub argo: Watched<Secret>,
     /// Cluster API's Clusters, when the server serves them.
-    pub clusters: Mutex<Vec<Watched<DynamicObject>>>,
-    pub cluster_api: AtomicBool,
+    pub clusters: Discovered,
+    /// SIG Multicluster's ClusterProfiles (the `clusterprofile` source), when served.
+    pub profiles: Discovered,
     pub control_planes: Vec<Watched<DynamicObject>>,
     /// Argo CD's ApplicationSets and Applications (readApplications), once the server serves
     /// them.
@@ -309,7 +330,7 @@ impl Caches {
         let mut control_planes = Vec::new();
         for (resource, group) in &settings.control_planes {
             let what = format!("{resource}.{group}");
-            let found = discover(client, group, |ar| ar.plural == *resource).await;
+            let found = discover(client, group, None, |ar| ar.plural == *resource).await;
             match found.map_err(|e| ReadFailed::discovering(&what, e))? {
                 Some(ar) => {
                     let watched = objects(client, &ar, &namespaces, &what, &feed, fill);
@@ -324,8 +345,8 @@ impl Caches {
         let caches = Caches {
             kubeconfigs,
             argo,
-            clusters: Mutex::new(Vec::new()),
-            cluster_api: AtomicBool::new(false),
+            clusters: Discovered::default(),
+            profiles: Discovered::default(),
             control_planes,
             argo_cd: Mutex::new(Vec::new()),
             argo_cd_served: AtomicBool::new(false),
@@ -338,6 +359,9 @@ impl Caches {
         };
         if reads.clusters {
             caches.discover_clusters().await?;
+        }
+        if reads.profiles {
+            caches.discover_profiles().await?;
         }
         if reads.applications {
             caches.discover_applications().await?;
@@ -417,17 +441,52 @@ impl Caches {
     /// Starts reading Cluster API's Clusters once the server serves them (at start, and at
     /// every resync until then); whether it does.
     pub async fn discover_clusters(&self) -> Result<bool, ReadFailed> {
-        if self.cluster_api.load(Ordering::Acquire) {
-            return Ok(true);
-        }
         let what = "clusters.cluster.x-k8s.io";
-        let found = discover(&self.client, "cluster.x-k8s.io", |ar| ar.kind == "Cluster")
+        let found = self
+            .discover_into(&self.clusters, ("cluster.x-k8s.io", None), "Cluster", what)
+            .await?;
+        if let Some(version) = found {
+            tracing::info!(version, "reading Cluster API's Clusters");
+        }
+        Ok(self.clusters.served())
+    }
+
+    /// Starts reading ClusterProfiles (`multicluster.x-k8s.io/v1alpha1`, the one version the
+    /// function reads) once the server serves them; whether it does.
+    pub async fn discover_profiles(&self) -> Result<bool, ReadFailed> {
+        let what = "clusterprofiles.multicluster.x-k8s.io";
+        let found = self
+            .discover_into(
+                &self.profiles,
+                ("multicluster.x-k8s.io", Some("v1alpha1")),
+                "ClusterProfile",
+                what,
+            )
+            .await?;
+        if let Some(version) = found {
+            tracing::info!(version, "reading ClusterProfiles");
+        }
+        Ok(self.profiles.served())
+    }
+
+    /// Watches the `kind` of a group, in the version given or else the one the server
+    /// prefers, in the namespaces read, once it is served; the version when it starts now.
+    async fn discover_into(
+        &self,
+        slot: &Discovered,
+        (group, version): (&str, Option<&str>),
+        kind: &str,
+        what: &str,
+    ) -> Result<Option<String>, ReadFailed> {
+        if slot.served() {
+            return Ok(None);
+        }
+        let found = discover(&self.client, group, version, |ar| ar.kind == kind)
             .await
             .map_err(|e| ReadFailed::discovering(what, e))?;
         let Some(ar) = found else {
-            return Ok(false);
+            return Ok(None);
         };
-        tracing::info!(version = ar.version, "reading Cluster API's Clusters");
         let watched = objects(
             &self.client,
             &ar,
@@ -437,21 +496,20 @@ impl Caches {
             self.fill,
         );
         let watched = watched.await?;
-        self.clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(watched);
-        self.cluster_api.store(true, Ordering::Release);
-        Ok(true)
+        slot.watched().extend(watched);
+        slot.served.store(true, Ordering::Release);
+        Ok(Some(ar.version))
     }
 
     /// What has not listed yet.
     pub fn unready(&self) -> Vec<String> {
-        let clusters = self.clusters.lock().unwrap_or_else(|p| p.into_inner());
+        let clusters = self.clusters.watched();
+        let profiles = self.profiles.watched();
         let argo_cd = self.argo_cd.lock().unwrap_or_else(|p| p.into_inner());
         let secrets = self.kubeconfigs.iter().chain(std::iter::once(&self.argo));
         let objects = clusters
             .iter()
+            .chain(profiles.iter())
             .chain(&self.control_planes)
             .chain(argo_cd.iter());
         let mut out: Vec<String> = secrets
@@ -467,12 +525,8 @@ impl Caches {
         self.kubeconfigs.iter().all(Watched::ready)
             && self.argo.ready()
             && self.control_planes.iter().all(Watched::ready)
-            && self
-                .clusters
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .all(Watched::ready)
+            && self.clusters.watched().iter().all(Watched::ready)
+            && self.profiles.watched().iter().all(Watched::ready)
             && self
                 .argo_cd
                 .lock()
@@ -493,9 +547,9 @@ impl Caches {
         }
         for w in self
             .clusters
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .watched()
             .iter()
+            .chain(self.profiles.watched().iter())
             .chain(&self.control_planes)
             .chain(
                 self.argo_cd
@@ -532,6 +586,16 @@ impl Caches {
             .find(|o| {
                 o.name_any() == app.name && o.namespace().as_deref() == Some(app.namespace.as_str())
             })
+            .and_then(|o| o.uid())
+    }
+
+    /// The uid of a cached ClusterProfile.
+    pub fn profile_uid(&self, namespace: &str, name: &str) -> Option<String> {
+        self.profiles
+            .watched()
+            .iter()
+            .flat_map(|w| w.store.state())
+            .find(|o| o.name_any() == name && o.namespace().as_deref() == Some(namespace))
             .and_then(|o| o.uid())
     }
 
@@ -577,19 +641,22 @@ async fn objects(
     Ok(out)
 }
 
-/// The resource of `group` that `pick` chooses, in the version the server prefers; `None`
-/// when the group or the resource is not served.
+/// The resource of `group` that `pick` chooses, in `version`, else in the version the server
+/// prefers; `None` when the group or the resource is not served (in that version).
 async fn discover(
     client: &Client,
     group: &str,
+    version: Option<&str>,
     pick: impl Fn(&ApiResource) -> bool,
 ) -> Result<Option<ApiResource>, kube::Error> {
     match kube::discovery::group(client, group).await {
-        Ok(g) => Ok(g
-            .recommended_resources()
-            .into_iter()
-            .map(|(ar, _)| ar)
-            .find(|ar| pick(ar))),
+        Ok(g) => Ok(match version {
+            Some(v) => g.versioned_resources(v),
+            None => g.recommended_resources(),
+        }
+        .into_iter()
+        .map(|(ar, _)| ar)
+        .find(|ar| pick(ar))),
         Err(kube::Error::Discovery(kube::error::DiscoveryError::MissingApiGroup(_))) => Ok(None),
         Err(e) => Err(e),
     }

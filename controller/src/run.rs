@@ -68,11 +68,16 @@ pub async fn run(flags: Flags) -> u8 {
             return Ending::ReadFailed as u8;
         }
     };
-    let served = caches.cluster_api.load(Ordering::Acquire);
+    let served = caches.clusters.served();
     metrics.cluster_api.set(i64::from(served));
     if settings.reads.clusters && !served {
         tracing::warn!(
             "the API server does not serve Cluster API's Clusters (no clusters.cluster.x-k8s.io): working on the Secrets alone, without the Clusters' labels, pause and ignore markers; looked for again at every resync"
+        );
+    }
+    if settings.reads.profiles && !caches.profiles.served() {
+        tracing::warn!(
+            "the clusterprofile source: the API server does not serve ClusterProfiles (no clusterprofiles.multicluster.x-k8s.io): none is read, and the Argo CD Secrets made from them are kept as they are; looked for again at every resync"
         );
     }
     if settings.reads.applications && !caches.argo_cd_served.load(Ordering::Acquire) {
@@ -189,7 +194,7 @@ pub async fn run(flags: Flags) -> u8 {
             _ = caches.feed.changed.notified() => dirty = true,
             _ = resync.tick() => {
                 dirty = true;
-                if reconciler.settings.reads.clusters && !caches.cluster_api.load(Ordering::Acquire) {
+                if reconciler.settings.reads.clusters && !caches.clusters.served() {
                     match caches.discover_clusters().await {
                         Ok(true) => {
                             metrics.cluster_api.set(1);
@@ -198,6 +203,12 @@ pub async fn run(flags: Flags) -> u8 {
                         Ok(false) => {}
                         Err(error) => tracing::warn!("{error}"),
                     }
+                }
+                if reconciler.settings.reads.profiles
+                    && !caches.profiles.served()
+                    && let Err(error) = caches.discover_profiles().await
+                {
+                    tracing::warn!("{error}");
                 }
                 if reconciler.settings.reads.applications
                     && !caches.argo_cd_served.load(Ordering::Acquire)

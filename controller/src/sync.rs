@@ -707,14 +707,24 @@ enum Refusal {
     Failed(String),
 }
 
-/// An Event's reference to a Secret (its uid, when the caches hold it).
+/// An Event's reference to a cluster's source: its Secret, or the ClusterProfile of that name
+/// when no Secret has it (with its uid, when the caches hold it).
 fn reference(caches: &Caches, id: &SecretId) -> ObjectReference {
+    let secret = caches.secret(&id.namespace, &id.name);
+    let profile = secret
+        .is_none()
+        .then(|| caches.profile_uid(&id.namespace, &id.name))
+        .flatten();
+    let (api_version, kind, uid) = match profile {
+        Some(uid) => (capi2argo::PROFILE_API_VERSION, "ClusterProfile", Some(uid)),
+        None => ("v1", "Secret", secret.and_then(|s| s.uid())),
+    };
     ObjectReference {
-        api_version: Some("v1".into()),
-        kind: Some("Secret".into()),
+        api_version: Some(api_version.into()),
+        kind: Some(kind.into()),
         namespace: Some(id.namespace.clone()),
         name: Some(id.name.clone()),
-        uid: caches.secret(&id.namespace, &id.name).and_then(|s| s.uid()),
+        uid,
         ..ObjectReference::default()
     }
 }

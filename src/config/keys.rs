@@ -468,7 +468,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "sources",
         default: "capi",
-        doc: "the kinds of kubeconfig Secrets converted, first match wins: presets (capi, vcluster, kamaji, k0smotron, hypershift, crossplane, gardener, labelled) and custom sources (see below); a comma list of presets or YAML text in a ConfigMap",
+        doc: "the kinds of kubeconfig Secrets converted, first match wins: presets (capi, vcluster, kamaji, k0smotron, hypershift, crossplane, gardener, labelled, clusterprofile) and custom sources; clusterprofile reads SIG Multicluster's ClusterProfiles rather than Secrets (see below); a comma list of presets or YAML text in a ConfigMap",
         kind: "yaml",
         set: |c, raw, limits| {
             yaml_value(raw, limits, |node| {
@@ -476,6 +476,18 @@ pub static KEYS: &[Key] = &[
                 if !sources.is_empty() {
                     c.sources = sources;
                 }
+                Ok(())
+            })
+        },
+    },
+    Key {
+        name: "accessProviders",
+        default: "none",
+        doc: "the `clusterprofile` source: the consumer's access providers, a list of `{name, execConfig}` (cluster-inventory-api's provider file: `execConfig` as a kubeconfig's exec, `command`, `args`, `env` as name/value, `apiVersion`, `provideClusterInfo`; `profileSourcedCLIArgsPolicy`, `profileSourcedEnvVarsPolicy`), in the order they are preferred; a profile's built-in `argo-cd-builtin-aws|azure|gcp` provider needs none. Their commands are allowed to run where `allowedExecCommands` is unset",
+        kind: "yaml",
+        set: |c, raw, limits| {
+            yaml_value(raw, limits, |node| {
+                c.access_providers = crate::profiles::providers::parse(node)?;
                 Ok(())
             })
         },

@@ -4,6 +4,7 @@ use crate::appsets::ControllerPolicy;
 use crate::convert::argocd::{DataField, Fields};
 use crate::fleet::inventory::Layer;
 use crate::limits::Limits;
+use crate::profiles::Provider;
 use crate::raw::Raw;
 use crate::sources::{self, Source};
 use crate::validate::Policy;
@@ -74,6 +75,8 @@ pub struct Config {
     pub policy: Policy,
     /// What Argo CD logs in with (`credentials` and its settings).
     pub access: access::Settings,
+    /// The `clusterprofile` source's consumer-side access providers, in the order preferred.
+    pub access_providers: Vec<Provider>,
     /// Extra input resources written in the config (kustomize generators).
     pub resources: Vec<Node<'static>>,
     /// Files of extra input resources, relative to the working directory; the caller reads them.
@@ -108,6 +111,7 @@ impl Default for Config {
             task: Task::Convert,
             policy: Policy::default(),
             access: access::Settings::default(),
+            access_providers: Vec::new(),
             resources: Vec::new(),
             resource_files: Vec::new(),
         }
@@ -316,13 +320,29 @@ impl Config {
     }
 
     /// The policy `action: validate` enforces: the one set, with only `argocd-k8s-auth` allowed
-    /// to run when no exec commands are listed.
+    /// to run when no exec commands are listed — and the commands of the `accessProviders` the
+    /// settings name, which are the consumer's own.
     pub fn validation_policy(&self) -> Policy {
         let mut policy = self.policy.clone();
         if policy.allowed_exec_commands.is_none() {
-            policy.allowed_exec_commands = Policy::validating().allowed_exec_commands;
+            let mut allowed = Policy::validating()
+                .allowed_exec_commands
+                .unwrap_or_default();
+            for p in &self.access_providers {
+                if !allowed.contains(&p.command) {
+                    allowed.push(p.command.clone());
+                }
+            }
+            policy.allowed_exec_commands = Some(allowed);
         }
         policy
+    }
+
+    /// Whether a source reads ClusterProfiles.
+    pub fn reads_profiles(&self) -> bool {
+        self.sources
+            .iter()
+            .any(|s| s.kind == sources::Kind::ClusterProfiles)
     }
 
     /// Whether Secrets in `namespace` are converted.

@@ -132,6 +132,11 @@ pub struct ExecProviderConfig {
     pub install_hint: Option<String>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub provide_cluster_info: bool,
+    /// The cluster's exec extension (`client.authentication.k8s.io/exec`), handed to the plugin as
+    /// `ExecCredential.spec.cluster.config` (Argo CD 3.5 and later read it, and
+    /// `provideClusterInfo`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub config: Option<serde_json::Value>,
 }
 
 /// The Go type of a `config` field, as Go's `encoding/json` decodes into it.
@@ -563,6 +568,7 @@ mod tests {
                 api_version: Some("v".into()),
                 install_hint: Some("h".into()),
                 provide_cluster_info: true,
+                config: Some(serde_json::json!({"clusterName": "c"})),
             }),
             disable_compression: true,
             proxy_url: Some("http://p".into()),
@@ -572,10 +578,7 @@ mod tests {
             v.as_object().unwrap().keys().map(String::as_str).collect()
         }
         fn names(t: &'static [Field]) -> Vec<&'static str> {
-            t.iter()
-                .map(|f| f.name)
-                .filter(|n| *n != "config")
-                .collect()
+            t.iter().map(|f| f.name).collect()
         }
         let sorted = |mut v: Vec<&str>| {
             v.sort_unstable();
@@ -626,6 +629,7 @@ mod tests {
                 api_version: Some(open()),
                 install_hint: Some(open()),
                 provide_cluster_info: true,
+                config: Some(serde_json::json!({"clusterName": open()})),
             }),
             disable_compression: true,
             proxy_url: Some(open()),

@@ -15,7 +15,8 @@ use crate::fleet::cluster;
 use crate::krm::TextStore;
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::Object;
-use crate::sources::{SERVER_ANNOTATION, SOURCE_LABEL, Variant};
+use crate::profiles::{self, access::Access};
+use crate::sources::{Kind, SERVER_ANNOTATION, SOURCE_LABEL, Variant};
 use crate::validate::expiry::instant;
 
 use super::draft::{self, Draft};
@@ -151,18 +152,29 @@ pub(super) fn convert_all<'x, 'a>(
         let capi_cluster = scan
             .cluster(namespace, name)
             .filter(|_| ctx.config.sources[source].reads.clusters);
-        if let Some(at) = capi_cluster.filter(|&i| cluster::is_ignored(&ctx.item(i).node)) {
+        // A ClusterProfile is both: what says how to reach the cluster, and how it stands.
+        let profile =
+            (ctx.config.sources[source].kind == Kind::ClusterProfiles).then_some(members[0].index);
+        let described = capi_cluster.or(profile);
+        if let Some(at) = described.filter(|&i| cluster::is_ignored(&ctx.item(i).node)) {
+            let kind = ctx.object(at).kind().unwrap_or("Cluster");
             let message = format!(
-                "ignored: the Cluster has the {} label, so it gets no Argo CD Secret",
+                "ignored: the {kind} has the {} label, so it gets no Argo CD Secret",
                 cluster::IGNORE_LABEL
             );
             ctx.report(at, Severity::Info, Some("metadata.labels"), message);
-            let reason = format!("its Cluster has the {} label", cluster::IGNORE_LABEL);
+            let reason = format!("its {kind} has the {} label", cluster::IGNORE_LABEL);
             ctx.outcomes.set(outcome, ClusterState::Ignored, reason);
             continue;
         }
         if capi_cluster.is_some_and(|at| lifecycle_skips(ctx, at)) {
             let why = "skipNotReady: the Cluster is being deleted or not initialised";
+            ctx.outcomes.set(outcome, ClusterState::Skipped, why);
+            converted.unsettled.push(unsettled(why));
+            continue;
+        }
+        if profile.is_some_and(|at| profile_skips(ctx, at)) {
+            let why = "skipNotReady: the ClusterProfile is being deleted or its control plane is not healthy";
             ctx.outcomes.set(outcome, ClusterState::Skipped, why);
             converted.unsettled.push(unsettled(why));
             continue;
@@ -202,7 +214,25 @@ pub(super) fn convert_all<'x, 'a>(
             let reason = "its Cluster is paused: Argo CD skips reconciling it";
             ctx.outcomes.set(outcome, ClusterState::Paused, reason);
         }
-        fleet::apply(ctx, &mut secret, from, capi_cluster, scan, &mut used);
+        fleet::apply(
+            ctx,
+            &mut secret,
+            from,
+            capi_cluster,
+            profile,
+            scan,
+            &mut used,
+        );
+        if profile.is_some() {
+            // As the reference consumer names the profile on its Secret: a label to select by,
+            // bounded, and the whole name.
+            let fields = &mut secret.fields;
+            let key = profiles::PROFILE_NAME_KEY.to_string();
+            fields
+                .labels
+                .insert(key.clone(), profiles::names::label_value(name));
+            fields.annotations.insert(key, name.to_string());
+        }
         let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
         let had_token = scan.tokens.contains_key(&SecretId::new(
             &secret.source_namespace,
@@ -366,6 +396,47 @@ fn lifecycle_skips(ctx: &mut Ctx, at: usize) -> bool {
     skip
 }
 
+/// Reports where a ClusterProfile's cluster stands (being deleted, its control plane not
+/// healthy as its cluster manager says); whether it gets no Argo CD Secret this time.
+fn profile_skips(ctx: &mut Ctx, at: usize) -> bool {
+    let node = &ctx.item(at).node;
+    let deleting = node
+        .path(&["metadata", "deletionTimestamp"])
+        .is_some_and(|t| !t.is_null());
+    let unhealthy = profiles::condition(node, profiles::CONTROL_PLANE_HEALTHY)
+        .filter(|(healthy, _, _)| !healthy)
+        .map(
+            |(_, reason, message)| match (reason.is_empty(), message.is_empty()) {
+                (false, false) => format!(" ({reason}: {message})"),
+                (false, true) => format!(" ({reason})"),
+                _ => String::new(),
+            },
+        );
+    let skip = ctx.config.skip_not_ready && (deleting || unhealthy.is_some());
+    let outcome = if skip {
+        "skipped (skipNotReady): no Argo CD Secret this time, an existing one is kept"
+    } else {
+        "Argo CD may fail to reach it (skipNotReady=true waits)"
+    };
+    if deleting {
+        let message = format!("the ClusterProfile is being deleted: {outcome}");
+        ctx.report(
+            at,
+            Severity::Warning,
+            Some("metadata.deletionTimestamp"),
+            message,
+        );
+    }
+    if let Some(why) = unhealthy {
+        let message = format!(
+            "the ClusterProfile's condition {} is False{why}: {outcome}",
+            profiles::CONTROL_PLANE_HEALTHY
+        );
+        ctx.report(at, Severity::Warning, Some("status.conditions"), message);
+    }
+    skip
+}
+
 /// Reads a cluster's kubeconfig Secrets and picks the one Argo CD should use: a user
 /// kubeconfig whose login Argo CD renews (push mode), else the plain one whose server Argo CD can
 /// reach (vcluster's exported Secret over its `vc-<name>`, which points at the pod's own
@@ -490,8 +561,13 @@ fn cluster_secret<'x>(
     } else {
         named.to_string()
     };
+    let profiled = ctx.config.sources[member.source].kind == Kind::ClusterProfiles;
     let secret = ClusterSecret {
-        secret_name: secret_name(ctx, namespace, cluster),
+        secret_name: if profiled && !ctx.config.namespaced_names {
+            profiles::names::secret_name(cluster)
+        } else {
+            secret_name(ctx, namespace, cluster)
+        },
         namespace: ctx.config.argo_namespace.clone(),
         cluster_name,
         server,
@@ -597,10 +673,48 @@ fn server_of(ctx: &mut Ctx, object: Object, server: &str, field: &str) -> Result
     Ok(server.to_string())
 }
 
+/// How Argo CD reaches a ClusterProfile's cluster, read as a kubeconfig is: the access
+/// provider's entry is the field, what it is worth saying about it the diagnostics.
+fn read_profile<'x>(ctx: &Ctx<'x, '_>, c: &Candidate) -> Read<'x> {
+    let object = ctx.object(c.index);
+    let reached =
+        match profiles::access::access(object.node, &c.id.name, &ctx.config.access_providers) {
+            Ok(Access::Reached(reached)) => *reached,
+            Ok(Access::Withdrawn) => {
+                let finding = Finding::error("names no access provider: each entry needs a name")
+                    .at("status.accessProviders");
+                return Read::failed(object.finding(finding));
+            }
+            Err(finding) => return Read::failed(object.finding(finding)),
+        };
+    let reachable = object.annotation(SERVER_ANNOTATION).is_some()
+        || kubeconfig::unreachable_host(&reached.server).is_none();
+    Read {
+        diagnostics: reached
+            .notes
+            .into_iter()
+            .map(|f| object.finding(f))
+            .collect(),
+        connection: Some(Connection {
+            server: reached.server,
+            config: reached.config,
+            cluster_entry: c.id.name.clone(),
+        }),
+        text: Cow::Borrowed(""),
+        encoded: None,
+        field: reached.field,
+        interactive: false,
+        reachable,
+    }
+}
+
 /// Decodes and reads one kubeconfig Secret.
 fn read<'x>(ctx: &Ctx<'x, '_>, c: &Candidate) -> Read<'x> {
     let object = ctx.object(c.index);
     let source = &ctx.config.sources[c.source];
+    if source.kind == Kind::ClusterProfiles {
+        return read_profile(ctx, c);
+    }
     let (field, text) = match kubeconfig_text(object, &source.keys) {
         Ok(Some(found)) => found,
         Ok(None) => {

@@ -1,5 +1,5 @@
 //! Fleet metadata on a converted cluster's Argo CD Secret: the config's defaults, then the
-//! inventory's layers in order, then what the CAPI Cluster itself says.
+//! inventory's layers in order, then what the CAPI Cluster (or the ClusterProfile) itself says.
 
 use crate::config::Config;
 use crate::convert::argocd::{self, ClusterSecret, PROTECTED_LABELS};
@@ -51,6 +51,7 @@ pub(super) fn apply(
     secret: &mut ClusterSecret,
     source: usize,
     capi_cluster: Option<usize>,
+    profile: Option<usize>,
     scan: &Scan,
     used: &mut Used,
 ) {
@@ -116,6 +117,18 @@ pub(super) fn apply(
                 ))
                 .at(field),
             ));
+        }
+    }
+    if let Some(at) = profile {
+        // Every label of the profile, as the reference consumer copies them (ApplicationSets
+        // select clusters by its cluster manager and cluster set); its annotations as the
+        // Cluster's are.
+        let node = &ctx.item(at).node;
+        let (own, findings) =
+            cluster::own_metadata(node, true, ctx.config.copy_cluster_annotations);
+        fields.overlay(&own);
+        for finding in findings {
+            ctx.results.push(Object::new(node).finding(finding));
         }
     }
     for key in PROTECTED_LABELS {

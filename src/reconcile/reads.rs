@@ -10,6 +10,7 @@ use crate::appsets;
 use crate::config::Config;
 use crate::krm::object::{Object, file_annotations, is_tool_annotation};
 use crate::krm::{self, Input, Item, NAMING_KEYS};
+use crate::profiles;
 use crate::yaml::{Node, Value};
 
 use super::scan::{self, Scan};
@@ -63,6 +64,13 @@ pub fn cut_unread(item: &mut Node) -> bool {
     }
     if object.name() == Some(appsets::CMD_PARAMS) {
         return item.retain_keys(&["apiVersion", "kind", "metadata", "data"]);
+    }
+    // A ClusterProfile is read whole (its status says how to reach the cluster), but for what
+    // the API server keeps of who wrote which field.
+    if profiles::is_cluster_profile(object) {
+        return item
+            .get_mut("metadata")
+            .is_some_and(|m| retain(m, |k| k != "managedFields"));
     }
     if !reads_kind(object.kind().unwrap_or_default()) {
         return naming_only(item);
@@ -133,11 +141,21 @@ pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
         return;
     }
     let copied = |item: &Item| !matches!(item.text, krm::Text::Rewrite(_));
-    for item in input.items.iter_mut().filter(|i| copied(i)) {
+    for (index, item) in input
+        .items
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, i)| copied(i))
+    {
         let object = Object::new(&item.node);
         // Read by the scan already; results may still name them.
         if appsets::is_application(object) || appsets::is_application_set(object) {
             naming_only(&mut item.node);
+        } else if profiles::is_cluster_profile(object) {
+            // Converted (below) or not, results may name it.
+            if !scan.candidates.iter().any(|c| c.index == index) {
+                naming_only(&mut item.node);
+            }
         } else if !reads_kind(object.kind().unwrap_or_default()) {
             item.node.retain_keys(&[]);
         }
@@ -150,17 +168,20 @@ pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
         let owners = config.sources[c.source].precedence.prefer.is_some();
         // A token is minted again when its kubeconfig Secret changes (access.rs).
         let versions = config.access.mode == crate::access::Mode::ServiceAccount;
+        // A ClusterProfile's access is in its status, its health in its conditions.
+        let profile = config.sources[c.source].kind == crate::sources::Kind::ClusterProfiles;
         retain(&mut item.node, |k| {
             matches!(
                 k,
                 "apiVersion" | "kind" | "metadata" | "data" | "stringData"
-            )
+            ) || (profile && k == "status")
         });
         let Some(metadata) = item.node.get_mut("metadata") else {
             continue;
         };
         retain(metadata, |k| {
             matches!(k, "name" | "namespace" | "labels" | "annotations")
+                || (profile && k == "deletionTimestamp")
                 || (owners && k == "ownerReferences")
                 || (versions && k == "resourceVersion")
         });

@@ -3,7 +3,7 @@
 //! item that looks like one of them but cannot be read.
 
 use std::collections::hash_map::Entry;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::access;
 use crate::appsets;
@@ -13,6 +13,7 @@ use crate::convert::argocd::{
 use crate::fleet::cluster;
 use crate::krm::finding::{Finding, Severity};
 use crate::krm::object::Object;
+use crate::profiles::{self, PROFILE_SOURCE};
 use crate::sources::{self, PRESETS, Refusal, SOURCE_LABEL, Taken, Variant};
 use crate::yaml::{Node, same_content};
 
@@ -146,6 +147,9 @@ pub(super) fn scan(ctx: &mut Ctx) -> Scan {
     for index in 0..ctx.input.items.len() {
         scanner.item(ctx, index);
     }
+    if ctx.config.reads_profiles() {
+        scanner.one_per_member(ctx);
+    }
     scanner.finish(ctx)
 }
 
@@ -186,9 +190,11 @@ impl Scanner {
             self.scan.controller_params.get_or_insert(index);
             return;
         }
-        // Only what the function reads must have sound metadata: Clusters, owned Argo CD
-        // Secrets and kubeconfig Secrets. Any other Secret is none of its business.
+        let profile = ctx.config.reads_profiles() && profiles::is_cluster_profile(object);
+        // Only what the function reads must have sound metadata: Clusters, ClusterProfiles,
+        // owned Argo CD Secrets and kubeconfig Secrets. Any other Secret is none of its business.
         let relevant = cluster::is_cluster(node)
+            || profile
             || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(ctx, object)));
         if relevant && !metadata_is_sound(ctx, index) {
             self.unsound(object, index);
@@ -205,6 +211,10 @@ impl Scanner {
             self.scan.clusters.entry(identity).or_insert(index);
             return;
         }
+        if profile {
+            self.profile(ctx, object, index);
+            return;
+        }
         if kind.ends_with("ControlPlane") {
             self.scan.control_planes.entry(identity).or_insert(index);
             return;
@@ -216,7 +226,19 @@ impl Scanner {
             self.token_secret(ctx, object, index);
             return;
         }
-        if object.label(OWNED_LABEL) == Some("true") {
+        // What the reference ClusterProfile consumer wrote is adopted as the clusterprofile
+        // source's own: its name and data are what this run writes, so nothing is renamed.
+        let adopted = (ctx.config.reads_profiles() && object.label(OWNED_LABEL) != Some("true"))
+            .then(|| profiles::written_by_reference(object))
+            .flatten();
+        if let Some(profile) = adopted {
+            self.scan.owned.push(Owned {
+                index,
+                source: SourceKey::of(object.namespace(), profile),
+                kind: PROFILE_SOURCE.to_string(),
+                held: None,
+            });
+        } else if object.label(OWNED_LABEL) == Some("true") {
             let label = |key| object.label(key).unwrap_or_default();
             self.scan.owned.push(Owned {
                 index,
@@ -277,6 +299,141 @@ impl Scanner {
                 ctx.results.push(object.finding(refusal.into_finding()));
             }
         }
+    }
+
+    /// A ClusterProfile: a candidate of the clusterprofile source, unless it advertises no
+    /// access at all (the reference consumer removes its Secret then) or is left out.
+    fn profile(&mut self, ctx: &mut Ctx, object: Object, index: usize) {
+        if !profiles::is_readable(object) {
+            let message = format!(
+                "not read: {} is not a version of ClusterProfile this reads ({}, the only one cluster-inventory-api defines); an Argo CD Secret made from it is kept as it is",
+                object.api_version().unwrap_or_default(),
+                profiles::API_VERSION
+            );
+            ctx.results
+                .push(object.finding(Finding::warning(message).at("apiVersion")));
+            self.scan.held.push(Held {
+                key: SourceKey::of(object.namespace(), object.name().unwrap_or_default()),
+                why: "its ClusterProfile is of a version this does not read",
+            });
+            return;
+        }
+        let Some(source) = ctx
+            .config
+            .sources
+            .iter()
+            .position(|s| s.kind == sources::Kind::ClusterProfiles)
+        else {
+            return;
+        };
+        let id = SecretId::of(object);
+        let key = SourceKey::of(&id.namespace, &id.name);
+        if !ctx.config.allows(object.namespace()) {
+            let message = format!(
+                "not converted: namespace {} is not in allowedNamespaces",
+                object.namespace()
+            );
+            ctx.results
+                .push(object.finding(Finding::info(message).at("metadata.namespace")));
+            self.scan.excluded.insert(key);
+            return;
+        }
+        if !profiles::advertises(object.node) {
+            let message = "advertises no access provider (status.accessProviders, status.credentialProviders): no Argo CD Secret, and one it had goes, as access withdrawn";
+            ctx.results
+                .push(object.finding(Finding::info(message).at("status.accessProviders")));
+            return;
+        }
+        self.scan.candidates.push(Candidate {
+            index,
+            source,
+            cluster: id.name.clone(),
+            id,
+            variant: Variant::Plain,
+        });
+    }
+
+    /// One Argo CD cluster per inventory member: of the ClusterProfiles of one member in one
+    /// namespace, the oldest is converted (a tie: none), the others are reported; the same
+    /// member in two namespaces would be two Argo CD clusters in one namespace: none is
+    /// converted, each reported.
+    fn one_per_member(&mut self, ctx: &mut Ctx) {
+        let mut members: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        for (i, c) in self.scan.candidates.iter().enumerate() {
+            if ctx.config.sources[c.source].kind != sources::Kind::ClusterProfiles {
+                continue;
+            }
+            if let Some(member) = ctx.object(c.index).label(profiles::MEMBER_LABEL) {
+                members.entry(member.to_string()).or_default().push(i);
+            }
+        }
+        let mut out: Vec<(usize, String)> = Vec::new();
+        for (member, group) in members.into_iter().filter(|(_, g)| g.len() > 1) {
+            let namespaces: std::collections::BTreeSet<&str> = group
+                .iter()
+                .map(|&i| self.scan.candidates[i].id.namespace.as_str())
+                .collect();
+            let names = |group: &[usize]| {
+                group
+                    .iter()
+                    .map(|&i| self.scan.candidates[i].id.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            if namespaces.len() > 1 {
+                for &i in &group {
+                    out.push((i, format!(
+                        "inventory member {member:?} is profiled in more than one namespace ({}): every Argo CD cluster Secret lands in one namespace, so none of them is converted",
+                        names(&group)
+                    )));
+                }
+                continue;
+            }
+            let created =
+                |i: usize| profiles::created(&ctx.item(self.scan.candidates[i].index).node);
+            let oldest = group.iter().filter_map(|&i| created(i)).min();
+            let winners: Vec<usize> = group
+                .iter()
+                .copied()
+                .filter(|&i| oldest.is_some() && created(i) == oldest)
+                .collect();
+            for &i in &group {
+                let message = if winners.len() != 1 {
+                    format!(
+                        "inventory member {member:?} has {} ClusterProfiles ({}) and no one oldest among them (metadata.creationTimestamp): none is converted",
+                        group.len(),
+                        names(&group)
+                    )
+                } else if winners[0] == i {
+                    continue;
+                } else {
+                    format!(
+                        "inventory member {member:?} is {}'s, the oldest of its ClusterProfiles: this one gets no Argo CD Secret",
+                        self.scan.candidates[winners[0]].id
+                    )
+                };
+                out.push((i, message));
+            }
+        }
+        let mut dropped: Vec<usize> = Vec::new();
+        for (i, message) in out {
+            let c = &self.scan.candidates[i];
+            let object = ctx.object(c.index);
+            let finding =
+                Finding::warning(message).at(format!("metadata.labels.{}", profiles::MEMBER_LABEL));
+            ctx.results.push(object.finding(finding));
+            self.scan.held.push(Held {
+                key: c.key(),
+                why: "another ClusterProfile stands for its inventory member",
+            });
+            dropped.push(i);
+        }
+        let mut i = 0;
+        self.scan.candidates.retain(|_| {
+            let keep = !dropped.contains(&i);
+            i += 1;
+            keep
+        });
     }
 
     /// A token Secret (`credentials: serviceAccount`) in Argo CD's namespace, by the kubeconfig

@@ -5,6 +5,7 @@
 //! ([`setting`]). Cluster API is a preset like the others.
 
 mod capi;
+mod clusterprofile;
 mod crossplane;
 mod gardener;
 mod hypershift;
@@ -57,6 +58,7 @@ pub static PRESETS: &[Preset] = &[
     crossplane::PRESET,
     gardener::PRESET,
     labelled::PRESET,
+    clusterprofile::PRESET,
 ];
 
 /// The presets' names, in the table's order.
@@ -129,9 +131,22 @@ pub struct Hints {
     pub misnamed: Option<&'static str>,
 }
 
+/// What a source reads its clusters from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// Kubeconfig Secrets of its shapes.
+    #[default]
+    Secrets,
+    /// SIG Multicluster's ClusterProfiles (`multicluster.x-k8s.io/v1alpha1`), whose access
+    /// providers say how to reach each cluster.
+    ClusterProfiles,
+}
+
 /// One source of kubeconfig Secrets.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Source {
+    /// Kubeconfig Secrets, or ClusterProfiles.
+    pub kind: Kind,
     /// The preset's or the custom source's name, recorded on its Argo CD Secrets.
     pub name: String,
     /// Who writes these Secrets, for messages (`Cluster API`).
@@ -154,6 +169,7 @@ impl Source {
     /// A source of these shapes, keys and naming rules, reading nothing else.
     pub fn new(shapes: Vec<Shape>, keys: &[&str], cluster_name: Vec<ClusterName>) -> Source {
         Source {
+            kind: Kind::Secrets,
             name: String::new(),
             platform: "",
             shapes,

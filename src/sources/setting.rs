@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::{ClusterName, Identity, Label, Names, PRESETS, Shape, Source, preset};
+use super::{ClusterName, Identity, Kind, Label, Names, PRESETS, Shape, Source, preset};
 use crate::krm::finding::Finding;
 use crate::yaml::{Node, Value};
 
@@ -116,6 +116,21 @@ fn parse_source(node: &Node) -> Result<Source, Finding> {
     };
     for (key, value) in entries {
         let key = key.as_str().unwrap_or_default();
+        // A ClusterProfile is no Secret: what tells Secrets apart means nothing for it.
+        if source.kind == Kind::ClusterProfiles
+            && matches!(
+                key,
+                "suffix" | "prefix" | "key" | "labels" | "type" | "clusterName"
+            )
+        {
+            return Err(problem(
+                format!(".{key}"),
+                format!(
+                    "the {} preset reads ClusterProfiles, not Secrets: {key} has no meaning for it (its access providers are the setting accessProviders)",
+                    source.name
+                ),
+            ));
+        }
         match key {
             "preset" | "name" => {}
             "suffix" | "prefix" => {

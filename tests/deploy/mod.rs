@@ -240,6 +240,13 @@ fn allowed(controller: bool) -> Vec<Allowed> {
             named: None,
         },
         Allowed {
+            group: "multicluster.x-k8s.io",
+            resource: "clusterprofiles",
+            reads,
+            in_argocd: &[],
+            named: None,
+        },
+        Allowed {
             group: "events.k8s.io",
             resource: "events",
             reads: &["create", "patch"],
@@ -878,6 +885,8 @@ fn rbac_is_least_privilege() {
                 for verb in reads {
                     assert!(granted(None, "", "secrets", verb), "{variant}: {verb}");
                     assert!(granted(None, "cluster.x-k8s.io", "clusters", verb));
+                    let profiles = granted(None, "multicluster.x-k8s.io", "clusterprofiles", verb);
+                    assert!(profiles, "{variant}: {verb} clusterprofiles");
                 }
                 assert!(granted(None, "events.k8s.io", "events", "create"));
             }
@@ -898,6 +907,9 @@ fn rbac_is_least_privilege() {
                             granted(Some(ns), "cluster.x-k8s.io", "clusters", verb),
                             "{ns}"
                         );
+                        let profiles =
+                            granted(Some(ns), "multicluster.x-k8s.io", "clusterprofiles", verb);
+                        assert!(profiles, "{ns}: {verb} clusterprofiles");
                     }
                     assert!(
                         granted(Some(ns), "events.k8s.io", "events", "create"),

@@ -1418,6 +1418,171 @@ def expiry_cases():
     write("certificate-rotated", rotated + "---\n" + owned)
 
 
+def profile(name, ns, providers="", conditions=None, labels="", created="2026-11-01T00:00:00Z", api="multicluster.x-k8s.io/v1alpha1", manager="open-cluster-management", list_name="accessProviders", extra_status=""):
+    """A ClusterProfile as cluster-inventory-api v0.1.2 types it and a cluster manager writes it:
+    spec.displayName and clusterManager, the manager's label, ControlPlaneHealthy, the access
+    providers (each `name` and a clientcmd `cluster`)."""
+    healthy, reason, message = conditions or ("True", "Healthy", "the control plane is healthy")
+    doc = (f"apiVersion: {api}\nkind: ClusterProfile\nmetadata:\n  name: {name}\n  namespace: {ns}\n"
+           f"  creationTimestamp: \"{created}\"\n  labels:\n    x-k8s.io/cluster-manager: {manager}\n{textwrap.indent(labels, '    ')}"
+           f"spec:\n  displayName: {name}\n  clusterManager:\n    name: {manager}\n"
+           f"status:\n  conditions:\n  - type: ControlPlaneHealthy\n    status: \"{healthy}\"\n    reason: {reason}\n"
+           f"    message: {message}\n    lastTransitionTime: \"{created}\"\n  version:\n    kubernetes: v1.33.2\n{extra_status}")
+    if providers:
+        doc += f"  {list_name}:\n" + textwrap.indent(providers, "  ")
+    return doc
+
+
+def access_provider(name, server, ca=None, more=""):
+    """An entry of status.accessProviders: the provider's name and its cluster's connection."""
+    text = f"- name: {name}\n  cluster:\n    server: {server}\n"
+    if ca:
+        text += f"    certificate-authority-data: {ca}\n"
+    return text + textwrap.indent(more, "    ")
+
+
+def exec_extension(**values):
+    """The cluster's client.authentication.k8s.io/exec extension (given to a plugin as `config`)."""
+    body = "".join(f"{k}: {json.dumps(v)}\n" for k, v in values.items())
+    return "extensions:\n- name: client.authentication.k8s.io/exec\n  extension:\n" + textwrap.indent(body, "    ")
+
+
+def typed_config(spec):
+    return "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nmetadata:\n  name: fleet\nspec:\n" + textwrap.indent(spec, "  ")
+
+
+# The consumer's exec plugins: cluster-inventory-api's own secretreader example
+# (cmd/secretreader-plugin), as the reference consumer's tests configure it.
+SECRETREADER = """accessProviders:
+- name: secretreader
+  execConfig:
+    command: /plugins/secretreader/bin/secretreader-plugin
+    apiVersion: client.authentication.k8s.io/v1
+    provideClusterInfo: true
+- name: ocm-token
+  execConfig:
+    command: /plugins/ocm/bin/cp-creds
+    apiVersion: client.authentication.k8s.io/v1
+    args: ["--managed-serviceaccount=argocd"]
+    env:
+    - name: OCM_HUB
+      value: hub
+  profileSourcedCLIArgsPolicy: Ignore
+  profileSourcedEnvVarsPolicy: Replace
+"""
+
+
+def profile_cases():
+    """Issue "ClusterProfile": SIG Multicluster's ClusterProfiles into Argo CD cluster Secrets,
+    as argoproj-labs/clusterprofile-integration-for-argocd (f49fb228) turns them."""
+    ca = kubeconfig_field("kubeadm.yaml", "certificate-authority-data")
+    sources = "sources: [clusterprofile]\n"
+    # Each provider kind the reference knows: Argo CD's built-in clouds (GKE Fleet writes gcp,
+    # KubeFleet azure; an EKS cluster's name and role come from the exec extension), a consumer
+    # plugin given the cluster's exec extension (OCM's secretreader), one only in the
+    # deprecated credentialProviders, and additional arguments and variables under each policy.
+    profiles = [
+        profile("gke-prod", "fleet", access_provider("argo-cd-builtin-gcp", "https://34.118.0.10", ca), manager="gke-fleet",
+                labels="multicluster.x-k8s.io/clusterset: fleet\nenvironment: production\n"),
+        profile("aks-prod", "fleet", access_provider("argo-cd-builtin-azure", "https://aks-prod-dns.hcp.westeurope.azmk8s.io:443", ca), manager="kubefleet"),
+        profile("eks-prod", "fleet", access_provider("argo-cd-builtin-aws", "https://0123ABCD.gr7.eu-west-1.eks.amazonaws.com", ca,
+                more=exec_extension(clusterName="prod-eu-1", roleARN="arn:aws:iam::123456789012:role/argocd")), manager="eks"),
+        profile("eks-named", "fleet", access_provider("argo-cd-builtin-aws", "https://4567EFAB.gr7.eu-west-1.eks.amazonaws.com", ca), manager="eks"),
+        profile("spoke-1", "fleet", access_provider("secretreader", "https://spoke-1.fleet.example:6443", ca,
+                more=exec_extension(clusterName="spoke-1"))
+                + access_provider("argo-cd-builtin-oci", "https://spoke-1.oci.example:6443", ca).replace("argo-cd-builtin-oci", "other-manager")),
+        profile("spoke-2", "fleet", access_provider("ocm-token", "https://spoke-2.fleet.example:6443", ca,
+                more="extensions:\n- name: clusterprofiles.multicluster.x-k8s.io/exec/additional-args\n  extension: [\"--cluster=spoke-2\"]\n"
+                     "- name: clusterprofiles.multicluster.x-k8s.io/exec/additional-envs\n  extension:\n    OCM_HUB: hub-eu\n    REGION: eu\n"),
+                conditions=("False", "Unreachable", "the cluster's lease expired")),
+        profile("spoke-3", "fleet", access_provider("secretreader", "https://spoke-3.fleet.example:6443", ca), list_name="credentialProviders"),
+    ]
+    write("source-clusterprofile", kpt_package({"profiles/fleet.yaml": "---\n".join(profiles)}, typed_config(sources + SECRETREADER)))
+
+    # skipNotReady: an unhealthy control plane waits, the Argo CD Secret it had is kept.
+    unhealthy = profile("spoke-2", "fleet", access_provider("secretreader", "https://spoke-2.fleet.example:6443", ca),
+                        conditions=("False", "Unreachable", "the cluster's lease expired"))
+    healthy = profile("spoke-1", "fleet", access_provider("secretreader", "https://spoke-1.fleet.example:6443", ca))
+    had = lambda c: argo_secret(f"cluster-{c}", c, "fleet", cluster=c, server=f"https://{c}.fleet.example:6443",
+                                config={"tlsClientConfig": {"insecure": False, "caData": ca},
+                                        "execProviderConfig": {"command": "/plugins/secretreader/bin/secretreader-plugin", "apiVersion": "client.authentication.k8s.io/v1", "provideClusterInfo": True}}
+                                ).replace("capi-to-argocd/cluster-namespace: fleet\n", "capi-to-argocd/cluster-namespace: fleet\n    capi2argo.dev/source: clusterprofile\n")
+    write("source-clusterprofile-skip-not-ready", kpt_package({"profiles/fleet.yaml": healthy + "---\n" + unhealthy, "argocd/secrets.yaml": had("spoke-2")},
+                                                              typed_config(sources + "skipNotReady: true\n" + SECRETREADER)))
+
+    # Access withdrawn (no provider advertised): the reference deletes the Secret; here a prune,
+    # within the guards. A version this does not read keeps its Secret as it is.
+    withdrawn = profile("spoke-2", "fleet")
+    future = profile("spoke-3", "fleet", access_provider("secretreader", "https://spoke-3.fleet.example:6443", ca), api="multicluster.x-k8s.io/v1alpha2")
+    write("source-clusterprofile-withdrawn", kpt_package(
+        {"profiles/fleet.yaml": "---\n".join([healthy, withdrawn, future]), "argocd/secrets.yaml": had("spoke-2") + "---\n" + had("spoke-3")},
+        typed_config(sources + SECRETREADER)))
+
+    # What cannot be converted, each an error naming the field: a provider the consumer has no
+    # plugin for, a built-in cloud Argo CD does not have, an entry without a server; every
+    # valid profile still comes out.
+    bad = [
+        healthy,
+        profile("no-plugin", "fleet", access_provider("gcp-workload-identity", "https://no-plugin.fleet.example:6443", ca)),
+        profile("no-cloud", "fleet", access_provider("argo-cd-builtin-oci", "https://no-cloud.fleet.example:6443", ca)),
+        profile("no-server", "fleet", "- name: secretreader\n  cluster:\n    certificate-authority-data: " + ca + "\n"),
+    ]
+    write("source-clusterprofile-errors", kpt_package({"profiles/fleet.yaml": "---\n".join(bad)}, typed_config(sources + SECRETREADER)))
+
+    # One Argo CD cluster per inventory member (kahirokunn's fork, 319dafb6): the oldest profile
+    # of a member; two as old: none; one member in two namespaces: none.
+    member = lambda m: f"multicluster.x-k8s.io/inventory-member-id: {m}\n"
+    ap = lambda c, ns="fleet": access_provider("secretreader", f"https://{c}.{ns}.example:6443", ca)
+    members = [
+        profile("member-a-ocm", "fleet", ap("member-a-ocm"), labels=member("a"), created="2026-10-01T00:00:00Z"),
+        profile("member-a-fleet", "fleet", ap("member-a-fleet"), labels=member("a"), created="2026-11-01T00:00:00Z", manager="kubefleet"),
+        profile("member-b-ocm", "fleet", ap("member-b-ocm"), labels=member("b")),
+        profile("member-b-fleet", "fleet", ap("member-b-fleet"), labels=member("b"), manager="kubefleet"),
+        profile("member-c", "fleet", ap("member-c"), labels=member("c")),
+        profile("member-c", "fleet-eu", ap("member-c", "fleet-eu"), labels=member("c")),
+    ]
+    write("source-clusterprofile-member-id", kpt_package({"profiles/fleet.yaml": "---\n".join(members)}, typed_config(sources + SECRETREADER)))
+
+    # Long names, bounded as the reference bounds them (its TestLongClusterProfileSecretLifecycle).
+    long = "s" * 246
+    write("source-clusterprofile-long-names", kpt_package({"profiles/fleet.yaml": profile(long, "fleet", ap("long"))}, typed_config(sources + SECRETREADER)))
+
+    # Keys of a Secret source mean nothing for profiles: refused, never ignored.
+    write("source-clusterprofile-adjusted", kpt_package({"profiles/fleet.yaml": healthy},
+                                                        typed_config("sources:\n- preset: clusterprofile\n  key: kubeconfig\n" + SECRETREADER)))
+
+    # Moving from the reference: the Secrets it wrote (its name, labels, annotations and owner;
+    # its `config` as json.Marshal writes it) are adopted. Their data is what this writes, so
+    # only the labels change, and a second run changes nothing.
+    def reference_secret(name, server, config, labels=""):
+        cfg = json.dumps(config, separators=(",", ":"))
+        return (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-{name}\n  namespace: argocd\n"
+                f"  annotations:\n    argocd.argoproj.io/cluster-profile-name: {name}\n"
+                f"    clusterprofile.argocd.argoproj.io/fingerprint: 5f0c3a\n"
+                f"  labels:\n    x-k8s.io/cluster-manager: open-cluster-management\n{textwrap.indent(labels, '    ')}"
+                f"    argocd.argoproj.io/secret-type: cluster\n    argocd.argoproj.io/cluster-profile-name: {name}\n"
+                f"  ownerReferences:\n  - apiVersion: multicluster.x-k8s.io/v1alpha1\n    kind: ClusterProfile\n    name: {name}\n"
+                f"    uid: 6c1f0000-0000-4000-8000-000000000001\n    controller: true\n    blockOwnerDeletion: true\n"
+                f"type: Opaque\ndata:\n  name: {b64(name)}\n  server: {b64(server)}\n  config: {b64(cfg)}\n")
+    reader = {"tlsClientConfig": {"insecure": False, "caData": ca},
+              "execProviderConfig": {"command": "/plugins/secretreader/bin/secretreader-plugin", "apiVersion": "client.authentication.k8s.io/v1", "provideClusterInfo": True, "config": {"clusterName": "spoke-1"}}}
+    gcp = {"tlsClientConfig": {"insecure": False, "caData": ca},
+           "execProviderConfig": {"command": "argocd-k8s-auth", "args": ["gcp"], "apiVersion": "client.authentication.k8s.io/v1beta1"}}
+    spoke = profile("spoke-1", "argocd", access_provider("secretreader", "https://spoke-1.fleet.example:6443", ca, more=exec_extension(clusterName="spoke-1")))
+    gke = profile("gke-prod", "argocd", access_provider("argo-cd-builtin-gcp", "https://34.118.0.10", ca), manager="gke-fleet")
+    written = [reference_secret("spoke-1", "https://spoke-1.fleet.example:6443", reader),
+               reference_secret("gke-prod", "https://34.118.0.10", gcp).replace("open-cluster-management", "gke-fleet")]
+    settings = ["--set", "sources=clusterprofile", "--set", "accessProviders=" + json.dumps(yaml_free_providers())]
+    text = kubectl_list([spoke, gke] + written, uid_prefix="6c1f")
+    write("source-clusterprofile-reference", text, args=settings)
+    write("source-clusterprofile-reference-plan", text, args=["plan"] + settings)
+
+
+def yaml_free_providers():
+    return [{"name": "secretreader", "execConfig": {"command": "/plugins/secretreader/bin/secretreader-plugin",
+             "apiVersion": "client.authentication.k8s.io/v1", "provideClusterInfo": True}}]
+
+
 def main():
     provider_cases()
     rule_cases()
@@ -1431,6 +1596,7 @@ def main():
     appset_cases()
     anchor_cases()
     expiry_cases()
+    profile_cases()
 
 
 if __name__ == "__main__":

@@ -186,6 +186,7 @@ fn as_is(plugin: &ExecPlugin) -> ExecProviderConfig {
         api_version: plugin.api_version.clone(),
         install_hint: plugin.install_hint.clone(),
         provide_cluster_info: plugin.provide_cluster_info,
+        config: None,
     }
 }
 

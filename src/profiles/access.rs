@@ -1,0 +1,345 @@
+//! How Argo CD reaches a ClusterProfile's cluster: the access provider chosen as the reference
+//! consumer chooses it (`controller.go` at f49fb228: a supported built-in provider first, in the
+//! profile's order; else the first of the consumer's providers the profile advertises, in the
+//! consumer's order, `accessProviders` over the deprecated `credentialProviders` of the same
+//! name), its cluster's connection, and the login: `argocd-k8s-auth` for a built-in, the
+//! consumer's exec plugin otherwise (cluster-inventory-api `pkg/access/config.go`,
+//! `BuildConfigFromCP`: the profile's additional arguments and variables under the provider's
+//! policies, the cluster's exec extension as the plugin's `config`).
+
+// Private to the library; the `internals` facade shows parts of it to this crate's own tests,
+// which need no documentation of every item.
+#![cfg_attr(feature = "internals", allow(missing_docs))]
+
+use std::collections::BTreeMap;
+
+use crate::convert::argocd::{
+    ARGOCD_K8S_AUTH, ClusterConfig, ExecProviderConfig, Sensitive, TlsClientConfig,
+};
+use crate::krm::finding::Finding;
+use crate::yaml::Node;
+
+use super::providers::{ArgsPolicy, EnvPolicy, Provider};
+
+/// The prefix of the providers Argo CD's own `argocd-k8s-auth` logs in for.
+pub const BUILTIN_PREFIX: &str = "argo-cd-builtin-";
+const BUILTIN_CLOUDS: [&str; 3] = ["aws", "azure", "gcp"];
+
+/// The cluster extension whose value client-go gives an exec plugin as its cluster's `config`.
+pub const EXEC_EXTENSION: &str = "client.authentication.k8s.io/exec";
+const ADDITIONAL_ARGS: &str = "clusterprofiles.multicluster.x-k8s.io/exec/additional-args";
+const ADDITIONAL_ENVS: &str = "clusterprofiles.multicluster.x-k8s.io/exec/additional-envs";
+
+/// What the reference substitutes into a custom provider's arguments.
+const NAME_PLACEHOLDER: &str = "{{ .ClusterProfileName }}";
+const SERVER_PLACEHOLDER: &str = "{{ .ClusterProfileServer }}";
+
+/// The apiVersion the reference gives `argocd-k8s-auth`.
+const BUILTIN_API_VERSION: &str = "client.authentication.k8s.io/v1beta1";
+
+/// How Argo CD reaches the cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reached {
+    pub server: String,
+    pub config: ClusterConfig,
+    /// The provider chosen.
+    pub provider: String,
+    /// Where its entry stands in the profile (`status.accessProviders[0]`).
+    pub field: String,
+    /// What is worth saying about it (infos and warnings about fields of the profile).
+    pub notes: Vec<Finding>,
+}
+
+/// A profile's access: none advertised at all, or how Argo CD reaches it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Access {
+    /// It advertises no access provider: the reference removes its Secret (access withdrawn).
+    Withdrawn,
+    Reached(Box<Reached>),
+}
+
+/// An entry of `status.accessProviders` or `status.credentialProviders`.
+struct Entry<'n> {
+    name: String,
+    cluster: Option<&'n Node<'n>>,
+    field: String,
+}
+
+fn entries<'n>(status: Option<&'n Node<'n>>, list: &str) -> Vec<Entry<'n>> {
+    status
+        .and_then(|s| s.get(list))
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| {
+            Some(Entry {
+                name: e.get("name").and_then(Node::as_str)?.to_string(),
+                cluster: e.get("cluster").filter(|c| c.as_map().is_some()),
+                field: format!("status.{list}[{i}]"),
+            })
+        })
+        .collect()
+}
+
+/// How Argo CD reaches the cluster of the ClusterProfile `node` named `profile`, with the
+/// consumer's `providers`; `Err` names the field of the profile (or the setting) at fault.
+pub fn access<'n>(
+    node: &'n Node<'n>,
+    profile: &str,
+    providers: &[Provider],
+) -> Result<Access, Finding> {
+    let status = node.get("status");
+    let advertised = entries(status, "accessProviders");
+    let deprecated = entries(status, "credentialProviders");
+    // A supported built-in provider wins over custom ones; one that is not supported fails
+    // the profile, as the reference has it (no later entry is tried).
+    if let Some(e) = advertised
+        .iter()
+        .find(|e| e.name.starts_with(BUILTIN_PREFIX))
+    {
+        let cloud = &e.name[BUILTIN_PREFIX.len()..];
+        if !BUILTIN_CLOUDS.contains(&cloud) {
+            return Err(Finding::error(format!(
+                "{:?} is not a built-in access provider Argo CD has (argo-cd-builtin-aws, argo-cd-builtin-azure, argo-cd-builtin-gcp)",
+                e.name
+            ))
+            .at(format!("{}.name", e.field)));
+        }
+        return builtin(e, cloud, profile).map(|r| Access::Reached(Box::new(r)));
+    }
+    if let Some(e) = deprecated
+        .iter()
+        .find(|e| e.name.starts_with(BUILTIN_PREFIX))
+    {
+        return Err(Finding::error(
+            "a built-in access provider is read only from status.accessProviders, not from the deprecated credentialProviders",
+        )
+        .at(format!("{}.name", e.field)));
+    }
+    // The deprecated list first, so that an accessProviders entry of the same name replaces it.
+    let mut effective: BTreeMap<&str, &Entry> = BTreeMap::new();
+    for e in deprecated.iter().chain(&advertised) {
+        effective.insert(e.name.as_str(), e);
+    }
+    if effective.is_empty() {
+        return Ok(Access::Withdrawn);
+    }
+    let chosen = providers
+        .iter()
+        .find_map(|p| effective.get(p.name.as_str()).map(|e| (p, *e)));
+    let Some((provider, entry)) = chosen else {
+        let names: Vec<&str> = effective.keys().copied().collect();
+        let configured: Vec<&str> = providers.iter().map(|p| p.name.as_str()).collect();
+        let configured = if configured.is_empty() {
+            "none is configured".to_string()
+        } else {
+            format!("it configures {}", configured.join(", "))
+        };
+        let field = advertised
+            .first()
+            .map_or("status.credentialProviders", |_| "status.accessProviders");
+        return Err(Finding::error(format!(
+            "advertises the access providers {}, and the setting accessProviders names none of them ({configured}): give the consumer's exec plugin for one of them",
+            names.join(", ")
+        ))
+        .at(field));
+    };
+    custom(entry, provider, profile).map(|r| Access::Reached(Box::new(r)))
+}
+
+/// The cluster's connection: its server (required), CA, TLS server name, insecure flag, proxy
+/// and compression, as the reference carries them over (`clusterConfigFromAccessProvider`).
+fn connection(entry: &Entry, notes: &mut Vec<Finding>) -> Result<(String, ClusterConfig), Finding> {
+    let at = |key: &str| format!("{}.cluster.{key}", entry.field);
+    let cluster = entry.cluster;
+    let get = |key: &str| cluster.and_then(|c| c.get(key));
+    let text = |key: &str| {
+        get(key)
+            .and_then(Node::as_str)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let flag = |key: &str| get(key).and_then(Node::as_bool).unwrap_or(false);
+    let server = text("server").ok_or_else(|| {
+        Finding::error(format!(
+            "is missing: the access provider {:?} gives no server to reach the cluster at",
+            entry.name
+        ))
+        .at(at("server"))
+    })?;
+    if text("certificate-authority").is_some() {
+        notes.push(
+            Finding::info(
+                "a file on the consumer's machine: never read (certificate-authority-data is)",
+            )
+            .at(at("certificate-authority")),
+        );
+    }
+    let config = ClusterConfig {
+        tls_client_config: TlsClientConfig {
+            insecure: flag("insecure-skip-tls-verify"),
+            server_name: text("tls-server-name").map(String::from),
+            ca_data: text("certificate-authority-data").map(String::from),
+            ..TlsClientConfig::default()
+        },
+        disable_compression: flag("disable-compression"),
+        proxy_url: text("proxy-url").map(String::from),
+        ..ClusterConfig::default()
+    };
+    Ok((server.to_string(), config))
+}
+
+/// The cluster's extension `name`, when it has it.
+fn extension<'n>(entry: &Entry<'n>, name: &str) -> Option<&'n Node<'n>> {
+    entry
+        .cluster?
+        .get("extensions")
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .find(|e| e.get("name").and_then(Node::as_str) == Some(name))
+        .and_then(|e| e.get("extension"))
+        .filter(|e| !e.is_null())
+}
+
+/// A node as JSON.
+fn json(node: &Node) -> Option<serde_json::Value> {
+    let mut text = String::new();
+    crate::yaml::emit::write_json(&mut text, node, None);
+    serde_json::from_str(&text).ok()
+}
+
+/// `argocd-k8s-auth <cloud>`, which Argo CD's own image carries. The reference passes nothing
+/// else; `argocd-k8s-auth aws` cannot work without the EKS cluster's name (it signs the token
+/// for it), so it gets `--cluster-name` from the exec extension's `clusterName`, else the
+/// profile's name, and `--role-arn` from the extension's `roleARN` when there is one.
+fn builtin(entry: &Entry, cloud: &str, profile: &str) -> Result<Reached, Finding> {
+    let mut notes = Vec::new();
+    let (server, mut config) = connection(entry, &mut notes)?;
+    let mut args = vec![cloud.to_string()];
+    if cloud == "aws" {
+        let ext = extension(entry, EXEC_EXTENSION);
+        let key = |k: &str| {
+            ext.and_then(|e| e.get(k))
+                .and_then(Node::as_str)
+                .filter(|v| !v.is_empty())
+        };
+        let name = match key("clusterName") {
+            Some(n) => n,
+            None => {
+                notes.push(
+                    Finding::info(format!(
+                        "argocd-k8s-auth aws signs its token for an EKS cluster by name, and the exec extension ({EXEC_EXTENSION}) gives no clusterName: the EKS cluster is taken to be named {profile:?}, as the profile"
+                    ))
+                    .at(format!("{}.cluster.extensions", entry.field)),
+                );
+                profile
+            }
+        };
+        args.extend(["--cluster-name".to_string(), name.to_string()]);
+        if let Some(role) = key("roleARN") {
+            args.extend(["--role-arn".to_string(), role.to_string()]);
+        }
+    }
+    config.exec_provider_config = Some(ExecProviderConfig {
+        command: ARGOCD_K8S_AUTH.to_string(),
+        args,
+        api_version: Some(BUILTIN_API_VERSION.to_string()),
+        ..ExecProviderConfig::default()
+    });
+    Ok(Reached {
+        server,
+        config,
+        provider: entry.name.clone(),
+        field: entry.field.clone(),
+        notes,
+    })
+}
+
+/// The consumer's exec plugin for the provider, as `BuildConfigFromCP` builds it and the
+/// reference writes it: the profile's additional arguments appended (policy `Append`), its
+/// additional variables merged (`AppendIfNotExists`: the provider's own win; `Replace`: the
+/// profile's win), the profile's name and server substituted into the arguments, the cluster's
+/// exec extension as `config`.
+fn custom(entry: &Entry, provider: &Provider, profile: &str) -> Result<Reached, Finding> {
+    let mut notes = Vec::new();
+    let (server, mut config) = connection(entry, &mut notes)?;
+    let at = |name: &str| format!("{}.cluster.extensions[{name}]", entry.field);
+    let mut args = provider.args.clone();
+    if provider.args_policy == ArgsPolicy::Append {
+        if let Some(extra) = extension(entry, ADDITIONAL_ARGS) {
+            let list: Option<Vec<String>> = extra
+                .as_seq()
+                .map(|s| s.iter().map(|v| v.as_str().map(String::from)).collect())
+                .unwrap_or(None);
+            args.extend(list.ok_or_else(|| {
+                Finding::error("expected a list of strings").at(at(ADDITIONAL_ARGS))
+            })?);
+        }
+    }
+    let args = args
+        .iter()
+        .map(|a| {
+            a.replace(NAME_PLACEHOLDER, profile)
+                .replace(SERVER_PLACEHOLDER, &server)
+        })
+        .collect();
+    let mut env: BTreeMap<String, Sensitive> = provider
+        .env
+        .iter()
+        .map(|(k, v)| (k.clone(), Sensitive(v.clone())))
+        .collect();
+    if provider.env_policy != EnvPolicy::Ignore {
+        if let Some(extra) = extension(entry, ADDITIONAL_ENVS) {
+            let pairs: Option<Vec<(String, String)>> = extra
+                .as_map()
+                .map(|m| {
+                    m.iter()
+                        .map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string())))
+                        .collect::<Option<Vec<_>>>()
+                })
+                .unwrap_or(None);
+            let pairs = pairs.ok_or_else(|| {
+                Finding::error("expected a mapping of names to strings").at(at(ADDITIONAL_ENVS))
+            })?;
+            for (k, v) in pairs {
+                let replace = provider.env_policy == EnvPolicy::Replace;
+                if replace || !env.contains_key(&k) {
+                    env.insert(k, Sensitive(v));
+                }
+            }
+        }
+    }
+    let exec_config = extension(entry, EXEC_EXTENSION).and_then(json);
+    if exec_config.is_some() || provider.provide_cluster_info {
+        notes.push(
+            Finding::info(format!(
+                "the login of provider {:?} gives its plugin {}: Argo CD reads these from 3.5 on (argo-cd 6d92e177, #24282); an earlier Argo CD ignores them, and the plugin gets no cluster information",
+                provider.name,
+                match (provider.provide_cluster_info, exec_config.is_some()) {
+                    (true, true) => "provideClusterInfo and the cluster's exec extension as config",
+                    (true, false) => "provideClusterInfo",
+                    _ => "the cluster's exec extension as config",
+                }
+            ))
+            .at(entry.field.clone()),
+        );
+    }
+    config.exec_provider_config = Some(ExecProviderConfig {
+        command: provider.command.clone(),
+        args,
+        env,
+        api_version: provider.api_version.clone(),
+        install_hint: None,
+        provide_cluster_info: provider.provide_cluster_info,
+        config: exec_config,
+    });
+    Ok(Reached {
+        server,
+        config,
+        provider: provider.name.clone(),
+        field: entry.field.clone(),
+        notes,
+    })
+}
