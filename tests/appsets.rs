@@ -11,11 +11,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use capi2argo::Limits;
 use capi2argo::internals::appsets::{
     ClusterView, Rendered, Selector, Syntax, Template, cluster_params, sanitize_name,
 };
 use capi2argo::internals::yaml::parse_stream;
+use capi2argo::{Limits, SecretId};
 use serde_json::{Value as Json, json};
 
 use crate::common;
@@ -66,6 +66,13 @@ fn renderer() -> Option<PathBuf> {
     Some(binary)
 }
 
+fn secret_id(name: &str) -> SecretId {
+    SecretId {
+        namespace: "argocd".into(),
+        name: format!("cluster-{name}"),
+    }
+}
+
 fn view(
     name: &str,
     server: &str,
@@ -78,8 +85,10 @@ fn view(
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
     };
+    // Every cluster but the local one comes from a Secret.
+    let secret = (server != "https://kubernetes.default.svc").then(|| secret_id(name));
     ClusterView {
-        secret: None,
+        secret,
         name: name.into(),
         server: server.into(),
         project: project.map(String::from),
@@ -196,6 +205,7 @@ fn requests() -> Vec<Json> {
             "project": c.project.clone().unwrap_or_default(),
             "labels": c.labels.iter().cloned().collect::<BTreeMap<_, _>>(),
             "annotations": c.annotations.iter().cloned().collect::<BTreeMap<_, _>>(),
+            "local": c.secret.is_none(),
         });
         for options in [vec![], vec!["missingkey=error"]] {
             for t in GO_TEMPLATES {
@@ -227,8 +237,9 @@ fn computed(request: &Json) -> Option<Result<String, String>> {
             .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
             .collect()
     };
+    let local = c["local"].as_bool().unwrap();
     let view = ClusterView {
-        secret: None,
+        secret: (!local).then(|| secret_id(c["name"].as_str().unwrap())),
         name: c["name"].as_str().unwrap().into(),
         server: c["server"].as_str().unwrap().into(),
         project: Some(c["project"].as_str().unwrap().into()),

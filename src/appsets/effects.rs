@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::params::{ClusterKey, Eval, Set, Unjudged};
+use super::params::{ClusterKey, Eval, Lookup, Set, Unjudged};
 use super::read::{App, AppSet, ClusterView, GenKind, Generator};
 use super::template::{Rendered, Template};
 use super::{AppRef, ControllerPolicy, IN_CLUSTER_SERVER, ordered, ordered_map};
@@ -29,6 +29,12 @@ pub enum Leaves {
     /// Its cluster's parameters change its Application's name (a renamed cluster): the
     /// Application is replaced by one of the new name.
     Renamed,
+    /// It was the local cluster's (`in-cluster`), whose entry gives way to a cluster Secret of
+    /// its server.
+    Replaced,
+    /// The ApplicationSet, which Argo CD refused before the plan, works after it and no longer
+    /// generates it.
+    Ungenerated,
 }
 
 impl Leaves {
@@ -38,6 +44,12 @@ impl Leaves {
             Leaves::Gone => "its cluster is removed from Argo CD",
             Leaves::Deselected => "its cluster no longer matches the generator's selector",
             Leaves::Renamed => "its cluster's new parameters give it another name",
+            Leaves::Replaced => {
+                "a cluster Secret of the local cluster's server replaces the in-cluster entry it was generated for"
+            }
+            Leaves::Ungenerated => {
+                "its ApplicationSet, refused by Argo CD until this run, no longer generates it"
+            }
         }
     }
 
@@ -47,6 +59,8 @@ impl Leaves {
             Leaves::Gone => "gone",
             Leaves::Deselected => "deselected",
             Leaves::Renamed => "renamed",
+            Leaves::Replaced => "replaced",
+            Leaves::Ungenerated => "ungenerated",
         }
     }
 }
@@ -177,17 +191,18 @@ pub struct Applications {
 }
 
 impl Applications {
-    /// The changes that follow from one cluster (its Secret as it was, or the new one).
-    pub fn of_cluster<'a>(
-        &'a self,
-        cluster: &'a SecretId,
-    ) -> impl Iterator<Item = (&'a AppSetPlan, &'a AppChange)> {
-        self.sets.iter().flat_map(move |s| {
-            s.changes
-                .iter()
-                .filter(move |c| c.cluster.as_ref() == Some(cluster))
-                .map(move |c| (s, c))
-        })
+    /// The changes that follow from each cluster (its Secret as it was, or the new one), in
+    /// the order of the ApplicationSets.
+    pub fn by_cluster(&self) -> HashMap<&SecretId, Vec<(&AppSetPlan, &AppChange)>> {
+        let mut by: HashMap<&SecretId, Vec<(&AppSetPlan, &AppChange)>> = HashMap::new();
+        for s in &self.sets {
+            for c in &s.changes {
+                if let Some(id) = &c.cluster {
+                    by.entry(id).or_default().push((s, c));
+                }
+            }
+        }
+        by
     }
 
     /// The Applications deleted, with their ApplicationSets.
@@ -215,7 +230,7 @@ pub(crate) fn judge(
         .iter()
         .map(|c| (ClusterKey::of(c), c))
         .collect();
-    let changed: Vec<ClusterKey> = ordered(
+    let mut changed: Vec<ClusterKey> = ordered(
         before
             .iter()
             .filter(|(k, v)| after.get(*k) != Some(*v))
@@ -227,47 +242,59 @@ pub(crate) fn judge(
     if changed.is_empty() {
         return Applications::default();
     }
-    // The local cluster's entry changes only when a Secret of its server comes or goes; then
-    // every cluster is looked at, else only the changed ones.
-    let local = changed.iter().any(|k| {
-        [before.get(k), after.get(k)]
-            .into_iter()
-            .flatten()
-            .any(|v| v.server == IN_CLUSTER_SERVER)
-    });
-    let pick = |all: &[ClusterView], map: &HashMap<ClusterKey, &ClusterView>| -> Vec<ClusterView> {
-        if local {
-            all.to_vec()
-        } else {
-            changed
-                .iter()
-                .filter_map(|k| map.get(k).map(|v| (*v).clone()))
-                .collect()
-        }
-    };
-    let (fleet_before, fleet_after) = (pick(&fleets.before, &before), pick(&fleets.after, &after));
+    // The local cluster's entry goes when a Secret of its server comes, and comes back when
+    // the last one goes (cluster.go): the Secret that moves it is what causes its changes.
+    let local_cause = changed
+        .iter()
+        .find(|k| {
+            [before.get(*k), after.get(*k)]
+                .into_iter()
+                .flatten()
+                .any(|v| v.server.trim_end_matches('/') == IN_CLUSTER_SERVER)
+        })
+        .and_then(|k| match k {
+            ClusterKey::Secret(id) => Some(id.clone()),
+            ClusterKey::InCluster => None,
+        });
+    if local_cause.is_some() {
+        changed.push(ClusterKey::InCluster);
+    }
     let reach_before = Reach::of(&fleets.before);
     let reach_after = Reach::of(&fleets.after);
+    // Every Application by name: a name a template gives that another's Application has is a
+    // collision, not a create.
+    let by_name: HashMap<(&str, &str), &App> = apps
+        .iter()
+        .map(|a| ((a.id.namespace.as_str(), a.id.name.as_str()), a))
+        .collect();
     let judge = Judge {
         changed: &changed,
         before: &before,
         after: &after,
+        fleets,
         reach_after: &reach_after,
         policy,
-        local,
+        local_cause: local_cause.as_ref(),
+        apps: &by_name,
     };
+    let mut owned_by: HashMap<(&str, &str), Vec<&App>> = HashMap::new();
+    for a in apps.iter().filter(|a| !a.deleting) {
+        if let Some(owner) = &a.owner {
+            owned_by
+                .entry((a.id.namespace.as_str(), owner.as_str()))
+                .or_default()
+                .push(a);
+        }
+    }
     let order = ordered_map(appsets.iter().filter(|s| !s.deleting).map(|s| (&s.id, s)));
     let mut sets = Vec::new();
+    // Applications their ApplicationSet writes again after the plan (its template's
+    // destination with them): they follow their cluster, never stranded.
+    let mut rewritten: HashSet<AppRef> = HashSet::new();
     for appset in order.into_values() {
-        let owned: Vec<&App> = apps
-            .iter()
-            .filter(|a| {
-                !a.deleting
-                    && a.id.namespace == appset.id.namespace
-                    && a.owner.as_deref() == Some(appset.id.name.as_str())
-            })
-            .collect();
-        let plan = judge.appset(appset, &owned, &fleet_before, &fleet_after);
+        let key = (appset.id.namespace.as_str(), appset.id.name.as_str());
+        let owned = owned_by.remove(&key).unwrap_or_default();
+        let plan = judge.appset(appset, &owned, &mut rewritten);
         if plan.refused.is_some() || !plan.beyond.is_empty() || !plan.changes.is_empty() {
             sets.push(plan);
         }
@@ -283,7 +310,7 @@ pub(crate) fn judge(
         .collect();
     let stranded: Vec<Stranded> = ordered_map(
         apps.iter()
-            .filter(|a| !a.deleting && !gone.contains(&a.id))
+            .filter(|a| !a.deleting && !gone.contains(&a.id) && !rewritten.contains(&a.id))
             .filter(|a| reach_before.resolves(a) && !reach_after.resolves(a))
             .map(|a| {
                 let destination = match (&a.destination_name, &a.server) {
@@ -344,16 +371,40 @@ struct Judge<'j> {
     changed: &'j [ClusterKey],
     before: &'j HashMap<ClusterKey, &'j ClusterView>,
     after: &'j HashMap<ClusterKey, &'j ClusterView>,
+    fleets: &'j Fleets,
     reach_after: &'j Reach,
     policy: &'j ControllerPolicy,
-    local: bool,
+    /// The Secret whose coming or going moves the local cluster's entry.
+    local_cause: Option<&'j SecretId>,
+    /// Every Application, by namespace and name.
+    apps: &'j HashMap<(&'j str, &'j str), &'j App>,
 }
 
-/// A generator's parameter sets, each with the name its template gives it (when computed).
+/// A parameter set, with the name its generator's template gives it (when computed).
 struct Named<'s> {
     generator: usize,
     set: &'s Set,
     name: Option<String>,
+}
+
+/// What an ApplicationSet generates for one fleet: its sets, named.
+struct Generated<'s> {
+    named: Vec<Named<'s>>,
+    /// The names computed, of every set (a cluster's or not).
+    names: HashSet<String>,
+}
+
+impl Generated<'_> {
+    /// The sets of each cluster, by their place in `named`.
+    fn by_cluster(&self) -> HashMap<&ClusterKey, Vec<usize>> {
+        let mut by: HashMap<&ClusterKey, Vec<usize>> = HashMap::new();
+        for (i, n) in self.named.iter().enumerate() {
+            if let Some(k) = &n.set.cluster {
+                by.entry(k).or_default().push(i);
+            }
+        }
+        by
+    }
 }
 
 impl Judge<'_> {
@@ -361,10 +412,10 @@ impl Judge<'_> {
         &self,
         appset: &AppSet,
         owned: &[&App],
-        fleet_before: &[ClusterView],
-        fleet_after: &[ClusterView],
+        rewritten: &mut HashSet<AppRef>,
     ) -> AppSetPlan {
         let (policy, deletes) = self.policy.effective(appset.sync.as_deref());
+        let updates = matches!(policy.as_str(), "sync" | "create-update");
         let mut plan = AppSetPlan {
             application_set: appset.id.clone(),
             applications: owned.len(),
@@ -373,58 +424,86 @@ impl Judge<'_> {
             beyond: Vec::new(),
             changes: Vec::new(),
         };
-        let eval = |fleet| Eval {
-            fleet,
-            local: self.local,
-            syntax: appset.syntax,
-        };
-        let (before, after) = (eval(fleet_before), eval(fleet_after));
         let templates: Vec<Template> = appset
             .generators
             .iter()
             .map(|g| name_template(appset, g))
             .collect();
-        let mut sets_before = Vec::new();
-        let mut sets_after = Vec::new();
-        for (i, g) in appset.generators.iter().enumerate() {
-            match (before.sets(g), after.sets(g)) {
-                (Ok(b), Ok(a)) => {
-                    sets_before.push((i, b));
-                    sets_after.push((i, a));
-                }
-                (Err(Unjudged::Refused(why)), _) | (_, Err(Unjudged::Refused(why))) => {
-                    plan.refused = Some(why);
-                    return plan;
-                }
-                (Err(Unjudged::Beyond(why)), _) | (_, Err(Unjudged::Beyond(why))) => {
-                    plan.beyond.push(why);
-                }
+        // Every cluster, as the controller sees the whole fleet: a value or a name that fails
+        // for any one of them fails the ApplicationSet.
+        let sets = |fleet: &[ClusterView], beyond: &mut Vec<String>| {
+            let eval = Eval {
+                fleet,
+                local: true,
+                syntax: appset.syntax,
+            };
+            sets_of(appset, &eval, beyond)
+        };
+        let sets_before = sets(&self.fleets.before, &mut plan.beyond);
+        let sets_after = sets(&self.fleets.after, &mut plan.beyond);
+        let owned_names: HashSet<&str> = owned.iter().map(|a| a.id.name.as_str()).collect();
+        let (gen_before, gen_after) = (
+            self.generate(appset, &sets_before, &templates, &owned_names),
+            self.generate(appset, &sets_after, &templates, &owned_names),
+        );
+        if let Ok(sets) = &sets_before {
+            if let Some(note) = unknown_parameters(appset, sets) {
+                plan.beyond.push(note);
             }
         }
-        if let Some(note) = unknown_parameters(appset, &sets_before) {
-            plan.beyond.push(note);
-        }
-        let (named_before, named_after) = match (
-            named(&sets_before, &templates),
-            named(&sets_after, &templates),
-        ) {
+        let (gen_before, gen_after) = match (gen_before, gen_after) {
             (Ok(b), Ok(a)) => (b, a),
-            (Err(why), _) | (_, Err(why)) => {
-                plan.refused = Some(why);
+            (Err(why), Err(_)) => {
+                plan.refused = Some(format!(
+                    "{why}; it generates, updates and deletes nothing, whatever this run does"
+                ));
+                return plan;
+            }
+            (Ok(_), Err(why)) => {
+                plan.refused = Some(format!(
+                    "{why}, once this run's Secrets are applied: it then generates, updates and deletes nothing until that is fixed"
+                ));
+                return plan;
+            }
+            (Err(why), Ok(after)) => {
+                // This run makes it work again: it then deletes every Application it no longer
+                // generates, whatever cluster it deployed to.
+                let cause = self.refusal_cause(appset, &templates);
+                let note = format!(
+                    "Argo CD refuses it before this run ({why}), not after: what it no longer generates is deleted then"
+                );
+                plan.beyond.push(note);
+                let unnamed = after.named.iter().any(|n| n.name.is_none());
+                for app in owned {
+                    if after.names.contains(app.id.name.as_str()) {
+                        if updates {
+                            rewritten.insert(app.id.clone());
+                        }
+                        continue;
+                    }
+                    if unnamed {
+                        continue;
+                    }
+                    let effect = self.leaving(appset, &plan, app, Leaves::Ungenerated, deletes);
+                    plan.changes.push(AppChange {
+                        cluster: cause.clone(),
+                        effect,
+                    });
+                }
                 return plan;
             }
         };
-        let owned_names: HashSet<&str> = owned.iter().map(|a| a.id.name.as_str()).collect();
+        if updates {
+            rewritten.extend(
+                owned
+                    .iter()
+                    .filter(|a| gen_after.names.contains(a.id.name.as_str()))
+                    .map(|a| a.id.clone()),
+            );
+        }
         // Looked up by cluster, by name and by destination: a fleet's worth of clusters and
         // Applications is judged in one pass each.
-        let group = |named: &'_ [(ClusterKey, Named<'_>)]| {
-            let mut by: HashMap<ClusterKey, Vec<usize>> = HashMap::new();
-            for (i, (k, _)) in named.iter().enumerate() {
-                by.entry(k.clone()).or_default().push(i);
-            }
-            by
-        };
-        let (by_before, by_after) = (group(&named_before), group(&named_after));
+        let (by_before, by_after) = (gen_before.by_cluster(), gen_after.by_cluster());
         let mut by_name: HashMap<&str, usize> = HashMap::new();
         let mut by_server: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut by_destination: HashMap<&str, Vec<usize>> = HashMap::new();
@@ -446,13 +525,13 @@ impl Judge<'_> {
                 .get(key)
                 .unwrap_or(&none)
                 .iter()
-                .map(|&i| &named_before[i].1)
+                .map(|&i| &gen_before.named[i])
                 .collect();
             let a: Vec<&Named> = by_after
                 .get(key)
                 .unwrap_or(&none)
                 .iter()
-                .map(|&i| &named_after[i].1)
+                .map(|&i| &gen_after.named[i])
                 .collect();
             if b.len() == a.len()
                 && b.iter()
@@ -463,7 +542,7 @@ impl Judge<'_> {
             }
             let cluster = match key {
                 ClusterKey::Secret(id) => Some(id.clone()),
-                ClusterKey::InCluster => None,
+                ClusterKey::InCluster => self.local_cause.cloned(),
             };
             let push = |plan: &mut AppSetPlan, effect| {
                 plan.changes.push(AppChange {
@@ -477,26 +556,33 @@ impl Judge<'_> {
             let unnamed_after = a.iter().any(|n| n.name.is_none());
             let renames =
                 |generator: usize| reads_changed(&templates[generator], generator, &b, &a);
-            let view = self.before.get(key).copied();
-            let leaves = if a.is_empty() {
-                if self.after.contains_key(key) {
-                    Leaves::Deselected
-                } else {
-                    Leaves::Gone
-                }
-            } else {
+            let view = match key {
+                ClusterKey::InCluster => Some(ClusterView::in_cluster()),
+                _ => self.before.get(key).map(|v| (*v).clone()),
+            };
+            let leaves = if !a.is_empty() {
                 Leaves::Renamed
+            } else if *key == ClusterKey::InCluster {
+                Leaves::Replaced
+            } else if self.after.contains_key(key) {
+                Leaves::Deselected
+            } else {
+                Leaves::Gone
             };
             // Its Applications: those its sets name, and where a name is not computed, those that
             // deploy to it.
             let mut apps = ordered(names_before.iter().filter_map(|n| by_name.get(n).copied()));
-            if let (true, Some(v)) = (unnamed_before, view) {
+            if let (true, Some(v)) = (unnamed_before, view.as_ref()) {
                 let server = by_server.get(v.server.trim_end_matches('/'));
                 let name = by_destination.get(v.name.as_str());
                 apps.extend(server.into_iter().chain(name).flatten().copied());
             }
             for app in apps.into_iter().map(|i| owned[i]) {
-                if names_after.contains(app.id.name.as_str()) {
+                // Another set still generates it (another Secret of the cluster's name, a list
+                // entry, another generator): it is updated, not deleted.
+                if names_after.contains(app.id.name.as_str())
+                    || gen_after.names.contains(app.id.name.as_str())
+                {
                     continue;
                 }
                 let deleted = a.is_empty()
@@ -505,29 +591,31 @@ impl Judge<'_> {
                 if !deleted {
                     continue;
                 }
-                let effect = if deletes {
-                    Effect::Delete {
-                        application: app.id.clone(),
-                        leaves,
-                        resources: self.resources(appset, app),
-                    }
-                } else {
-                    Effect::Keep {
-                        application: app.id.clone(),
-                        leaves,
-                        policy: plan.policy.clone(),
-                    }
-                };
+                let effect = self.leaving(appset, &plan, app, leaves, deletes);
                 push(&mut plan, effect);
             }
             for n in &a {
                 let effect = match &n.name {
-                    Some(name) if names_before.contains(name.as_str()) => continue,
+                    Some(name) if gen_before.names.contains(name.as_str()) => continue,
                     Some(name) if owned_names.contains(name.as_str()) => continue,
+                    // Another Application of that name, controlled by nothing: taken over.
+                    Some(name)
+                        if self
+                            .apps
+                            .contains_key(&(appset.id.namespace.as_str(), name.as_str())) =>
+                    {
+                        continue;
+                    }
                     // The controller's validation refuses it: it is never created.
                     Some(name) if !is_dns1123_subdomain(name) => {
+                        // The name itself is not said: it may hold what the cluster's server
+                        // URL holds, a password included.
+                        let cluster = match n.set.params.get("name") {
+                            Lookup::Found(c) => format!(" for cluster {c}"),
+                            _ => String::new(),
+                        };
                         let note = format!(
-                            "its template names an Application {name:?}, which is not a valid name: Argo CD does not create it"
+                            "its template's metadata.name gives an Application name{cluster} that is not a valid name: Argo CD does not create it"
                         );
                         if !plan.beyond.contains(&note) {
                             plan.beyond.push(note);
@@ -556,6 +644,96 @@ impl Judge<'_> {
             }
         }
         plan
+    }
+
+    /// What the ApplicationSet does to an Application it no longer generates: deletes it, or
+    /// keeps it under a policy that deletes nothing.
+    fn leaving(
+        &self,
+        appset: &AppSet,
+        plan: &AppSetPlan,
+        app: &App,
+        leaves: Leaves,
+        deletes: bool,
+    ) -> Effect {
+        if deletes {
+            Effect::Delete {
+                application: app.id.clone(),
+                leaves,
+                resources: self.resources(appset, app),
+            }
+        } else {
+            Effect::Keep {
+                application: app.id.clone(),
+                leaves,
+                policy: plan.policy.clone(),
+            }
+        }
+    }
+
+    /// What the ApplicationSet generates from these sets: named, and no name another
+    /// controller's Application has; `Err`: why Argo CD refuses it.
+    fn generate<'s>(
+        &self,
+        appset: &AppSet,
+        sets: &'s Result<Vec<(usize, Vec<Set>)>, String>,
+        templates: &[Template],
+        owned: &HashSet<&str>,
+    ) -> Result<Generated<'s>, String> {
+        let sets = sets.as_ref().map_err(Clone::clone)?;
+        let g = generated(sets, templates)?;
+        self.collision(appset, &g, owned)?;
+        Ok(g)
+    }
+
+    /// A name the ApplicationSet generates that an Application of another controller has:
+    /// the controller fails to take it over (`SetControllerReference`) and stops there,
+    /// deleting nothing.
+    fn collision(
+        &self,
+        appset: &AppSet,
+        g: &Generated,
+        owned: &HashSet<&str>,
+    ) -> Result<(), String> {
+        let ns = appset.id.namespace.as_str();
+        let taken = ordered(
+            g.names
+                .iter()
+                .filter(|n| !owned.contains(n.as_str()))
+                .filter_map(|n| {
+                    let other = self.apps.get(&(ns, n.as_str()))?;
+                    other.controlled.then_some(other)
+                })
+                .map(|a| &a.id),
+        );
+        match taken.into_iter().next() {
+            None => Ok(()),
+            Some(id) => Err(format!(
+                "its template names Application {id}, which another controller (ApplicationSet or not) controls: Argo CD fails to take it over"
+            )),
+        }
+    }
+
+    /// The changed cluster whose Secret as it was made Argo CD refuse the ApplicationSet (a
+    /// value or a name that fails for it): what a guard holds to keep it refused.
+    fn refusal_cause(&self, appset: &AppSet, templates: &[Template]) -> Option<SecretId> {
+        self.changed.iter().find_map(|k| {
+            let ClusterKey::Secret(id) = k else {
+                return None;
+            };
+            let view = (*self.before.get(k)?).clone();
+            let fleet = [view];
+            let eval = Eval {
+                fleet: &fleet,
+                local: false,
+                syntax: appset.syntax,
+            };
+            let fails = match sets_of(appset, &eval, &mut Vec::new()) {
+                Err(_) => true,
+                Ok(sets) => generated(&sets, templates).is_err(),
+            };
+            fails.then(|| id.clone())
+        })
     }
 
     /// What becomes of a deleted Application's resources.
@@ -609,13 +787,36 @@ fn other_kinds<'g>(generator: &'g Generator, out: &mut BTreeSet<&'g str>) {
     }
 }
 
-/// Each set that came from a cluster, with the name its generator's template gives it; `Err`
-/// when the controller fails to render one (it then generates nothing at all).
-fn named<'s>(
+/// Each generator's parameter sets for one fleet; `Err` when Argo CD refuses one (it then
+/// generates nothing at all). What the plan cannot judge is noted in `beyond`.
+fn sets_of(
+    appset: &AppSet,
+    eval: &Eval,
+    beyond: &mut Vec<String>,
+) -> Result<Vec<(usize, Vec<Set>)>, String> {
+    let mut out = Vec::new();
+    for (i, g) in appset.generators.iter().enumerate() {
+        match eval.sets(g) {
+            Ok(sets) => out.push((i, sets)),
+            Err(Unjudged::Refused(why)) => return Err(why),
+            Err(Unjudged::Beyond(why)) => {
+                if !beyond.contains(&why) {
+                    beyond.push(why);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Every set with the name its generator's template gives it; `Err` when the controller fails
+/// to render one (it then generates nothing at all).
+fn generated<'s>(
     sets: &'s [(usize, Vec<Set>)],
     templates: &[Template],
-) -> Result<Vec<(ClusterKey, Named<'s>)>, String> {
-    let mut out = Vec::new();
+) -> Result<Generated<'s>, String> {
+    let mut named = Vec::new();
+    let mut names = HashSet::new();
     for (i, sets) in sets {
         for set in sets {
             let name = match templates[*i].render(&set.params) {
@@ -625,20 +826,17 @@ fn named<'s>(
                     return Err(format!("its template's metadata.name fails: {why}"));
                 }
             };
-            let Some(cluster) = &set.cluster else {
-                continue;
-            };
-            out.push((
-                cluster.clone(),
-                Named {
-                    generator: *i,
-                    set,
-                    name,
-                },
-            ));
+            if let Some(n) = &name {
+                names.insert(n.clone());
+            }
+            named.push(Named {
+                generator: *i,
+                set,
+                name,
+            });
         }
     }
-    Ok(out)
+    Ok(Generated { named, names })
 }
 
 /// Whether a generator's name template reads a parameter whose value differs between the

@@ -114,8 +114,8 @@ impl ControllerPolicy {
             }
             policy.policy = p;
         }
-        if let Some(o) = get(OVERRIDE_PARAM).map(str::trim) {
-            let o = Some(o == "true");
+        if let Some(o) = get(OVERRIDE_PARAM).and_then(go_bool) {
+            let o = Some(o);
             if self.allow_override.is_some() && self.allow_override != o {
                 differ.push(OVERRIDE_PARAM);
             }
@@ -139,9 +139,45 @@ impl ControllerPolicy {
     }
 }
 
+/// A boolean as argo-cd's `env.ParseBoolFromEnv` reads the variable a ConfigMap key becomes:
+/// `true` or `false` in any case (`strings.EqualFold`, whose folding also takes U+017F `ſ` for
+/// `s`); anything else, the empty string included, is no value and leaves the default.
+fn go_bool(value: &str) -> Option<bool> {
+    let folded: String = value
+        .chars()
+        .map(|c| match c {
+            '\u{17f}' => 's',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    match folded.as_str() {
+        "true" => Some(true),
+        "false" => Some(false),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: `"True"` was read as false, and a value Argo CD ignores as false rather than
+    /// as the default.
+    #[test]
+    fn the_override_is_read_as_argo_cd_reads_it() {
+        for (value, want) in [
+            ("true", Some(true)),
+            ("True", Some(true)),
+            ("TRUE", Some(true)),
+            ("False", Some(false)),
+            ("fal\u{17f}e", Some(false)),
+            ("", None),
+            ("yes", None),
+            (" true", None),
+        ] {
+            assert_eq!(go_bool(value), want, "{value:?}");
+        }
+    }
 
     #[test]
     fn an_application_sets_policy_counts_only_where_the_controller_lets_it() {

@@ -100,6 +100,13 @@ impl Params {
         keys
     }
 
+    /// A key's value made unknown, when it has one.
+    fn forget(&mut self, key: &str) {
+        if let Some(v) = self.values.get_mut(key) {
+            *v = None;
+        }
+    }
+
     /// `other`'s keys merged in: where both have a key, `other` wins when `over`.
     fn merge(&mut self, other: &Params, over: bool) {
         for (k, v) in &other.values {
@@ -278,8 +285,14 @@ impl Eval<'_> {
             )));
         };
         let mut sets = Vec::new();
+        // matrix.go renders the second generator's spec with each set of the first
+        // (`InterpolateGenerator`): what it writes as a template is not known here.
+        let interpolated = interpolated_keys(second);
         for a in self.child(first)? {
-            for b in self.child(second)? {
+            for mut b in self.child(second)? {
+                for key in &interpolated {
+                    b.params.forget(key);
+                }
                 let cluster = match (&a.cluster, &b.cluster) {
                     (Some(_), Some(_)) => {
                         return Err(Unjudged::Beyond(format!(
@@ -387,6 +400,25 @@ impl Eval<'_> {
     }
 }
 
+/// The parameters a generator writes as templates (a cluster generator's `values`, a list's
+/// elements): in a matrix's second place, rendered with the first's parameters first.
+fn interpolated_keys(generator: &Generator) -> Vec<String> {
+    match &generator.kind {
+        GenKind::Clusters { values, .. } => values
+            .iter()
+            .filter(|(_, v)| v.contains("{{"))
+            .map(|(k, _)| format!("values.{k}"))
+            .collect(),
+        GenKind::List { elements, .. } => elements
+            .iter()
+            .flatten()
+            .filter(|(_, v)| v.as_deref().is_some_and(|v| v.contains("{{")))
+            .map(|(k, _)| k.clone())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// `utils.CombineStringMaps`: a key both give with different known values is an error.
 fn combine(a: &Params, b: &Params) -> Result<Params, String> {
     for (k, v) in &b.values {
@@ -435,10 +467,11 @@ pub fn cluster_params(
     for (k, v) in &c.annotations {
         p.insert(format!("metadata.annotations.{k}"), Some(v.clone()));
     }
-    // Go templates see nested maps: `metadata` always, its labels and annotations, and the
-    // values, only where there are some.
+    // Go templates see nested maps: `metadata` for every cluster Secret (the local cluster has
+    // none: cluster.go gives it name, server and project only), its labels and annotations,
+    // and the values, only where there are some.
     let mut maps = BTreeMap::new();
-    if matches!(syntax, Syntax::Go { .. }) {
+    if matches!(syntax, Syntax::Go { .. }) && c.secret.is_some() {
         maps.insert("metadata".to_string(), false);
         if !c.labels.is_empty() {
             maps.insert("metadata.labels".to_string(), true);
@@ -633,6 +666,19 @@ mod tests {
         assert!(!sets[0].params.is_complete());
         assert_eq!(sets[0].params.get("path.basename"), Lookup::Unknown);
         assert_eq!(sets[0].params.get("name"), Lookup::Found("staging-01"));
+    }
+
+    /// Regression: a matrix's second generator's values were rendered without the first's
+    /// parameters, naming Applications nothing has (`<no value>-gone`), so their deletes went
+    /// unsaid.
+    #[test]
+    fn a_matrix_s_second_generator_is_rendered_with_the_first_s_parameters() {
+        let sets = eval(
+            "matrix:\n  generators:\n  - git:\n      repoURL: https://example.com/r.git\n      revision: HEAD\n      directories:\n      - path: addons/*\n  - clusters:\n      selector:\n        matchLabels:\n          environment: staging\n      values:\n        addon: '{{path.basename}}'\n        fixed: x\n",
+        )
+        .unwrap();
+        assert_eq!(sets[0].params.get("values.addon"), Lookup::Unknown);
+        assert_eq!(sets[0].params.get("values.fixed"), Lookup::Found("x"));
     }
 
     #[test]

@@ -158,6 +158,8 @@ pub struct App {
     /// The ApplicationSet that controls it (`metadata.ownerReferences` with `controller: true`,
     /// as the controller's `.metadata.controller` index reads it).
     pub owner: Option<String>,
+    /// Whether anything controls it (an ApplicationSet or another controller).
+    pub controlled: bool,
     pub finalizers: Vec<String>,
     pub server: Option<String>,
     pub destination_name: Option<String>,
@@ -210,12 +212,40 @@ pub fn app_set(object: Object, index: usize) -> AppSet {
         name: text(get(&["template", "metadata", "name"])),
         patched: get(&["templatePatch"])
             .and_then(Node::as_str)
-            .is_some_and(|p| p.contains("metadata")),
+            .is_some_and(patches_name),
         generators,
         deleting: object
             .node
             .path(&["metadata", "deletionTimestamp"])
             .is_some_and(|t| !t.is_null()),
+    }
+}
+
+/// Whether a `templatePatch` may set the Applications' `metadata.name`. Its actions stand in
+/// for values (each `{{…}}` one word), and the text must read as YAML with no `metadata.name`
+/// for the name to be left alone; anything else (control flow around keys, text that is not
+/// YAML) may set it.
+fn patches_name(patch: &str) -> bool {
+    let mut text = String::with_capacity(patch.len());
+    let mut rest = patch;
+    while let Some(start) = rest.find("{{") {
+        text.push_str(&rest[..start]);
+        let Some(end) = rest[start..].find("}}") else {
+            return true;
+        };
+        text.push_str("value");
+        rest = &rest[start + end + 2..];
+    }
+    text.push_str(rest);
+    let limits = crate::limits::Limits::default();
+    match crate::yaml::parse_stream(&text, &limits) {
+        Ok(docs) => docs.iter().any(|d| {
+            d.root.as_map().is_none()
+                || d.root
+                    .get("metadata")
+                    .is_some_and(|m| m.as_map().is_none() || m.get("name").is_some())
+        }),
+        Err(_) => true,
     }
 }
 
@@ -334,12 +364,13 @@ fn flatten(node: &Node, prefix: &str, out: &mut Vec<(String, Option<String>)>) {
 /// An Application item.
 pub fn app(object: Object, index: usize) -> App {
     let meta = object.node.get("metadata");
-    let owner = meta
+    let controller = meta
         .and_then(|m| m.get("ownerReferences"))
         .and_then(Node::as_seq)
         .unwrap_or_default()
         .iter()
-        .find(|o| truthy(o.get("controller")))
+        .find(|o| truthy(o.get("controller")));
+    let owner = controller
         .filter(|o| {
             text(o.get("apiVersion")).as_deref() == Some(ARGO_API_VERSION)
                 && text(o.get("kind")).as_deref() == Some("ApplicationSet")
@@ -351,11 +382,32 @@ pub fn app(object: Object, index: usize) -> App {
         id: AppRef::of(object),
         index,
         owner,
+        controlled: controller.is_some(),
         finalizers: strings(meta.and_then(|m| m.get("finalizers"))).unwrap_or_default(),
         server: field("server"),
         destination_name: field("name"),
         deleting: meta
             .and_then(|m| m.get("deletionTimestamp"))
             .is_some_and(|t| !t.is_null()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Regression: a templatePatch that sets only annotations was taken to rename every
+    /// Application (a plan of false deletes).
+    #[test]
+    fn a_template_patch_renames_only_when_it_may_set_the_name() {
+        assert!(!super::patches_name(
+            "metadata:\n  annotations:\n    team: '{{.metadata.labels.team}}'\n"
+        ));
+        assert!(!super::patches_name(
+            "spec:\n  source:\n    helm:\n      valueFiles: [{{ .values.files }}]\n"
+        ));
+        assert!(super::patches_name("metadata:\n  name: '{{.name}}-x'\n"));
+        assert!(super::patches_name(
+            "{{- if .autoSync }}\nmetadata:\n  name: x\n{{- end }}\n"
+        ));
+        assert!(super::patches_name("{{ .broken"));
     }
 }

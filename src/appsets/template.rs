@@ -225,6 +225,9 @@ impl Template {
                     Err(Stop::Failed(why)) => return Rendered::Failed(why),
                 },
             }
+            if out.len() > MAX_RENDERED {
+                return Rendered::NotComputed;
+            }
         }
         Rendered::Text(out)
     }
@@ -394,7 +397,7 @@ impl Template {
             Func::Replace => {
                 arity(3)?;
                 let (old, new, s) = (text(&vals[0])?, text(&vals[1])?, text(&vals[2])?);
-                go_replace_all(&s, &old, &new)
+                go_replace_all(&s, &old, &new).ok_or(Stop::NotComputed)?
             }
             Func::Trunc => {
                 arity(2)?;
@@ -697,18 +700,32 @@ fn tokens(body: &str) -> Option<Vec<Token>> {
     Some(out)
 }
 
-/// Go's `strings.Replace(s, old, new, -1)`: an empty `old` inserts `new` around every character.
-fn go_replace_all(s: &str, old: &str, new: &str) -> String {
+/// Go's `strings.Replace(s, old, new, -1)`: an empty `old` inserts `new` around every
+/// character. A result longer than [`MAX_RENDERED`] is not computed (`None`): a few chained
+/// replaces would otherwise grow past any memory.
+fn go_replace_all(s: &str, old: &str, new: &str) -> Option<String> {
+    let inserts = if old.is_empty() {
+        s.chars().count() + 1
+    } else {
+        s.matches(old).count()
+    };
+    if s.len().saturating_add(inserts.saturating_mul(new.len())) > MAX_RENDERED {
+        return None;
+    }
     if old.is_empty() {
         let mut out = String::from(new);
         for c in s.chars() {
             out.push(c);
             out.push_str(new);
         }
-        return out;
+        return Some(out);
     }
-    s.replace(old, new)
+    Some(s.replace(old, new))
 }
+
+/// The longest text a template is rendered to: far past any name (253 characters) or value a
+/// selector compares; a longer one is not computed.
+const MAX_RENDERED: usize = 64 * 1024;
 
 /// sprig's `trunc`: the first `n` bytes, or for a negative `n` the last; the text as it is when
 /// shorter. A cut inside a character is what Go would print as an invalid byte: not computed.
@@ -802,6 +819,20 @@ mod tests {
             let want = want.map_or(Rendered::NotComputed, |w| Rendered::Text(w.into()));
             assert_eq!(got, want, "{template}");
         }
+    }
+
+    /// Regression: `replace ""` chained three times over a name asked for gigabytes (an
+    /// ApplicationSet could take the controller down).
+    #[test]
+    fn chained_replaces_of_nothing_stop_at_the_bound() {
+        let big = "x".repeat(2000);
+        let template = format!(
+            "{{{{ .name | replace \"\" \"{big}\" | replace \"\" \"{big}\" | replace \"\" \"{big}\" }}}}"
+        );
+        let p = params(&[("name", "prod")]);
+        assert_eq!(text(&template, true, &p), Rendered::NotComputed);
+        let once = format!("{{{{ .name | replace \"\" \"{big}\" }}}}");
+        assert!(matches!(text(&once, true, &p), Rendered::Text(t) if t.len() == 5 * 2000 + 4));
     }
 
     #[test]

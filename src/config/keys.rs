@@ -302,7 +302,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "applicationSetPolicyOverride",
         default: "none",
-        doc: "the ApplicationSet controller's `--enable-policy-override` (`applicationsetcontroller.enable.policy.override`): whether an ApplicationSet's `syncPolicy.applicationsSync` overrides `applicationSetPolicy`. Unset: only when no `applicationSetPolicy` is set, as the controller defaults it",
+        doc: "the ApplicationSet controller's `--enable-policy-override` (`applicationsetcontroller.enable.policy.override`): whether an ApplicationSet's `syncPolicy.applicationsSync` overrides `applicationSetPolicy`. Unset: only when no `applicationSetPolicy` is set, as the controller defaults it from `argocd-cmd-params-cm` (a policy given as the `--policy` argument instead leaves the override on: say `true` then)",
         kind: "bool",
         set: |c, raw, _| {
             c.appset_policy.allow_override = Some(raw.boolean().map_err(bad)?);

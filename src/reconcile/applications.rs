@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use crate::appsets::{
-    self, App, AppSet, Applications, ClusterView, ControllerPolicy, Effect, Fleets,
+    self, App, AppRef, AppSet, Applications, ClusterView, ControllerPolicy, Effect, Fleets,
 };
 use crate::convert::argocd::SECRET_TYPE_LABEL;
 use crate::krm::finding::Severity;
@@ -127,7 +127,9 @@ impl Judging {
                         put(&mut after, &mut at, &step.secret, Some(v));
                     }
                 }
-                Action::Update { .. } if known => {
+                // A Secret Argo CD did not take for a cluster's (its secret-type label lost)
+                // becomes one again: a new cluster to the ApplicationSets.
+                Action::Update { .. } => {
                     if let Some(v) = view(&id) {
                         put(&mut after, &mut at, &id, Some(v));
                     }
@@ -151,6 +153,8 @@ impl Judging {
     /// Each Application the plan makes an ApplicationSet delete, said on it: kpt and kustomize
     /// show results, not plans.
     pub fn report(&self, ctx: &mut Ctx, applications: &Applications) {
+        let apps: HashMap<&AppRef, &App> = self.apps.iter().map(|a| (&a.id, a)).collect();
+        let appsets: HashMap<&AppRef, &AppSet> = self.appsets.iter().map(|a| (&a.id, a)).collect();
         for (set, change) in applications.deletes() {
             let Effect::Delete {
                 application,
@@ -160,7 +164,7 @@ impl Judging {
             else {
                 continue;
             };
-            let Some(app) = self.apps.iter().find(|a| a.id == *application) else {
+            let Some(app) = apps.get(application) else {
                 continue;
             };
             let severity = match resources {
@@ -176,17 +180,17 @@ impl Judging {
             ctx.report(app.index, severity, None, message);
         }
         for set in applications.sets.iter().filter(|s| s.refused.is_some()) {
-            let Some(appset) = self.appsets.iter().find(|a| a.id == set.application_set) else {
+            let Some(appset) = appsets.get(&set.application_set) else {
                 continue;
             };
             let message = format!(
-                "Argo CD refuses this ApplicationSet: {}; it generates and deletes nothing until that is fixed, whatever this run does",
+                "Argo CD refuses this ApplicationSet: {}",
                 set.refused.as_deref().unwrap_or_default()
             );
             ctx.report(appset.index, Severity::Warning, None, message);
         }
         for s in &applications.stranded {
-            let Some(app) = self.apps.iter().find(|a| a.id == s.application) else {
+            let Some(app) = apps.get(&s.application) else {
                 continue;
             };
             let message = format!(
@@ -273,6 +277,18 @@ mod tests {
         out
     }
 
+    /// A cluster generator that leaves the local cluster out.
+    const SELECTED: &str =
+        "clusters: {selector: {matchLabels: {argocd.argoproj.io/secret-type: cluster}}}";
+
+    /// The Secret the first ApplicationSet's change `i` follows from.
+    fn cause(plan: &Plan, i: usize) -> Option<String> {
+        plan.applications.sets[0].changes[i]
+            .cluster
+            .clone()
+            .map(|c| c.name)
+    }
+
     fn triple(set: &str, what: &str, app: &str) -> (String, String, String) {
         (set.into(), what.into(), app.into())
     }
@@ -322,8 +338,7 @@ mod tests {
                 triple("by-name", "create", "fleet-a-gb"),
             ]
         );
-        let cluster = plan.applications.sets[0].changes[0].cluster.clone();
-        assert_eq!(cluster.map(|c| c.name), Some("cluster-a".into()));
+        assert_eq!(cause(&plan, 0), Some("cluster-a".into()));
     }
 
     #[test]
@@ -450,6 +465,253 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    /// Regression: the local cluster's entry was never judged, so a Secret of its server
+    /// deleted its Applications unsaid, and no guard could hold it.
+    #[test]
+    fn regression_a_secret_of_the_local_cluster_s_server_replaces_its_entry() {
+        let local = kubeconfig_secret("mgmt-kubeconfig", TOKEN).replace(
+            "https://mgmt.fleet.example:6443",
+            crate::appsets::IN_CLUSTER_SERVER,
+        );
+        let input = kubeconfig_secret("b-kubeconfig", TOKEN)
+            + &local
+            + &owned_secret("cluster-b", "b", &server("b"))
+            + &appset("gb", false, "clusters: {}", "{{name}}-gb", "")
+            + &app("b-gb", "gb", &server("b"), true)
+            + &app(
+                "in-cluster-gb",
+                "gb",
+                crate::appsets::IN_CLUSTER_SERVER,
+                true,
+            );
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(
+            effects(&plan),
+            [
+                triple("gb", "create", "mgmt-gb"),
+                triple("gb", "delete replaced undeployed", "in-cluster-gb"),
+            ]
+        );
+        // Caused by the new Secret, which the guard then holds.
+        assert_eq!(cause(&plan, 1), Some("cluster-mgmt".into()));
+        // Two of four: more than maxApplicationDeletes lets through; the create is held.
+        let addons = "matrix:\n      generators:\n      - clusters: {}\n      - list: {elements: [{addon: x}, {addon: y}]}";
+        let input = kubeconfig_secret("b-kubeconfig", TOKEN)
+            + &local
+            + &owned_secret("cluster-b", "b", &server("b"))
+            + &appset("addons", false, addons, "{{name}}-{{addon}}", "")
+            + &app("b-x", "addons", &server("b"), true)
+            + &app("b-y", "addons", &server("b"), true)
+            + &app(
+                "in-cluster-x",
+                "addons",
+                crate::appsets::IN_CLUSTER_SERVER,
+                true,
+            )
+            + &app(
+                "in-cluster-y",
+                "addons",
+                crate::appsets::IN_CLUSTER_SERVER,
+                true,
+            );
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        let mgmt = plan
+            .entries
+            .iter()
+            .find(|e| e.secret.name == "cluster-mgmt");
+        assert!(
+            mgmt.is_some_and(|e| matches!(e.action, crate::reconcile::plan::Action::Kept { .. })),
+            "{:?}",
+            plan.entries
+        );
+        assert_eq!(plan.guards[0].applications.len(), 2);
+    }
+
+    /// Regression: a cluster's Application was said to be deleted though another set still
+    /// generates it: another Secret of the cluster's name, or a list entry.
+    #[test]
+    fn regression_an_application_another_set_still_generates_is_not_deleted() {
+        let by_hand = owned_secret("cluster-a-manual", "a", &server("a"))
+            .replace("    capi-to-argocd/owned: \"true\"\n", "");
+        let input = kubeconfig_secret("b-kubeconfig", TOKEN)
+            + &owned_secret("cluster-b", "b", &server("b"))
+            + &owned_secret("cluster-a", "a", &server("a"))
+            + &by_hand
+            + &appset("gb", false, SELECTED, "{{name}}-gb", "")
+            + &app("a-gb", "gb", &server("a"), true)
+            + &app("b-gb", "gb", &server("b"), true);
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(effects(&plan), Vec::<(String, String, String)>::new());
+        let listed = "clusters: {selector: {matchLabels: {argocd.argoproj.io/secret-type: cluster}}}\n  - list: {elements: [{name: a, server: 'https://a.fleet.example:6443'}]}";
+        let input = kubeconfig_secret("b-kubeconfig", TOKEN)
+            + &owned_secret("cluster-b", "b", &server("b"))
+            + &owned_secret("cluster-a", "a", &server("a"))
+            + &appset("gb", false, listed, "{{name}}-gb", "")
+            + &app("a-gb", "gb", &server("a"), true)
+            + &app("b-gb", "gb", &server("b"), true);
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(effects(&plan), Vec::<(String, String, String)>::new());
+    }
+
+    /// Regression: refusals were judged over the changed clusters alone. A value that fails
+    /// for a cluster the run leaves alone refuses the ApplicationSet before and after (nothing
+    /// is deleted); one that fails only for the cluster the run prunes makes it work again,
+    /// and it then deletes every Application it no longer generates.
+    #[test]
+    fn regression_refusals_are_judged_over_the_whole_fleet() {
+        // A selector leaves the local cluster out (it has no metadata: the value fails on it).
+        let values = "clusters:\n      selector: {matchLabels: {argocd.argoproj.io/secret-type: cluster}}\n      values: {env: '{{.metadata.labels.env}}'}";
+        let labelled = |name: &str, cluster: &str| {
+            owned_secret(name, cluster, &server(cluster)).replace(
+                "    capi-to-argocd/owned: \"true\"\n",
+                "    capi-to-argocd/owned: \"true\"\n    env: prod\n",
+            )
+        };
+        let options = "  goTemplateOptions: [missingkey=error]\n";
+        let set = appset("gb", true, values, "{{.name}}-gb", "")
+            .replace("  generators:", &format!("{options}  generators:"));
+        // `bad` has no env label and stays: refused before and after.
+        let stays = kubeconfig_secret("bad-kubeconfig", TOKEN)
+            + &owned_secret("cluster-bad", "bad", &server("bad"))
+            + &labelled("cluster-gone", "gone")
+            + &set
+            + &app("gone-gb", "gb", &server("gone"), true);
+        let (_, _, plan) = run_plan(&stays, &Config::default());
+        assert_eq!(effects(&plan), Vec::<(String, String, String)>::new());
+        assert!(plan.applications.sets[0].refused.is_some());
+        // `bad` goes: the ApplicationSet works again, and deletes what it does not generate.
+        let goes = kubeconfig_secret("x-kubeconfig", TOKEN)
+            + &labelled("cluster-x", "x")
+            + &owned_secret("cluster-bad", "bad", &server("bad"))
+            + &set
+            + &app("x-gb", "gb", &server("x"), true)
+            + &app("old-gb", "gb", &server("x"), true);
+        // The run writes env on every cluster it converts.
+        let mut config = Config {
+            max_application_deletes: crate::config::MaxPrune::Percent(100),
+            ..Config::default()
+        };
+        config.defaults.labels.insert("env".into(), "prod".into());
+        let (_, _, plan) = run_plan(&goes, &config);
+        let deleted: Vec<String> = effects(&plan)
+            .into_iter()
+            .map(|(_, w, a)| format!("{w} {a}"))
+            .collect();
+        assert!(
+            deleted.contains(&"delete ungenerated undeployed old-gb".to_string()),
+            "{deleted:?}"
+        );
+        assert_eq!(cause(&plan, 0), Some("cluster-bad".into()));
+    }
+
+    /// Regression: a name another controller's Application holds was said to be created; Argo
+    /// CD fails to take it over and stops, creating and deleting nothing.
+    #[test]
+    fn regression_a_name_another_controller_holds_stops_the_application_set() {
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &owned_secret("cluster-gone", "gone", &server("gone"))
+            + &appset("gb", false, SELECTED, "{{name}}-gb", "")
+            + &app("gone-gb", "gb", &server("gone"), true)
+            + &app("a-gb", "other", &server("a"), true);
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(effects(&plan), Vec::<(String, String, String)>::new());
+        let why = plan.applications.sets[0]
+            .refused
+            .clone()
+            .unwrap_or_default();
+        assert!(why.contains("argocd/a-gb"), "{why}");
+    }
+
+    /// Regression: an Application its ApplicationSet writes again (its destination follows
+    /// the cluster's new name) was said to lose its cluster.
+    #[test]
+    fn regression_an_application_its_set_rewrites_is_not_stranded() {
+        let by_name = "    spec:\n      project: default\n      destination: {server: '{{server}}', namespace: x}";
+        let set = appset("one", false, "clusters: {}", "app-of-{{metadata.labels.capi-to-argocd/cluster-secret-name}}", "")
+            .replace(by_name, "    spec:\n      project: default\n      destination: {name: '{{name}}', namespace: x}");
+        let named = "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: app-of-a-kubeconfig\n  namespace: argocd\n  ownerReferences:\n  - {apiVersion: argoproj.io/v1alpha1, kind: ApplicationSet, name: one, controller: true}\nspec:\n  destination: {name: a, namespace: x}\n---\n";
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &owned_secret("cluster-a", "a", &server("a"))
+            + &set
+            + named;
+        let config = Config {
+            namespaced_names: true,
+            allow_rename: true,
+            ..Config::default()
+        };
+        let (_, _, plan) = run_plan(&input, &config);
+        assert!(
+            plan.applications.stranded.is_empty(),
+            "{:?}",
+            plan.applications.stranded
+        );
+    }
+
+    /// Regression: an invalid name a template gave was printed whole, a server URL's password
+    /// with it.
+    #[test]
+    fn regression_an_invalid_name_is_never_printed() {
+        let secret = kubeconfig_secret("c-kubeconfig", TOKEN).replace(
+            "https://c.fleet.example",
+            "https://admin:S3cretPassw0rd@c.fleet.example",
+        );
+        let input = secret
+            + &owned_secret("cluster-b", "b", &server("b"))
+            + &appset("gb", false, "clusters: {}", "{{server}}", "");
+        // What the run says (its output holds the input's own Secrets as they are).
+        let (_, results, plan) = run_plan(&input, &Config::default());
+        let said = format!("{results:?}{:?}", plan.applications);
+        assert!(!said.contains("S3cretPassw0rd"), "{said}");
+        assert!(said.contains("not a valid name"), "{said}");
+    }
+
+    /// Regression: a guard held a prune and let the create of the same server through (a
+    /// kubeconfig Secret moved to another namespace under namespacedNames): two Argo CD
+    /// clusters of one server.
+    #[test]
+    fn regression_a_create_of_a_held_secret_s_server_is_held_with_it() {
+        let moved = |c: &str| {
+            kubeconfig_secret(&format!("{c}-kubeconfig"), TOKEN)
+                .replace("namespace: fleet", "namespace: fleet2")
+        };
+        let owned = |c: &str| {
+            owned_secret(&format!("cluster-fleet-{c}"), c, &server(c))
+                .replace(&format!("  name: {c}\n"), &format!("  name: fleet-{c}\n"))
+        };
+        let input = moved("a")
+            + &moved("b")
+            + &owned("a")
+            + &owned("b")
+            + &kubeconfig_secret("k-kubeconfig", TOKEN)
+            + &owned("k");
+        let config = Config {
+            namespaced_names: true,
+            max_prune: crate::config::MaxPrune::Count(1),
+            ..Config::default()
+        };
+        let (_, _, plan) = run_plan(&input, &config);
+        let creates: Vec<String> = plan
+            .entries
+            .iter()
+            .filter(|e| matches!(e.action, crate::reconcile::plan::Action::Create))
+            .map(|e| e.secret.name.clone())
+            .collect();
+        assert!(creates.is_empty(), "{creates:?}");
+    }
+
+    /// Regression: a Secret whose secret-type label a run puts back is a cluster to Argo CD
+    /// again; its Applications were not said to be created.
+    #[test]
+    fn regression_a_secret_argo_cd_takes_again_enters_the_selectors() {
+        let lost = owned_secret("cluster-a", "a", &server("a"))
+            .replace("    argocd.argoproj.io/secret-type: cluster\n", "");
+        let input = kubeconfig_secret("a-kubeconfig", TOKEN)
+            + &lost
+            + &appset("gb", false, "clusters: {}", "{{name}}-gb", "");
+        let (_, _, plan) = run_plan(&input, &Config::default());
+        assert_eq!(effects(&plan), [triple("gb", "create", "a-gb")]);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! undeploy what they deployed (argo-cd issues 18480, 18780, 12958). A guard that holds keeps
 //! the Secrets exactly as they are and says so in one error; the output stays complete.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::access;
 use crate::config::MaxPrune;
@@ -77,35 +77,88 @@ pub struct Held {
 }
 
 /// Runs the guards over the plan, in order, then announces the prunes and renames that pass.
-pub(super) fn check(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps, judging: Option<&Judging>) {
+pub(super) fn check(
+    ctx: &mut Ctx,
+    scan: &Scan,
+    steps: &mut Steps,
+    judging: Option<(&Judging, &Applications)>,
+) {
     allow_empty(ctx, scan, steps);
     max_prune(ctx, steps);
     allow_rename(ctx, steps);
     max_credential_changes(ctx, steps);
-    if let Some(judging) = judging {
-        max_application_deletes(ctx, steps, judging);
+    if let Some((judging, unguarded)) = judging {
+        max_application_deletes(ctx, steps, judging, unguarded);
     }
+    hold_twins(ctx, steps);
     announce(ctx, steps);
+}
+
+/// A new Secret of the server of one a guard kept is held with it: Argo CD would otherwise
+/// hold two clusters of one server (a kubeconfig Secret moved to another namespace under
+/// `namespacedNames` is a prune and a create, not a rename).
+fn hold_twins(ctx: &mut Ctx, steps: &mut Steps) {
+    let mut kept: HashMap<String, (usize, SecretId)> = HashMap::new();
+    for (h, held) in steps.held.iter().enumerate() {
+        let secrets: HashSet<&SecretId> = held.secrets.iter().collect();
+        for step in steps.steps.iter().filter(|s| secrets.contains(&s.secret)) {
+            if matches!(step.action, Action::Kept { .. }) && step.old.is_some() {
+                let server = step.server.trim_end_matches('/').to_string();
+                kept.entry(server).or_insert((h, step.secret.clone()));
+            }
+        }
+    }
+    if kept.is_empty() {
+        return;
+    }
+    for step in &mut steps.steps {
+        if step.action != Action::Create {
+            continue;
+        }
+        let Some((h, twin)) = kept.get(step.server.trim_end_matches('/')) else {
+            continue;
+        };
+        let guard = steps.held[*h].guard.setting();
+        let reason = format!("held back with {twin}, of the same server, which {guard} keeps");
+        if let Some(at) = step.outcome {
+            ctx.outcomes.set(at, ClusterState::Kept, reason.clone());
+        }
+        step.action = Action::Kept { reason };
+        step.out = None;
+        step.view = None;
+        steps.held[*h].secrets.push(step.secret.clone());
+    }
 }
 
 /// `maxApplicationDeletes`: a run that would make an ApplicationSet delete more of its
 /// Applications than the setting allows makes none of the changes that cause it — whatever
 /// they are: a prune or rename the other guards let through, or an update that relabels a
 /// cluster out of a selector, which no other guard counts. One Application always passes.
-fn max_application_deletes(ctx: &mut Ctx, steps: &mut Steps, judging: &Judging) {
-    let judged = judging.judge(ctx, steps);
+fn max_application_deletes(
+    ctx: &mut Ctx,
+    steps: &mut Steps,
+    judging: &Judging,
+    unguarded: &Applications,
+) {
+    // Judged again only when an earlier guard changed the plan.
+    let again;
+    let judged = if steps.held.is_empty() {
+        unguarded
+    } else {
+        again = judging.judge(ctx, steps);
+        &again
+    };
     let setting = ctx.config.max_application_deletes;
     let mut over = Vec::new();
     let mut clusters: BTreeSet<SecretId> = BTreeSet::new();
     let mut most = 0;
     for set in &judged.sets {
-        let deleted: Vec<&AppRef> = set
-            .deletes()
-            .filter_map(|c| match &c.effect {
-                Effect::Delete { application, .. } => Some(application),
-                _ => None,
-            })
-            .collect();
+        let deleted: Vec<&AppRef> = ordered(set.deletes().filter_map(|c| match &c.effect {
+            Effect::Delete { application, .. } => Some(application),
+            _ => None,
+        }))
+        .into_iter()
+        .collect();
         let limit = setting.limit(set.applications);
         if deleted.len() <= limit {
             continue;
@@ -141,7 +194,8 @@ fn max_application_deletes(ctx: &mut Ctx, steps: &mut Steps, judging: &Judging) 
             );
         }
         match step.action {
-            Action::Update { .. } | Action::Prune => {
+            // A new Secret of the local cluster's server replaces its in-cluster entry.
+            Action::Update { .. } | Action::Prune | Action::Create => {
                 step.action = Action::Kept {
                     reason: why.clone(),
                 };
@@ -193,14 +247,11 @@ pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applic
         _ => None,
     }));
     for held in &mut steps.held {
+        let secrets: HashSet<&SecretId> = held.secrets.iter().collect();
         let apps = ordered(
             before
                 .deletes()
-                .filter(|(_, c)| {
-                    c.cluster
-                        .as_ref()
-                        .is_some_and(|id| held.secrets.contains(id))
-                })
+                .filter(|(_, c)| c.cluster.as_ref().is_some_and(|id| secrets.contains(id)))
                 .filter_map(|(_, c)| match &c.effect {
                     Effect::Delete { application, .. } if !still.contains(application) => {
                         Some(application)
@@ -554,7 +605,7 @@ fn listed(held: &[SecretId]) -> String {
 }
 
 /// The first few names, and how many more.
-fn listed_names(names: &[String]) -> String {
+pub(super) fn listed_names(names: &[String]) -> String {
     const SHOWN: usize = 5;
     let shown = names[..names.len().min(SHOWN)].join(", ");
     match names.len().saturating_sub(SHOWN) {

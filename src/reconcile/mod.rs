@@ -122,8 +122,13 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     // What the plan would do to Applications before any guard holds a step back: what each
     // guard then protects.
     let unguarded = judging.as_ref().map(|j| j.judge(&ctx, &steps));
-    guard::check(&mut ctx, &scan, &mut steps, judging.as_ref());
-    let judged = judging.as_ref().map(|j| j.judge(&ctx, &steps));
+    let judge = judging.as_ref().zip(unguarded.as_ref());
+    guard::check(&mut ctx, &scan, &mut steps, judge);
+    // A fleet's judgment is the plan's dearest part: made again only when a guard held a step.
+    let judged = match &judging {
+        Some(j) if !steps.held.is_empty() => Some(j.judge(&ctx, &steps)),
+        _ => unguarded.clone(),
+    };
     if let (Some(judging), Some(judged)) = (&judging, &judged) {
         judging.report(&mut ctx, judged);
     }

@@ -153,6 +153,7 @@ impl Plan {
     }
 
     fn text(&self, out: &mut String) {
+        let by_cluster = self.applications.by_cluster();
         for e in &self.entries {
             let word = e.action.word();
             let line = match &e.action {
@@ -186,7 +187,7 @@ impl Plan {
                 Action::Rename { from, .. } => from,
                 _ => &e.secret,
             };
-            for (set, change) in self.applications.of_cluster(cluster) {
+            for (set, change) in by_cluster.get(cluster).into_iter().flatten() {
                 out.push_str(&application_line(set, change));
             }
         }
@@ -243,7 +244,7 @@ impl Plan {
             }
             if let Some(why) = &set.refused {
                 out.push_str(&format!(
-                    "{:<9} {}: Argo CD refuses it ({why}): it generates and deletes nothing\n",
+                    "{:<9} {}: Argo CD refuses it: {why}\n",
                     "appset", set.application_set
                 ));
             }
@@ -272,7 +273,7 @@ impl Plan {
                 } else {
                     "Applications"
                 },
-                names.join(", ")
+                super::guard::listed_names(&names)
             ));
         }
         if let Some(summary) = self.application_summary() {
@@ -364,6 +365,7 @@ impl Plan {
     /// The plan as a JSON object, written by the same emitter as JSON output.
     fn json(&self) -> Node<'static> {
         let strings = |v: &[String]| Node::seq(v.iter().cloned().map(Node::string).collect());
+        let by_cluster = self.applications.by_cluster();
         let entries = self
             .entries
             .iter()
@@ -405,9 +407,10 @@ impl Plan {
                     Action::Rename { from, .. } => from,
                     _ => &e.secret,
                 };
-                let changes: Vec<Node<'static>> = self
-                    .applications
-                    .of_cluster(cluster)
+                let changes: Vec<Node<'static>> = by_cluster
+                    .get(cluster)
+                    .into_iter()
+                    .flatten()
                     .map(|(set, change)| application_json(Some(set), change))
                     .collect();
                 if !changes.is_empty() {

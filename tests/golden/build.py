@@ -1318,7 +1318,10 @@ def appset_cases():
     # Generators-Cluster.md's values example (index .metadata.annotations "…"), Argo CD's
     # normalize, and a rename (namespacedNames, let through): the Applications whose name holds
     # the cluster's name are replaced, by name; the one whose name does not is kept.
-    values = ("- clusters:\n    values:\n      revision: '{{index .metadata.annotations \"my-custom-annotation\"}}'\n"
+    # A selector leaves the local cluster out: it has no metadata (cluster.go), so the values
+    # and the index names would fail on it, and Argo CD would refuse both ApplicationSets.
+    selected = "    selector:\n      matchLabels:\n        argocd.argoproj.io/secret-type: cluster\n"
+    values = ("- clusters:\n" + selected + "    values:\n      revision: '{{index .metadata.annotations \"my-custom-annotation\"}}'\n"
               "      clusterName: '{{.name}}'\n")
     # The annotation comes from each Cluster, taken along (so the run writes it).
     annotated = '  annotations:\n    my-custom-annotation: v1.2.3\n    taken-from-cluster-annotation.capi-to-argocd.my-custom-7ed44d06: ""\n'
@@ -1328,7 +1331,7 @@ def appset_cases():
                 + "---\n" + kubectl_list([owned("team-a", c, annotations=annotated if annotate else "") for c in ["prod", "dev"]], uid_prefix="7e2b")
                 + "---\n" + kubectl_list(
                     [example_appset("by-name", values, "{{.values.clusterName | normalize}}-guestbook"),
-                     example_appset("by-namespace", "- clusters: {}\n",
+                     example_appset("by-namespace", "- clusters:\n" + selected,
                                     "{{index .metadata.labels \"capi-to-argocd/cluster-namespace\"}}-{{index .metadata.labels \"capi-to-argocd/cluster-secret-name\"}}", options=False)]
                     + [application("by-name", f"{c}-guestbook", srv(c, "team-a")) for c in ["prod", "dev"]]
                     + [application("by-namespace", f"team-a-{c}-kubeconfig", srv(c, "team-a")) for c in ["prod", "dev"]],

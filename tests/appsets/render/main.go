@@ -31,6 +31,8 @@ type cluster struct {
 	Project        string            `json:"project"`
 	Labels         map[string]string `json:"labels"`
 	Annotations    map[string]string `json:"annotations"`
+	// The local cluster: cluster.go gives it name, server and project only.
+	Local bool `json:"local"`
 }
 
 type request struct {
@@ -90,8 +92,9 @@ func render(text string, params map[string]any, goTemplate bool, options []strin
 	}), nil
 }
 
-// The cluster generator's parameters: nested maps for Go templates, flat keys for fasttemplate;
-// then each value rendered against them (a value never sees another value).
+// The cluster generator's parameters: nested maps for Go templates, flat keys for fasttemplate
+// (none for the local cluster); then each value rendered against them (a value never sees
+// another value).
 func params(r request) (map[string]any, error) {
 	c := r.Cluster
 	p := map[string]any{
@@ -100,7 +103,9 @@ func params(r request) (map[string]any, error) {
 		"server":         c.Server,
 		"project":        c.Project,
 	}
-	if r.Go {
+	if c.Local {
+		// No metadata at all.
+	} else if r.Go {
 		meta := map[string]any{}
 		if len(c.Annotations) > 0 {
 			meta["annotations"] = c.Annotations
