@@ -856,6 +856,89 @@ fn without_cluster_api_it_works_on_the_secrets_alone() {
     );
 }
 
+/// A ClusterProfile of SIG Multicluster's Cluster Inventory API.
+fn cluster_profile(name: &str, providers: Value) -> Value {
+    json!({"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ClusterProfile",
+           "metadata": {"name": name, "namespace": "fleet", "creationTimestamp": "2026-11-01T00:00:00Z",
+                        "labels": {"x-k8s.io/cluster-manager": "open-cluster-management"}},
+           "spec": {"displayName": name, "clusterManager": {"name": "open-cluster-management"}},
+           "status": {"conditions": [{"type": "ControlPlaneHealthy", "status": "True", "reason": "Healthy",
+                                      "message": "", "lastTransitionTime": "2026-11-01T00:00:00Z"}],
+                      "accessProviders": providers}})
+}
+
+/// The clusterprofile source: the controller watches ClusterProfiles, registers each with the
+/// login its access provider gives, puts a failure's Event on the profile, and prunes the
+/// cluster of a profile whose access is withdrawn.
+#[test]
+fn cluster_profiles_are_watched_registered_and_withdrawn() {
+    let access = |provider: &str, name: &str| json!([{"name": provider, "cluster": {"server": server(name)}}]);
+    let profiles = [
+        cluster_profile("spoke-1", access("secretreader", "spoke-1")),
+        cluster_profile("spoke-2", access("argo-cd-builtin-gcp", "spoke-2")),
+        cluster_profile("spoke-3", access("no-plugin-for-it", "spoke-3")),
+    ];
+    let Some(api) = stand_in("profiles", &profiles, &[]) else {
+        return;
+    };
+    let providers = "accessProviders=[{name: secretreader, execConfig: {command: /plugins/secretreader, apiVersion: client.authentication.k8s.io/v1}}]";
+    let Some(controller) = Controller::start(
+        "profiles",
+        &api,
+        &["--set", "sources=clusterprofile", "--set", providers],
+    ) else {
+        return;
+    };
+    eventually("both profiles registered", &controller, || {
+        has_argo_secret(&api, "cluster-spoke-1") && has_argo_secret(&api, "cluster-spoke-2")
+    });
+    let config = |name: &str| -> Value {
+        let secret = argo_secrets(&api)
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, s)| s);
+        serde_json::from_str(&decoded(&secret.unwrap_or_default(), "config")).unwrap_or_default()
+    };
+    assert_eq!(
+        config("cluster-spoke-1")["execProviderConfig"]["command"],
+        "/plugins/secretreader"
+    );
+    assert_eq!(
+        config("cluster-spoke-2")["execProviderConfig"]["args"],
+        json!(["gcp"])
+    );
+    assert!(!has_argo_secret(&api, "cluster-spoke-3"));
+    eventually(
+        "the failure's Event is on the ClusterProfile",
+        &controller,
+        || {
+            api.requests().iter().any(|r| {
+                r.method == "POST"
+                    && r.path.contains("/events")
+                    && serde_json::from_str::<Value>(&r.body).is_ok_and(|e| {
+                        e["reason"] == "ConvertFailed"
+                            && e["regarding"]["kind"] == "ClusterProfile"
+                            && e["regarding"]["name"] == "spoke-3"
+                    })
+            })
+        },
+    );
+    // Access withdrawn: the reference consumer deletes the Secret, here a prune.
+    let path = "/apis/multicluster.x-k8s.io/v1alpha1/namespaces/fleet/clusterprofiles/spoke-2";
+    let (code, mut withdrawn) = api.send("GET", path, None);
+    assert_eq!(code, 200);
+    withdrawn["status"]["accessProviders"] = json!([]);
+    assert_eq!(
+        api.send("PUT", &format!("{path}/status"), Some(&withdrawn))
+            .0,
+        200
+    );
+    eventually("the withdrawn cluster pruned", &controller, || {
+        !has_argo_secret(&api, "cluster-spoke-2")
+    });
+    assert!(has_argo_secret(&api, "cluster-spoke-1"));
+}
+
 /// `--once`: one plan carried out, then exit with the sync script's codes; over a synced fleet
 /// it writes nothing; it binds no port, opens no watch, and logs JSON with timestamps when asked.
 #[test]

@@ -352,9 +352,13 @@ impl Eval<'_> {
                 generator.field
             )));
         }
-        let key_of = |p: &Params| -> Option<Vec<Option<String>>> {
+        // merge.go looks each key up at the top of the set: a Go template's cluster parameters
+        // are nested maps (`values`, `metadata`), so a dotted key is no parameter of theirs.
+        let go = matches!(self.syntax, Syntax::Go { .. });
+        let key_of = |s: &Set| -> Option<Vec<Option<String>>> {
             keys.iter()
-                .map(|k| match p.get(k) {
+                .map(|k| match s.params.get(k) {
+                    _ if go && s.cluster.is_some() && k.contains('.') => Some(None),
                     Lookup::Found(v) => Some(Some(v.to_string())),
                     Lookup::Missing => Some(None),
                     _ => None,
@@ -363,9 +367,7 @@ impl Eval<'_> {
         };
         let unique = |sets: &[Set]| {
             let mut seen = std::collections::HashSet::new();
-            sets.iter()
-                .filter_map(|s| key_of(&s.params))
-                .all(|k| seen.insert(k))
+            sets.iter().filter_map(key_of).all(|k| seen.insert(k))
         };
         let mut base = self.child(&children[0])?;
         if !unique(&base) {
@@ -383,9 +385,9 @@ impl Eval<'_> {
                 )));
             }
             for set in &mut base {
-                let key = key_of(&set.params);
+                let key = key_of(set);
                 for o in &overrides {
-                    match (&key, key_of(&o.params)) {
+                    match (&key, key_of(o)) {
                         (Some(k), Some(ok)) if *k == ok => {
                             set.params.merge(&o.params, true);
                         }
@@ -692,6 +694,29 @@ mod tests {
             .find(|s| s.params.get("name") == Lookup::Found("staging-01"))
             .unwrap();
         assert_eq!(staging.params.get("values.kafka"), Lookup::Found("false"));
+    }
+
+    /// Regression: a Go template's dotted merge key was looked up in the flat parameters; Argo
+    /// CD looks it up at the top of nested ones, finds nothing for every cluster, and refuses
+    /// the two sets that then share a key.
+    #[test]
+    fn a_go_template_s_dotted_merge_key_is_no_cluster_parameter() {
+        let fleet = upstream_clusters();
+        let eval = Eval {
+            fleet: &fleet,
+            local: false,
+            syntax: Syntax::of(true, &[]),
+        };
+        let merge = "merge:\n  mergeKeys: [metadata.labels.environment]\n  generators:\n  - clusters: {}\n  - list: {elements: []}\n";
+        assert!(matches!(
+            eval.sets(&generator(merge)),
+            Err(Unjudged::Refused(_))
+        ));
+        let fast = Eval {
+            syntax: Syntax::Fast,
+            ..eval
+        };
+        assert!(fast.sets(&generator(merge)).is_ok());
     }
 
     #[test]

@@ -14,6 +14,7 @@ Resources (RESOURCES below), each kept as the JSON objects it was given or sent:
   cluster.x-k8s.io: clusters (+ clusters/status), in the versions --capi names;
   controlplane.cluster.x-k8s.io/v1beta1: kubeadmcontrolplanes (+ /status); batch/v1: cronjobs, jobs;
   argoproj.io/v1alpha1: applicationsets, applications (Argo CD's CRDs; --no-argocd serves none);
+  multicluster.x-k8s.io/v1alpha1: clusterprofiles (+ /status; --no-profiles serves none);
   rbac.authorization.k8s.io/v1: roles, rolebindings, clusterroles, clusterrolebindings;
   coordination.k8s.io/v1: leases; events.k8s.io/v1: events;
   authentication.k8s.io/v1: selfsubjectreviews (create only).
@@ -117,7 +118,7 @@ What a real API server does that this one does not:
     anew: older resourceVersions are then 410).
 
 Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token TOKEN]
-                    [--token-user NAME] [--tls CERT KEY] [--capi VERSIONS | --no-capi] [--no-argocd]
+                    [--token-user NAME] [--tls CERT KEY] [--capi VERSIONS | --no-capi] [--no-argocd] [--no-profiles]
                     [--latency MS] [--history N] [--bookmark-interval S]
                     [--min-token-expiration S] [--interfere METHOD PATH]
   STORE.json  a JSON list of objects to start from (written back after every change); objects
@@ -145,6 +146,7 @@ Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token 
   --no-capi   serve no Cluster API group at all (cluster.x-k8s.io, controlplane.cluster.x-k8s.io):
               discovery leaves them out and their paths are 404, as in a cluster without the CRDs
   --no-argocd serve no argoproj.io group (Argo CD's ApplicationSets and Applications)
+  --no-profiles serve no multicluster.x-k8s.io group (SIG Multicluster's ClusterProfiles)
   --latency   wait this many milliseconds before every answer (a watch: before its first byte)
   --history   how many events the history keeps (default 10000); older resourceVersions are 410
   --bookmark-interval  seconds between a watch's periodic bookmarks (default 60, as the real one)
@@ -180,6 +182,7 @@ parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
 parser.add_argument("--capi", default="v1beta1")
 parser.add_argument("--no-capi", action="store_true")
 parser.add_argument("--no-argocd", action="store_true")
+parser.add_argument("--no-profiles", action="store_true")
 parser.add_argument("--latency", type=float, default=0.0, metavar="MS")
 parser.add_argument("--history", type=int, default=10000)
 parser.add_argument("--bookmark-interval", type=float, default=60.0)
@@ -248,11 +251,15 @@ RESOURCES = [
     Resource("events.k8s.io", ["v1"], "events", "Event", True, create_on_update=True),
     Resource("argoproj.io", ["v1alpha1"], "applicationsets", "ApplicationSet", True, builtin=False),
     Resource("argoproj.io", ["v1alpha1"], "applications", "Application", True, builtin=False),
+    Resource("multicluster.x-k8s.io", ["v1alpha1"], "clusterprofiles", "ClusterProfile", True, builtin=False,
+             status=True),
 ]
 if args.no_capi:
     RESOURCES = [r for r in RESOURCES if not r.group.endswith("cluster.x-k8s.io")]
 if args.no_argocd:
     RESOURCES = [r for r in RESOURCES if r.group != "argoproj.io"]
+if args.no_profiles:
+    RESOURCES = [r for r in RESOURCES if r.group != "multicluster.x-k8s.io"]
 # Served but not stored: authentication.k8s.io/v1 selfsubjectreviews.
 AUTHN = "authentication.k8s.io"
 GROUPS = {}
