@@ -324,7 +324,7 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
     if ctx.config.allow_empty {
         return;
     }
-    let mut empty: BTreeMap<String, Vec<SecretId>> = BTreeMap::new();
+    let mut empty: BTreeMap<String, (&str, Vec<SecretId>)> = BTreeMap::new();
     for (index, source) in ctx.config.sources.iter().enumerate() {
         if scan.taken_by(index) > 0 {
             continue;
@@ -334,27 +334,28 @@ fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
             |name| name == source.name,
             || {
                 format!(
-                    "allowEmpty=false: the input holds no kubeconfig Secret of source {}",
+                    "allowEmpty=false: the input holds no {} of source {}",
+                    source.reads_from(),
                     source.name
                 )
             },
         );
         if !held.is_empty() {
-            empty.insert(source.name.clone(), held);
+            empty.insert(source.name.clone(), (source.reads_from(), held));
         }
     }
     // Letting them through takes maxPrune too when all the prunes then are more than it allows.
-    let all = prunes(steps) + empty.values().map(Vec::len).sum::<usize>();
+    let all = prunes(steps) + empty.values().map(|(_, h)| h.len()).sum::<usize>();
     let limit = ctx.config.max_prune.limit(managed(steps));
     let let_through = if all > limit {
         format!("allowEmpty=true and maxPrune={all}")
     } else {
         "allowEmpty=true".into()
     };
-    for (source, held) in empty {
+    for (source, (what, held)) in empty {
         let count = held.len();
         let message = format!(
-            "{count} owned Argo CD cluster {} of source {source} would be pruned ({}), and the input holds no kubeconfig Secret of that source at all: none is pruned (allowEmpty=false: an empty or broken input must not empty Argo CD; {APPLICATIONSET_EFFECT}). If every one of these clusters is really gone, run once with {let_through}",
+            "{count} owned Argo CD cluster {} of source {source} would be pruned ({}), and the input holds no {what} of that source at all: none is pruned (allowEmpty=false: an empty or broken input must not empty Argo CD; {APPLICATIONSET_EFFECT}). If every one of these clusters is really gone, run once with {let_through}",
             secrets(count),
             listed(&held)
         );
@@ -565,9 +566,15 @@ fn announce(ctx: &mut Ctx, steps: &Steps) {
             continue;
         };
         let message = match &step.action {
-            Action::Prune => format!(
-                "pruned: owned Argo CD cluster Secret whose source Secret {source} is not in the input (or no longer converted)"
-            ),
+            Action::Prune => {
+                let profiled = ctx.config.sources.iter().any(|s| {
+                    s.name == step.source_name && s.kind == crate::sources::Kind::ClusterProfiles
+                });
+                let what = if profiled { "ClusterProfile" } else { "Secret" };
+                format!(
+                    "pruned: owned Argo CD cluster Secret whose source {what} {source} is not in the input (or no longer converted)"
+                )
+            }
             // Kubernetes renews certificates on its own; an Argo CD Secret that follows says so.
             Action::Update { changed } if changed.iter().any(|c| c.contains(ROTATED)) => {
                 let rotated: Vec<&str> = changed

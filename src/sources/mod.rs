@@ -187,6 +187,14 @@ impl Source {
         (self.name != PRESETS[0].name).then_some(self.name.as_str())
     }
 
+    /// What it reads a cluster from, in a few words: `kubeconfig Secret`, or `ClusterProfile`.
+    pub fn reads_from(&self) -> &'static str {
+        match self.kind {
+            Kind::Secrets => "kubeconfig Secret",
+            Kind::ClusterProfiles => "ClusterProfile",
+        }
+    }
+
     /// Whether a Secret of this name would be this source's (for reading its metadata).
     pub fn names_it(&self, name: &str) -> bool {
         self.shapes.iter().any(|s| s.names.split(name).is_some())

@@ -402,6 +402,27 @@ test('playground: bare kubeconfigs (YAML and JSON) are wrapped and named by apim
   assert.match(out.generated, /capi-to-argocd\/owned: "true"/);
 });
 
+test('playground: ClusterProfiles convert as the native binary converts them', async () => {
+  const runs = Number(await page.getAttribute('body', 'data-runs'));
+  const example = await page.evaluate(() => EXAMPLES.find((e) => /ClusterProfile/.test(e.name)).name);
+  await page.selectOption('#example', example);
+  await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, runs);
+  assert.equal(await page.inputValue('#mode'), 'convert');
+  const { input, config, outcome } = await page.evaluate(() => ({
+    input: document.getElementById('input').value,
+    config: window.playground.config(),
+    outcome: (({ output, failed, views }) => ({ output, failed, generated: views.generated.text }))(window.playground.last),
+  }));
+  const expected = nativeRun(input, config);
+  assert.equal(outcome.output, expected.output, 'the output, byte for byte');
+  assert.equal(outcome.failed, false);
+  for (const name of ['gke-prod', 'aks-prod', 'eks-prod', 'spoke-1', 'spoke-2', 'spoke-3']) {
+    assert.match(outcome.generated, new RegExp(`name: cluster-${name}\\n`), `${name}: its Argo CD Secret`);
+  }
+  assert.match(outcome.generated, /capi2argo\.dev\/source: clusterprofile/);
+  await page.screenshot({ path: join(artifacts, 'cluster-profiles.png') });
+});
+
 test('playground: validate mode shows every cluster Secret it validated, with its findings', async () => {
   const handWritten = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-x\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: x\n  server: https://x.example:6443\n  config: \'{"bearerToken":"hand-written-token-123","tlsClientConfig":{"insecure":"no"}}\'\n';
   const clean = 'apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-y\n  namespace: argocd\n  labels:\n    argocd.argoproj.io/secret-type: cluster\nstringData:\n  name: y\n  server: https://y.example:6443\n  config: \'{"tlsClientConfig":{"insecure":false}}\'\n';

@@ -32,13 +32,18 @@ export function cases() {
     });
 }
 
-/** `--set k=v` pairs of a case, as a settings object. */
+/**
+ * `--set k=v` pairs of a case, as a settings object. A value written as JSON (a list or an
+ * object: `accessProviders=[…]`) is what a JavaScript caller passes as an array or an object;
+ * every other value stays the string the command line gets.
+ */
 export function settings(args) {
   const out = {};
   for (let i = 0; i < args.length; i += 2) {
     if (args[i] !== '--set') throw new Error(`unsupported arg ${args[i]}`);
     const [k, ...v] = args[i + 1].split('=');
-    out[k] = v.join('=');
+    const value = v.join('=');
+    out[k] = /^[[{]/.test(value) ? JSON.parse(value) : value;
   }
   return out;
 }

@@ -33,6 +33,10 @@ const names = {
 const dir = join(root, 'tests', 'fixtures', 'providers');
 const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort((a, b) => (a === 'kubeadm.yaml' ? -1 : b === 'kubeadm.yaml' ? 1 : a.localeCompare(b)));
 const examples = files.map((f) => ({ name: names[f.replace('.yaml', '')] || f, file: `tests/fixtures/providers/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
+// SIG Multicluster's ClusterProfiles, each kind of access provider (its functionConfig turns the
+// clusterprofile source on and gives the consumer's plugins).
+const profiles = join('tests', 'golden', 'source-clusterprofile', 'input.yaml');
+examples.push({ name: 'ClusterProfiles (Cluster Inventory API)', file: profiles, mode: 'convert', text: readFileSync(join(root, profiles), 'utf8') });
 // A fleet with its Argo CD Secrets, for plan mode: a cluster to create, one to update, one to
 // rename (held), one to prune, one kept, one unchanged.
 const planCase = join('tests', 'golden', 'plan-text', 'input.yaml');
@@ -41,5 +45,5 @@ examples.push({ name: 'Plan: a fleet with its Argo CD Secrets', file: planCase, 
 // creates (the selectors and labels of Argo CD's own cluster generator tests).
 const appsetCase = join('tests', 'golden', 'appset-label-selectors', 'input.yaml');
 examples.push({ name: 'Plan: what ApplicationSets will do to Applications', file: appsetCase, mode: 'plan', text: readFileSync(join(root, appsetCase), 'utf8') });
-writeFileSync(join(out, 'examples.js'), `// The provider fixtures of tests/fixtures/providers, and fleets for plan mode.\nconst EXAMPLES = ${JSON.stringify(examples)};\n`);
+writeFileSync(join(out, 'examples.js'), `// The provider fixtures of tests/fixtures/providers, ClusterProfiles, and fleets for plan mode.\nconst EXAMPLES = ${JSON.stringify(examples)};\n`);
 console.log(`playground: ${out}/index.html (${examples.length} examples, module ${Math.round(wasm.length / 1024)} KiB)`);
