@@ -408,6 +408,9 @@ test('playground: ClusterProfiles convert as the native binary converts them', a
   await page.selectOption('#example', example);
   await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, runs);
   assert.equal(await page.inputValue('#mode'), 'convert');
+  // The example's settings are in the form, what the page runs with.
+  assert.equal(await page.inputValue('#setting-sources'), 'clusterprofile');
+  assert.match(await page.inputValue('#setting-accessProviders'), /^- name: secretreader\n/);
   const { input, config, outcome } = await page.evaluate(() => ({
     input: document.getElementById('input').value,
     config: window.playground.config(),
@@ -421,6 +424,12 @@ test('playground: ClusterProfiles convert as the native binary converts them', a
   }
   assert.match(outcome.generated, /capi2argo\.dev\/source: clusterprofile/);
   await page.screenshot({ path: join(artifacts, 'cluster-profiles.png') });
+  // The next example takes them out again.
+  const back = Number(await page.getAttribute('body', 'data-runs'));
+  await page.selectOption('#example', { index: 1 });
+  await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, back);
+  assert.equal(await page.inputValue('#setting-sources'), '');
+  assert.equal(await page.inputValue('#setting-accessProviders'), '');
 });
 
 test('playground: validate mode shows every cluster Secret it validated, with its findings', async () => {

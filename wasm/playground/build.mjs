@@ -33,10 +33,16 @@ const names = {
 const dir = join(root, 'tests', 'fixtures', 'providers');
 const files = readdirSync(dir).filter((f) => f.endsWith('.yaml')).sort((a, b) => (a === 'kubeadm.yaml' ? -1 : b === 'kubeadm.yaml' ? 1 : a.localeCompare(b)));
 const examples = files.map((f) => ({ name: names[f.replace('.yaml', '')] || f, file: `tests/fixtures/providers/${f}`, text: readFileSync(join(dir, f), 'utf8') }));
-// SIG Multicluster's ClusterProfiles, each kind of access provider (its functionConfig turns the
-// clusterprofile source on and gives the consumer's plugins).
+// SIG Multicluster's ClusterProfiles, each kind of access provider; the settings its
+// functionConfig holds (the clusterprofile source, the consumer's plugins) go into the page's
+// settings, which are what the page runs with.
 const profiles = join('tests', 'golden', 'source-clusterprofile', 'input.yaml');
-examples.push({ name: 'ClusterProfiles (Cluster Inventory API)', file: profiles, mode: 'convert', text: readFileSync(join(root, profiles), 'utf8') });
+const [profileItems, profileConfig] = readFileSync(join(root, profiles), 'utf8').split(/^functionConfig:\n/m);
+const providers = profileConfig.split(/^ {4}accessProviders:\n/m)[1].replace(/^ {4}/gm, '');
+examples.push({
+  name: 'ClusterProfiles (Cluster Inventory API)', file: profiles, mode: 'convert', text: profileItems,
+  settings: { sources: 'clusterprofile', accessProviders: providers },
+});
 // A fleet with its Argo CD Secrets, for plan mode: a cluster to create, one to update, one to
 // rename (held), one to prune, one kept, one unchanged.
 const planCase = join('tests', 'golden', 'plan-text', 'input.yaml');

@@ -420,9 +420,17 @@
   }).observe(document.querySelector('main'));
 
   for (const e of EXAMPLES) examples.append(new Option(e.name, e.name));
+  // The settings an example needs go into the form (and out again with the next example).
+  let exampleSettings = [];
+  function applySettings(settings) {
+    for (const name of exampleSettings) form.elements[name].value = '';
+    exampleSettings = Object.keys(settings || {});
+    for (const [name, value] of Object.entries(settings || {})) form.elements[name].value = value;
+  }
   examples.addEventListener('change', () => {
     const e = EXAMPLES.find((x) => x.name === examples.value);
     if (e) {
+      applySettings(e.settings);
       input.value = e.text;
       if (e.mode && mode.value !== e.mode) {
         mode.value = e.mode;
