@@ -77,7 +77,7 @@ pub async fn run(flags: Flags) -> u8 {
     }
     if settings.reads.profiles && !caches.profiles.served() {
         tracing::warn!(
-            "the clusterprofile source: the API server does not serve ClusterProfiles (no clusterprofiles.multicluster.x-k8s.io): none is read, and the Argo CD Secrets made from them are kept as they are; looked for again at every resync"
+            "the clusterprofile source: the API server does not serve ClusterProfiles (no clusterprofiles.multicluster.x-k8s.io): none is read, and allowEmpty keeps the Argo CD Secrets made from them (unless it is true); looked for again at every resync"
         );
     }
     if settings.reads.applications && !caches.argo_cd_served.load(Ordering::Acquire) {

@@ -108,15 +108,8 @@ pub fn access<'n>(
         }
         return builtin(e, cloud, profile).map(|r| Access::Reached(Box::new(r)));
     }
-    if let Some(e) = deprecated
-        .iter()
-        .find(|e| e.name.starts_with(BUILTIN_PREFIX))
-    {
-        return Err(Finding::error(
-            "a built-in access provider is read only from status.accessProviders, not from the deprecated credentialProviders",
-        )
-        .at(format!("{}.name", e.field)));
-    }
+    // A built-in name in the deprecated list is only a name, as any other there: the
+    // reference looks for built-ins in accessProviders alone.
     // The deprecated list first, so that an accessProviders entry of the same name replaces it.
     let mut effective: BTreeMap<&str, &Entry> = BTreeMap::new();
     for e in deprecated.iter().chain(&advertised) {
@@ -154,12 +147,8 @@ fn connection(entry: &Entry, notes: &mut Vec<Finding>) -> Result<(String, Cluste
     let at = |key: &str| format!("{}.cluster.{key}", entry.field);
     let cluster = entry.cluster;
     let get = |key: &str| cluster.and_then(|c| c.get(key));
-    let text = |key: &str| {
-        get(key)
-            .and_then(Node::as_str)
-            .map(str::trim)
-            .filter(|v| !v.is_empty())
-    };
+    // As written: the reference carries each over verbatim.
+    let text = |key: &str| get(key).and_then(Node::as_str).filter(|v| !v.is_empty());
     let flag = |key: &str| get(key).and_then(Node::as_bool).unwrap_or(false);
     let server = text("server").ok_or_else(|| {
         Finding::error(format!(
@@ -176,11 +165,21 @@ fn connection(entry: &Entry, notes: &mut Vec<Finding>) -> Result<(String, Cluste
             .at(at("certificate-authority")),
         );
     }
+    // `format: byte`: decoded (line breaks and all) and written as the reference's json.Marshal
+    // of the bytes writes it, one line of standard base64.
+    let ca_data = match text("certificate-authority-data") {
+        None => None,
+        Some(ca) => Some(crate::krm::b64::encode(
+            &crate::krm::b64::decode_without(ca.as_bytes(), b"\r\n \t").map_err(|_| {
+                Finding::error("is not base64").at(at("certificate-authority-data"))
+            })?,
+        )),
+    };
     let config = ClusterConfig {
         tls_client_config: TlsClientConfig {
             insecure: flag("insecure-skip-tls-verify"),
             server_name: text("tls-server-name").map(String::from),
-            ca_data: text("certificate-authority-data").map(String::from),
+            ca_data,
             ..TlsClientConfig::default()
         },
         disable_compression: flag("disable-compression"),
@@ -188,6 +187,35 @@ fn connection(entry: &Entry, notes: &mut Vec<Finding>) -> Result<(String, Cluste
         ..ClusterConfig::default()
     };
     Ok((server.to_string(), config))
+}
+
+/// Two extensions of one name: client-go's conversion of the cluster (which `BuildConfigFromCP`
+/// makes) refuses them, and the reference writes nothing for the profile.
+fn unique_extensions(entry: &Entry) -> Result<(), Finding> {
+    let names = entry
+        .cluster
+        .and_then(|c| c.get("extensions"))
+        .and_then(Node::as_seq)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|e| e.get("name").and_then(Node::as_str));
+    let mut seen = std::collections::BTreeSet::new();
+    for name in names {
+        if !seen.insert(name) {
+            return Err(Finding::error(format!(
+                "holds the extension {name:?} twice: client-go's conversion of the cluster refuses it"
+            ))
+            .at(format!("{}.cluster.extensions", entry.field)));
+        }
+    }
+    Ok(())
+}
+
+/// A scalar as yaml.v3 unmarshals it into a Go string (its text, whatever it resolves to);
+/// `None` for a null, which it leaves out.
+fn go_string(node: &Node) -> Result<Option<String>, ()> {
+    let scalar = node.scalar().ok_or(())?;
+    Ok((!node.is_null()).then(|| scalar.text.to_string()))
 }
 
 /// The cluster's extension `name`, when it has it.
@@ -266,16 +294,18 @@ fn custom(entry: &Entry, provider: &Provider, profile: &str) -> Result<Reached, 
     let mut notes = Vec::new();
     let (server, mut config) = connection(entry, &mut notes)?;
     let at = |name: &str| format!("{}.cluster.extensions[{name}]", entry.field);
+    unique_extensions(entry)?;
     let mut args = provider.args.clone();
     if provider.args_policy == ArgsPolicy::Append {
         if let Some(extra) = extension(entry, ADDITIONAL_ARGS) {
-            let list: Option<Vec<String>> = extra
-                .as_seq()
-                .map(|s| s.iter().map(|v| v.as_str().map(String::from)).collect())
-                .unwrap_or(None);
-            args.extend(list.ok_or_else(|| {
+            let list: Result<Vec<Option<String>>, ()> = match extra.as_seq() {
+                Some(items) => items.iter().map(go_string).collect(),
+                None => Err(()),
+            };
+            let list = list.map_err(|()| {
                 Finding::error("expected a list of strings").at(at(ADDITIONAL_ARGS))
-            })?);
+            })?;
+            args.extend(list.into_iter().flatten());
         }
     }
     let args = args
@@ -285,27 +315,33 @@ fn custom(entry: &Entry, provider: &Provider, profile: &str) -> Result<Reached, 
                 .replace(SERVER_PLACEHOLDER, &server)
         })
         .collect();
-    let mut env: BTreeMap<String, Sensitive> = provider
-        .env
-        .iter()
-        .map(|(k, v)| (k.clone(), Sensitive(v.clone())))
-        .collect();
+    // The provider's own variables: of two of one name, the last (the reference's map of
+    // them) — under `Replace` the first, which `processClusterProfileSourcedEnvVarData` adds
+    // only where the name is not there yet.
+    let first_wins = provider.env_policy == EnvPolicy::Replace;
+    let mut own: BTreeMap<String, Sensitive> = BTreeMap::new();
+    for (k, v) in &provider.env {
+        if !(first_wins && own.contains_key(k)) {
+            own.insert(k.clone(), Sensitive(v.clone()));
+        }
+    }
+    let mut env = own.clone();
     if provider.env_policy != EnvPolicy::Ignore {
         if let Some(extra) = extension(entry, ADDITIONAL_ENVS) {
-            let pairs: Option<Vec<(String, String)>> = extra
-                .as_map()
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string())))
-                        .collect::<Option<Vec<_>>>()
-                })
-                .unwrap_or(None);
-            let pairs = pairs.ok_or_else(|| {
+            let pairs: Result<Vec<(String, Option<String>)>, ()> = match extra.as_map() {
+                Some(entries) => entries
+                    .iter()
+                    .map(|(k, v)| Ok((go_string(k)?.ok_or(())?, go_string(v)?)))
+                    .collect(),
+                None => Err(()),
+            };
+            let pairs = pairs.map_err(|()| {
                 Finding::error("expected a mapping of names to strings").at(at(ADDITIONAL_ENVS))
             })?;
             for (k, v) in pairs {
-                let replace = provider.env_policy == EnvPolicy::Replace;
-                if replace || !env.contains_key(&k) {
+                let Some(v) = v else { continue };
+                // AppendIfNotExists: the provider's own win; Replace: the profile's.
+                if provider.env_policy == EnvPolicy::Replace || !own.contains_key(&k) {
                     env.insert(k, Sensitive(v));
                 }
             }
@@ -342,4 +378,112 @@ fn custom(entry: &Entry, provider: &Provider, profile: &str) -> Result<Reached, 
         field: entry.field.clone(),
         notes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::limits::Limits;
+    use crate::yaml::parse_stream;
+
+    /// The Argo CD config a profile's status gives with these providers, as JSON; or the
+    /// error's field.
+    fn reached(status: &str, providers: &str) -> Result<serde_json::Value, String> {
+        let limits = Limits::default();
+        let profile = format!(
+            "apiVersion: multicluster.x-k8s.io/v1alpha1\nkind: ClusterProfile\nmetadata: {{name: p, namespace: fleet}}\nstatus:\n{status}"
+        );
+        let docs = parse_stream(&profile, &limits).expect("profile");
+        let providers = parse_stream(providers, &limits).expect("providers");
+        let providers = super::super::providers::parse(&providers[0].root).expect("providers");
+        match access(&docs[0].root, "p", &providers) {
+            Ok(Access::Reached(r)) => {
+                let mut json = serde_json::to_value(&r.config).expect("json");
+                json["server"] = r.server.into();
+                Ok(json)
+            }
+            Ok(Access::Withdrawn) => Err("withdrawn".into()),
+            Err(f) => Err(f.field.unwrap_or_default()),
+        }
+    }
+
+    const PLUGIN: &str = "- name: plugin\n  execConfig: {command: /bin/plugin, apiVersion: client.authentication.k8s.io/v1, env: [{name: A, value: own}, {name: A, value: own2}]}\n  profileSourcedCLIArgsPolicy: Append\n  profileSourcedEnvVarsPolicy: POLICY\n";
+
+    fn with_extensions(extensions: &str) -> String {
+        format!(
+            "  accessProviders:\n  - name: plugin\n    cluster:\n      server: https://p.example:6443\n      extensions:\n{extensions}"
+        )
+    }
+
+    /// Regression: yaml.v3 unmarshals any scalar into a string and leaves nulls out
+    /// (cluster-inventory-api `processClusterProfileSourcedCLIArgData` and `…EnvVarData`); numbers
+    /// and booleans were refused.
+    #[test]
+    fn additional_args_and_envs_take_any_scalar_as_yaml_v3_does() {
+        let status = with_extensions(
+            "      - {name: clusterprofiles.multicluster.x-k8s.io/exec/additional-args, extension: ['--port', 8443, true, null]}\n      - {name: clusterprofiles.multicluster.x-k8s.io/exec/additional-envs, extension: {RETRIES: 3, DEBUG: true, GONE: null}}\n",
+        );
+        let config = reached(&status, &PLUGIN.replace("POLICY", "AppendIfNotExists")).unwrap();
+        let exec = &config["execProviderConfig"];
+        assert_eq!(exec["args"], serde_json::json!(["--port", "8443", "true"]));
+        assert_eq!(
+            exec["env"],
+            serde_json::json!({"A": "own2", "RETRIES": "3", "DEBUG": "true"})
+        );
+    }
+
+    /// Regression: under Replace the profile's variable wins, and of the provider's own two of
+    /// one name the first; under AppendIfNotExists the provider's last.
+    #[test]
+    fn env_policies_pick_as_build_config_from_cp_picks() {
+        let status = with_extensions(
+            "      - {name: clusterprofiles.multicluster.x-k8s.io/exec/additional-envs, extension: {B: profile}}\n",
+        );
+        let replace = reached(&status, &PLUGIN.replace("POLICY", "Replace")).unwrap();
+        assert_eq!(
+            replace["execProviderConfig"]["env"],
+            serde_json::json!({"A": "own", "B": "profile"})
+        );
+        let status = with_extensions(
+            "      - {name: clusterprofiles.multicluster.x-k8s.io/exec/additional-envs, extension: {A: profile}}\n",
+        );
+        let replace = reached(&status, &PLUGIN.replace("POLICY", "Replace")).unwrap();
+        assert_eq!(replace["execProviderConfig"]["env"]["A"], "profile");
+        let append = reached(&status, &PLUGIN.replace("POLICY", "AppendIfNotExists")).unwrap();
+        assert_eq!(append["execProviderConfig"]["env"]["A"], "own2");
+    }
+
+    /// Regression: two extensions of one name were taken (the first); client-go's conversion,
+    /// which the reference makes, refuses them.
+    #[test]
+    fn two_extensions_of_one_name_are_an_error() {
+        let status = with_extensions(
+            "      - {name: example.com/foo, extension: {a: 1}}\n      - {name: example.com/foo, extension: {a: 2}}\n",
+        );
+        let field = reached(&status, &PLUGIN.replace("POLICY", "Ignore")).unwrap_err();
+        assert_eq!(field, "status.accessProviders[0].cluster.extensions");
+    }
+
+    /// Regression: a built-in name in the deprecated credentialProviders failed the profile;
+    /// the reference looks for built-ins in accessProviders only.
+    #[test]
+    fn a_built_in_name_in_the_deprecated_list_is_only_a_name() {
+        let status = "  credentialProviders:\n  - {name: argo-cd-builtin-gcp, cluster: {server: https://gcp.example}}\n  accessProviders:\n  - {name: plugin, cluster: {server: https://p.example:6443}}\n";
+        let config = reached(status, &PLUGIN.replace("POLICY", "Ignore")).unwrap();
+        assert_eq!(config["execProviderConfig"]["command"], "/bin/plugin");
+    }
+
+    /// Regression: the CA was copied as written; the reference decodes it (`format: byte`)
+    /// and json.Marshal writes one line of standard base64. Other fields stay as written.
+    #[test]
+    fn the_ca_is_written_as_json_marshal_writes_bytes() {
+        let status = "  accessProviders:\n  - name: argo-cd-builtin-gcp\n    cluster:\n      server: https://gcp.example\n      certificate-authority-data: |\n        Y2Ft\n        ZXJh\n";
+        let config = reached(status, "[]").unwrap();
+        assert_eq!(config["tlsClientConfig"]["caData"], "Y2FtZXJh");
+        let status = "  accessProviders:\n  - name: argo-cd-builtin-gcp\n    cluster:\n      server: 'https://gcp.example '\n      certificate-authority-data: '!!'\n";
+        assert_eq!(
+            reached(status, "[]").unwrap_err(),
+            "status.accessProviders[0].cluster.certificate-authority-data"
+        );
+    }
 }

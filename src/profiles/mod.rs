@@ -48,25 +48,40 @@ pub fn advertises(node: &Node) -> bool {
         })
 }
 
+/// The list of access providers a ClusterProfile holds as something else than a list (the API
+/// server's schema prevents it; a file may hold anything).
+pub fn misshapen(node: &Node) -> Option<&'static str> {
+    ["accessProviders", "credentialProviders"]
+        .into_iter()
+        .find(|list| {
+            node.path(&["status", list])
+                .is_some_and(|l| !l.is_null() && l.as_seq().is_none())
+        })
+}
+
 /// The profile an Argo CD cluster Secret was written for by the reference consumer: the
 /// annotation naming it (whole) and a controller owner reference to a ClusterProfile.
-pub fn written_by_reference<'n>(object: Object<'n, '_>) -> Option<&'n str> {
+/// Its controller owner reference's uid, when it gives one, says which ClusterProfile of that
+/// name it was (the reference's `IsControlledBy`).
+pub fn written_by_reference<'n>(object: Object<'n, '_>) -> Option<(&'n str, Option<&'n str>)> {
     let name = object.annotation(PROFILE_NAME_KEY)?;
-    let owned = object
+    let owner = object
         .node
         .path(&["metadata", "ownerReferences"])
         .and_then(Node::as_seq)
         .unwrap_or_default()
         .iter()
-        .any(|o| {
+        .find(|o| {
             o.get("kind").and_then(Node::as_str) == Some(KIND)
                 && o.get("apiVersion")
                     .and_then(Node::as_str)
                     .is_some_and(|v| v.split('/').next() == Some(GROUP))
                 && o.get("name").and_then(Node::as_str) == Some(name)
-        });
-    (owned && object.label(crate::convert::argocd::SECRET_TYPE_LABEL) == Some("cluster"))
-        .then_some(name)
+                && o.get("controller").and_then(Node::as_bool) == Some(true)
+        })?;
+    let uid = owner.get("uid").and_then(Node::as_str);
+    (object.label(crate::convert::argocd::SECRET_TYPE_LABEL) == Some("cluster"))
+        .then_some((name, uid))
 }
 
 /// Whether an item is a ClusterProfile of any version (only v1alpha1 is read).

@@ -120,12 +120,15 @@ pub(super) fn apply(
         }
     }
     if let Some(at) = profile {
-        // Every label of the profile, as the reference consumer copies them (ApplicationSets
-        // select clusters by its cluster manager and cluster set); its annotations as the
-        // Cluster's are.
+        // Every label of the profile, as the reference consumer copies them, whatever their
+        // prefix (ApplicationSets select clusters by its cluster manager and cluster set); its
+        // annotations as a Cluster's are.
         let node = &ctx.item(at).node;
-        let (own, findings) =
-            cluster::own_metadata(node, true, ctx.config.copy_cluster_annotations);
+        let (mut own, findings) =
+            cluster::own_metadata(node, false, ctx.config.copy_cluster_annotations);
+        for (k, v) in cluster::string_entries(node, "labels") {
+            own.labels.insert(k.to_string(), v.to_string());
+        }
         fields.overlay(&own);
         for finding in findings {
             ctx.results.push(Object::new(node).finding(finding));

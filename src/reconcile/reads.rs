@@ -82,7 +82,9 @@ pub fn cut_unread(item: &mut Node) -> bool {
     // A token Secret is replaced on its uid and resourceVersion too; a kubeconfig Secret's
     // resourceVersion says whether its token predates it (access.rs).
     let token = crate::access::is_token_secret(Object::new(item));
-    let others = secret && !owned && !token;
+    // A Secret the reference ClusterProfile consumer wrote may be adopted: its uid too.
+    let adoptable = secret && profiles::written_by_reference(Object::new(item)).is_some();
+    let others = secret && !owned && !token && !adoptable;
     let Some(metadata) = item.get_mut("metadata") else {
         return false;
     };
@@ -94,11 +96,13 @@ pub fn cut_unread(item: &mut Node) -> bool {
             cut |= not_tools(annotations);
         }
     }
-    // Owners are read for their kind, group, name and whether they control the object.
+    // Owners are read for their kind, group, name and whether they control the object (and,
+    // for a Secret the reference ClusterProfile consumer wrote, which profile it was).
     if let Some(Value::Seq(owners)) = metadata.get_mut("ownerReferences").map(|o| &mut o.value) {
         for owner in owners {
             cut |= retain(owner, |k| {
                 matches!(k, "apiVersion" | "kind" | "name" | "controller")
+                    || (adoptable && k == "uid")
             });
         }
     }

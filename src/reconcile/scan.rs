@@ -149,6 +149,7 @@ pub(super) fn scan(ctx: &mut Ctx) -> Scan {
     }
     if ctx.config.reads_profiles() {
         scanner.one_per_member(ctx);
+        scanner.not_of_another_profile(ctx);
     }
     scanner.finish(ctx)
 }
@@ -231,7 +232,7 @@ impl Scanner {
         let adopted = (ctx.config.reads_profiles() && object.label(OWNED_LABEL) != Some("true"))
             .then(|| profiles::written_by_reference(object))
             .flatten();
-        if let Some(profile) = adopted {
+        if let Some((profile, _)) = adopted {
             self.scan.owned.push(Owned {
                 index,
                 source: SourceKey::of(object.namespace(), profile),
@@ -338,6 +339,19 @@ impl Scanner {
             self.scan.excluded.insert(key);
             return;
         }
+        if let Some(list) = profiles::misshapen(object.node) {
+            let message = format!(
+                "{list} is not a list of access providers: the ClusterProfile is not read, and an Argo CD Secret made from it is kept as it is"
+            );
+            let field = format!("status.{list}");
+            ctx.results
+                .push(object.finding(Finding::error(message).at(field)));
+            self.scan.held.push(Held {
+                key,
+                why: "its ClusterProfile's access providers cannot be read",
+            });
+            return;
+        }
         if !profiles::advertises(object.node) {
             let message = "advertises no access provider (status.accessProviders, status.credentialProviders): no Argo CD Secret, and one it had goes, as access withdrawn";
             ctx.results
@@ -350,6 +364,33 @@ impl Scanner {
             cluster: id.name.clone(),
             id,
             variant: Variant::Plain,
+        });
+    }
+
+    /// A Secret the reference wrote for another ClusterProfile of the same name (its owner's uid
+    /// is not the one in the input) is not adopted: the reference would not take it either.
+    fn not_of_another_profile(&mut self, ctx: &Ctx) {
+        let uids: HashMap<(&str, &str), &str> = ctx
+            .input
+            .items
+            .iter()
+            .map(|item| Object::new(&item.node))
+            .filter(|o| profiles::is_cluster_profile(*o))
+            .filter_map(|o| {
+                let uid = o.node.path(&["metadata", "uid"]).and_then(Node::as_str)?;
+                Some(((o.namespace(), o.name()?), uid))
+            })
+            .collect();
+        self.scan.owned.retain(|owned| {
+            let object = ctx.object(owned.index);
+            if owned.kind != PROFILE_SOURCE || object.label(OWNED_LABEL) == Some("true") {
+                return true;
+            }
+            let Some((name, Some(uid))) = profiles::written_by_reference(object) else {
+                return true;
+            };
+            uids.get(&(owned.source.namespace.as_str(), name))
+                .is_none_or(|profile| *profile == uid)
         });
     }
 
@@ -485,6 +526,16 @@ impl Scanner {
 
     /// An owned Secret or a kubeconfig Secret whose metadata cannot be read: held as it is.
     fn unsound(&mut self, object: Object, index: usize) {
+        // A ClusterProfile that cannot be read is no withdrawn access: its Secret is kept.
+        if profiles::is_cluster_profile(object) {
+            if let Some(name) = object.name() {
+                self.scan.held.push(Held {
+                    key: SourceKey::of(object.namespace(), name),
+                    why: "its ClusterProfile's metadata cannot be read",
+                });
+            }
+            return;
+        }
         if !object.is_secret() {
             return;
         }

@@ -1557,7 +1557,7 @@ def profile_cases():
     # Moving from the reference: the Secrets it wrote (its name, labels, annotations and owner;
     # its `config` as json.Marshal writes it) are adopted. Their data is what this writes, so
     # only the labels change, and a second run changes nothing.
-    def reference_secret(name, server, config, labels=""):
+    def reference_secret(name, server, config, uid, labels=""):
         cfg = json.dumps(config, separators=(",", ":"))
         return (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: cluster-{name}\n  namespace: argocd\n"
                 f"  annotations:\n    argocd.argoproj.io/cluster-profile-name: {name}\n"
@@ -1565,7 +1565,7 @@ def profile_cases():
                 f"  labels:\n    x-k8s.io/cluster-manager: open-cluster-management\n{textwrap.indent(labels, '    ')}"
                 f"    argocd.argoproj.io/secret-type: cluster\n    argocd.argoproj.io/cluster-profile-name: {name}\n"
                 f"  ownerReferences:\n  - apiVersion: multicluster.x-k8s.io/v1alpha1\n    kind: ClusterProfile\n    name: {name}\n"
-                f"    uid: 6c1f0000-0000-4000-8000-000000000001\n    controller: true\n    blockOwnerDeletion: true\n"
+                f"    uid: {uid}\n    controller: true\n    blockOwnerDeletion: true\n"
                 f"type: Opaque\ndata:\n  name: {b64(name)}\n  server: {b64(server)}\n  config: {b64(cfg)}\n")
     reader = {"tlsClientConfig": {"insecure": False, "caData": ca},
               "execProviderConfig": {"command": "/plugins/secretreader/bin/secretreader-plugin", "apiVersion": "client.authentication.k8s.io/v1", "provideClusterInfo": True, "config": {"clusterName": "spoke-1"}}}
@@ -1573,8 +1573,23 @@ def profile_cases():
            "execProviderConfig": {"command": "argocd-k8s-auth", "args": ["gcp"], "apiVersion": "client.authentication.k8s.io/v1beta1"}}
     spoke = profile("spoke-1", "argocd", access_provider("secretreader", "https://spoke-1.fleet.example:6443", ca, more=exec_extension(clusterName="spoke-1")))
     gke = profile("gke-prod", "argocd", access_provider("argo-cd-builtin-gcp", "https://34.118.0.10", ca), manager="gke-fleet")
-    written = [reference_secret("spoke-1", "https://spoke-1.fleet.example:6443", reader),
-               reference_secret("gke-prod", "https://34.118.0.10", gcp).replace("open-cluster-management", "gke-fleet")]
+    # Owned by the profiles as the API server gives them their uids (kubectl_list's, below).
+    uid = lambda i: f"6c1f-{i:04d}-4a6e-9c1d-2b7f3e5a8c90"
+    written = [reference_secret("spoke-1", "https://spoke-1.fleet.example:6443", reader, uid(0)),
+               reference_secret("gke-prod", "https://34.118.0.10", gcp, uid(1)).replace("open-cluster-management", "gke-fleet")]
+    # What cannot be read is no withdrawn access: a list of providers that is not a list, a
+    # label that is not a string; their Secrets stay. A Secret the reference wrote for another
+    # profile of the name (its owner's uid is not this one's) is not taken over.
+    unreadable = [
+        profile("spoke-2", "argocd", "").replace("  version:", "  accessProviders: {name: secretreader}\n  version:"),
+        profile("spoke-3", "argocd", access_provider("secretreader", "https://spoke-3.fleet.example:6443", ca), labels="tier: 3\n"),
+        profile("spoke-4", "argocd", access_provider("argo-cd-builtin-gcp", "https://34.118.0.14", ca), manager="gke-fleet"),
+    ]
+    kept = lambda c, i: reference_secret(c, f"https://{c}.fleet.example:6443", reader, uid(i))
+    stale = reference_secret("spoke-4", "https://34.118.0.14", gcp, "6c1f0000-0000-4000-8000-0000000000ff")
+    write("source-clusterprofile-unreadable", kubectl_list(unreadable + [kept("spoke-2", 0), kept("spoke-3", 1), stale], uid_prefix="6c1f"),
+          args=["plan", "--set", "sources=clusterprofile", "--set", "accessProviders=" + json.dumps(yaml_free_providers())])
+
     settings = ["--set", "sources=clusterprofile", "--set", "accessProviders=" + json.dumps(yaml_free_providers())]
     text = kubectl_list([spoke, gke] + written, uid_prefix="6c1f")
     write("source-clusterprofile-reference", text, args=settings)
