@@ -231,11 +231,33 @@ fn extension<'n>(entry: &Entry<'n>, name: &str) -> Option<&'n Node<'n>> {
         .filter(|e| !e.is_null())
 }
 
-/// A node as JSON.
+/// A node as JSON, its numbers as Go writes the float64 it reads them into (`1.0` is `1`), as
+/// the reference's `json.Marshal` of the extension writes them.
 fn json(node: &Node) -> Option<serde_json::Value> {
     let mut text = String::new();
     crate::yaml::emit::write_json(&mut text, node, None);
-    serde_json::from_str(&text).ok()
+    let mut value: serde_json::Value = serde_json::from_str(&text).ok()?;
+    go_numbers(&mut value);
+    Some(value)
+}
+
+/// Integral floats as integers, where Go's `%v` of a float64 writes no fraction (below 1e21).
+fn go_numbers(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Number(n) => {
+            if let Some(f) = n
+                .as_f64()
+                .filter(|f| n.is_f64() && f.fract() == 0.0 && f.abs() < 1e21)
+            {
+                if let Ok(whole) = serde_json::from_str::<serde_json::Number>(&format!("{f:.0}")) {
+                    *n = whole;
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(go_numbers),
+        serde_json::Value::Object(map) => map.values_mut().for_each(go_numbers),
+        _ => {}
+    }
 }
 
 /// `argocd-k8s-auth <cloud>`, which Argo CD's own image carries. The reference passes nothing
@@ -316,9 +338,12 @@ fn custom(entry: &Entry, provider: &Provider, profile: &str) -> Result<Reached, 
         })
         .collect();
     // The provider's own variables: of two of one name, the last (the reference's map of
-    // them) — under `Replace` the first, which `processClusterProfileSourcedEnvVarData` adds
-    // only where the name is not there yet.
-    let first_wins = provider.env_policy == EnvPolicy::Replace;
+    // them) — but the first under `Replace` with the profile's variables, which
+    // `processClusterProfileSourcedEnvVarData` adds only where the name is not there yet.
+    let extra_env = (provider.env_policy != EnvPolicy::Ignore)
+        .then(|| extension(entry, ADDITIONAL_ENVS))
+        .flatten();
+    let first_wins = provider.env_policy == EnvPolicy::Replace && extra_env.is_some();
     let mut own: BTreeMap<String, Sensitive> = BTreeMap::new();
     for (k, v) in &provider.env {
         if !(first_wins && own.contains_key(k)) {
@@ -326,8 +351,8 @@ fn custom(entry: &Entry, provider: &Provider, profile: &str) -> Result<Reached, 
         }
     }
     let mut env = own.clone();
-    if provider.env_policy != EnvPolicy::Ignore {
-        if let Some(extra) = extension(entry, ADDITIONAL_ENVS) {
+    {
+        if let Some(extra) = extra_env {
             let pairs: Result<Vec<(String, Option<String>)>, ()> = match extra.as_map() {
                 Some(entries) => entries
                     .iter()
@@ -339,7 +364,8 @@ fn custom(entry: &Entry, provider: &Provider, profile: &str) -> Result<Reached, 
                 Finding::error("expected a mapping of names to strings").at(at(ADDITIONAL_ENVS))
             })?;
             for (k, v) in pairs {
-                let Some(v) = v else { continue };
+                // A null value is the empty string there (yaml.v3 sets the map's zero value).
+                let v = v.unwrap_or_default();
                 // AppendIfNotExists: the provider's own win; Replace: the profile's.
                 if provider.env_policy == EnvPolicy::Replace || !own.contains_key(&k) {
                     env.insert(k, Sensitive(v));
@@ -415,9 +441,10 @@ mod tests {
         )
     }
 
-    /// Regression: yaml.v3 unmarshals any scalar into a string and leaves nulls out
-    /// (cluster-inventory-api `processClusterProfileSourcedCLIArgData` and `…EnvVarData`); numbers
-    /// and booleans were refused.
+    /// Regression: yaml.v3 unmarshals any scalar into a string, leaves a null out of a list and
+    /// makes it the empty string in a map (cluster-inventory-api
+    /// `processClusterProfileSourcedCLIArgData` and `…EnvVarData`); numbers and booleans were
+    /// refused.
     #[test]
     fn additional_args_and_envs_take_any_scalar_as_yaml_v3_does() {
         let status = with_extensions(
@@ -428,7 +455,7 @@ mod tests {
         assert_eq!(exec["args"], serde_json::json!(["--port", "8443", "true"]));
         assert_eq!(
             exec["env"],
-            serde_json::json!({"A": "own2", "RETRIES": "3", "DEBUG": "true"})
+            serde_json::json!({"A": "own2", "RETRIES": "3", "DEBUG": "true", "GONE": ""})
         );
     }
 
@@ -451,6 +478,29 @@ mod tests {
         assert_eq!(replace["execProviderConfig"]["env"]["A"], "profile");
         let append = reached(&status, &PLUGIN.replace("POLICY", "AppendIfNotExists")).unwrap();
         assert_eq!(append["execProviderConfig"]["env"]["A"], "own2");
+    }
+
+    /// Regression: without the profile's variables, `Replace` changes nothing: the provider's
+    /// last of two of one name, as the reference maps the list.
+    #[test]
+    fn replace_without_the_profile_s_variables_keeps_the_provider_s_map() {
+        let status = with_extensions("      - {name: example.com/other, extension: {}}\n");
+        let replace = reached(&status, &PLUGIN.replace("POLICY", "Replace")).unwrap();
+        assert_eq!(replace["execProviderConfig"]["env"]["A"], "own2");
+    }
+
+    /// Regression: a float of the exec extension kept its fraction (`1000.0`); Go's json.Marshal
+    /// of the float64 the reference reads writes `1000`.
+    #[test]
+    fn the_exec_extension_s_numbers_are_written_as_go_writes_them() {
+        let status = with_extensions(
+            "      - {name: client.authentication.k8s.io/exec, extension: {a: [1000.0, x], b: 1.5, c: 2}}\n",
+        );
+        let config = reached(&status, &PLUGIN.replace("POLICY", "Ignore")).unwrap();
+        assert_eq!(
+            config["execProviderConfig"]["config"].to_string(),
+            r#"{"a":[1000,"x"],"b":1.5,"c":2}"#
+        );
     }
 
     /// Regression: two extensions of one name were taken (the first); client-go's conversion,
