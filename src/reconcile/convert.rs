@@ -302,6 +302,7 @@ pub(super) fn convert_all<'x, 'a>(
             field: &read.field,
             encoded: read.encoded,
             decoded: &read.text,
+            profile: profile.is_some(),
         };
         let draft = draft::draft(ctx, scan, &mut converted.store, output, secret, kubeconfig);
         converted.conversions.push(Conversion {

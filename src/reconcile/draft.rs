@@ -40,6 +40,9 @@ pub(super) struct Read<'k> {
     pub field: &'k str,
     pub encoded: Option<&'k str>,
     pub decoded: &'k str,
+    /// It is a ClusterProfile's access provider (`field`), whose `cluster` holds the
+    /// certificate, not a kubeconfig.
+    pub profile: bool,
 }
 
 /// The draft of `secret`, unless the Secret of its name is one the plan will not replace (not
@@ -87,16 +90,27 @@ pub(super) fn draft<'x, 'a>(
     // accepts): the Secret is not written, and one Argo CD has stays as it is.
     let mut expired = Vec::new();
     for (which, finding) in checked.dated {
-        let message = format!(
-            "kubeconfig {}: {}",
-            which.kubeconfig_field(),
-            finding.message
-        );
+        // A profile's certificate is a field of its access provider's cluster; a kubeconfig's,
+        // a field inside the kubeconfig its Secret holds.
+        let (message, field) = if kubeconfig.profile {
+            let field = format!("{}.cluster.{}", kubeconfig.field, which.kubeconfig_field());
+            (finding.message, field)
+        } else {
+            let message = format!(
+                "kubeconfig {}: {}",
+                which.kubeconfig_field(),
+                finding.message
+            );
+            (message, kubeconfig.field.to_string())
+        };
         if finding.severity == Severity::Error {
-            expired.push(message);
+            expired.push(match kubeconfig.profile {
+                true => format!("{field}: {message}"),
+                false => message,
+            });
             continue;
         }
-        let said = Finding::warning(message).at(kubeconfig.field);
+        let said = Finding::warning(message).at(field);
         ctx.results.push(object.finding(said));
     }
     if !replaceable {

@@ -1550,6 +1550,11 @@ def profile_cases():
     long = "s" * 246
     write("source-clusterprofile-long-names", kpt_package({"profiles/fleet.yaml": profile(long, "fleet", ap("long"))}, typed_config(sources + SECRETREADER)))
 
+    # A CA about to expire (the kubeadm fixture's, valid until 2036-11-18): said on the
+    # access provider's field, as on a kubeconfig's.
+    write("source-clusterprofile-expiring", kpt_package({"profiles/fleet.yaml": healthy}, typed_config(sources + SECRETREADER)),
+          now="2036-11-10T00:00:00Z")
+
     # Keys of a Secret source mean nothing for profiles: refused, never ignored.
     write("source-clusterprofile-adjusted", kpt_package({"profiles/fleet.yaml": healthy},
                                                         typed_config("sources:\n- preset: clusterprofile\n  key: kubeconfig\n" + SECRETREADER)))
