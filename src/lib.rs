@@ -91,7 +91,6 @@ pub use documents::{Document, documents, items_json};
 pub use krm::failure as failure_resource_list;
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
 pub use limits::Limits;
-pub use profiles::API_VERSION as PROFILE_API_VERSION;
 pub use read_set::{ReadSet, read_set};
 pub use reconcile::view::{Format as PlanFormat, Request, Verb};
 pub use reconcile::{

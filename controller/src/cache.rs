@@ -451,18 +451,24 @@ impl Caches {
         Ok(self.clusters.served())
     }
 
-    /// Starts reading ClusterProfiles (`multicluster.x-k8s.io/v1alpha1`, the one version the
-    /// function reads) once the server serves them; whether it does.
+    /// Starts reading ClusterProfiles once the server serves them, in the newest version the
+    /// function reads that the server serves (v1alpha2, else v1alpha1); whether it does.
     pub async fn discover_profiles(&self) -> Result<bool, ReadFailed> {
         let what = "clusterprofiles.multicluster.x-k8s.io";
-        let found = self
-            .discover_into(
-                &self.profiles,
-                ("multicluster.x-k8s.io", Some("v1alpha1")),
-                "ClusterProfile",
-                what,
-            )
-            .await?;
+        let mut found = None;
+        for version in ["v1alpha2", "v1alpha1"] {
+            found = self
+                .discover_into(
+                    &self.profiles,
+                    ("multicluster.x-k8s.io", Some(version)),
+                    "ClusterProfile",
+                    what,
+                )
+                .await?;
+            if found.is_some() {
+                break;
+            }
+        }
         if let Some(version) = found {
             tracing::info!(version, "reading ClusterProfiles");
         }
@@ -589,14 +595,15 @@ impl Caches {
             .and_then(|o| o.uid())
     }
 
-    /// The uid of a cached ClusterProfile.
-    pub fn profile_uid(&self, namespace: &str, name: &str) -> Option<String> {
-        self.profiles
-            .watched()
-            .iter()
-            .flat_map(|w| w.store.state())
-            .find(|o| o.name_any() == name && o.namespace().as_deref() == Some(namespace))
-            .and_then(|o| o.uid())
+    /// The apiVersion and uid of a cached ClusterProfile.
+    pub fn profile(&self, namespace: &str, name: &str) -> Option<(String, String)> {
+        self.profiles.watched().iter().find_map(|w| {
+            w.store
+                .state()
+                .into_iter()
+                .find(|o| o.name_any() == name && o.namespace().as_deref() == Some(namespace))
+                .and_then(|o| Some((w.types.0.clone(), o.uid()?)))
+        })
     }
 
     /// The cached Secret `namespace`/`name`, from any watch.

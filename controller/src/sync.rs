@@ -713,14 +713,14 @@ fn reference(caches: &Caches, id: &SecretId) -> ObjectReference {
     let secret = caches.secret(&id.namespace, &id.name);
     let profile = secret
         .is_none()
-        .then(|| caches.profile_uid(&id.namespace, &id.name))
+        .then(|| caches.profile(&id.namespace, &id.name))
         .flatten();
     let (api_version, kind, uid) = match profile {
-        Some(uid) => (capi2argo::PROFILE_API_VERSION, "ClusterProfile", Some(uid)),
-        None => ("v1", "Secret", secret.and_then(|s| s.uid())),
+        Some((version, uid)) => (version, "ClusterProfile", Some(uid)),
+        None => ("v1".to_string(), "Secret", secret.and_then(|s| s.uid())),
     };
     ObjectReference {
-        api_version: Some(api_version.into()),
+        api_version: Some(api_version),
         kind: Some(kind.into()),
         namespace: Some(id.namespace.clone()),
         name: Some(id.name.clone()),

@@ -3,9 +3,12 @@
 //! argoproj-labs/clusterprofile-integration-for-argocd (commit
 //! f49fb2285b63bda03681796e5e44aaab89c9f140, `controller.go`), turns them into Argo CD cluster
 //! Secrets: which access provider, what login and connection, and the Secret's name and labels.
-//! The types follow kubernetes-sigs/cluster-inventory-api at v0.1.2 (commit
+//! The types follow kubernetes-sigs/cluster-inventory-api: v1alpha1 at v0.1.2 (commit
 //! 2b5fcd138906cd0ea0c1dcac5aae14f1876b23a4; `apis/v1alpha1/clusterprofile_types.go`,
-//! `pkg/access/config.go`), the only version there is.
+//! `pkg/access/config.go`) and v1alpha2 (commit 2c9add11d437cd535d559a6d636800f4aa69a1cc,
+//! `apis/v1alpha2/clusterprofile_types.go`: the same fields under the same JSON names, its
+//! `cluster` a type of its own rather than clientcmd's, no `credentialProviders`, and the
+//! inventory member label defined).
 
 pub(crate) mod access;
 pub(crate) mod names;
@@ -18,16 +21,20 @@ pub use providers::Provider;
 
 /// The ClusterProfile's API group.
 pub const GROUP: &str = "multicluster.x-k8s.io";
-/// The one version of ClusterProfile there is, which the function reads.
-pub const API_VERSION: &str = "multicluster.x-k8s.io/v1alpha1";
+/// The versions of ClusterProfile the function reads, newest first.
+pub const API_VERSIONS: [&str; 2] = [
+    "multicluster.x-k8s.io/v1alpha2",
+    "multicluster.x-k8s.io/v1alpha1",
+];
 pub const KIND: &str = "ClusterProfile";
 
 /// The condition a cluster manager reports on its control plane (`ClusterConditionControlPlaneHealthy`).
 pub const CONTROL_PLANE_HEALTHY: &str = "ControlPlaneHealthy";
 
-/// One Argo CD cluster per inventory member in a namespace: the label the
-/// kahirokunn/clusterprofile-integration-for-argocd fork dedupes by (commit
-/// 319dafb6; neither cluster-inventory-api nor argoproj-labs defines it).
+/// One Argo CD cluster per inventory member: v1alpha2's `LabelInventoryMemberIDKey` ("correlates
+/// ClusterProfiles that represent the same member cluster"), which OCM sets
+/// (`pkg/registration/hub/clusterprofile/member_id.go`) and the
+/// kahirokunn/clusterprofile-integration-for-argocd fork dedupes by (commit 319dafb6).
 pub const MEMBER_LABEL: &str = "multicluster.x-k8s.io/inventory-member-id";
 
 /// The label and annotation the reference consumer names the profile by on its Secret.
@@ -92,9 +99,11 @@ pub fn is_cluster_profile(object: Object) -> bool {
             .is_some_and(|v| v.split('/').next() == Some(GROUP))
 }
 
-/// Whether it is of the version this reads.
+/// Whether it is of a version this reads.
 pub fn is_readable(object: Object) -> bool {
-    object.api_version() == Some(API_VERSION)
+    object
+        .api_version()
+        .is_some_and(|v| API_VERSIONS.contains(&v))
 }
 
 /// A ClusterProfile's condition, when it has it: whether it is True, and its reason and message.

@@ -307,9 +307,9 @@ impl Scanner {
     fn profile(&mut self, ctx: &mut Ctx, object: Object, index: usize) {
         if !profiles::is_readable(object) {
             let message = format!(
-                "not read: {} is not a version of ClusterProfile this reads ({}, the only one cluster-inventory-api defines); an Argo CD Secret made from it is kept as it is",
+                "not read: {} is not a version of ClusterProfile this reads ({}); an Argo CD Secret made from it is kept as it is",
                 object.api_version().unwrap_or_default(),
-                profiles::API_VERSION
+                profiles::API_VERSIONS.join(", ")
             );
             ctx.results
                 .push(object.finding(Finding::warning(message).at("apiVersion")));

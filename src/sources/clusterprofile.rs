@@ -1,5 +1,5 @@
-//! SIG Multicluster's Cluster Inventory API: a ClusterProfile (`multicluster.x-k8s.io/v1alpha1`,
-//! cluster-inventory-api v0.1.2, `apis/v1alpha1/clusterprofile_types.go`) per cluster, written
+//! SIG Multicluster's Cluster Inventory API: a ClusterProfile (`multicluster.x-k8s.io` v1alpha1 and
+//! v1alpha2, cluster-inventory-api's `apis/*/clusterprofile_types.go`) per cluster, written
 //! by OCM, GKE Fleet and Azure KubeFleet (no Cluster API component writes them). Not a
 //! kubeconfig Secret: how Argo CD reaches the cluster comes from the profile's access providers
 //! and the consumer's own (the setting `accessProviders`; `crate::profiles`).

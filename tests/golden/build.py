@@ -1516,7 +1516,7 @@ def profile_cases():
     # Access withdrawn (no provider advertised): the reference deletes the Secret; here a prune,
     # within the guards. A version this does not read keeps its Secret as it is.
     withdrawn = profile("spoke-2", "fleet")
-    future = profile("spoke-3", "fleet", access_provider("secretreader", "https://spoke-3.fleet.example:6443", ca), api="multicluster.x-k8s.io/v1alpha2")
+    future = profile("spoke-3", "fleet", access_provider("secretreader", "https://spoke-3.fleet.example:6443", ca), api="multicluster.x-k8s.io/v1beta1")
     write("source-clusterprofile-withdrawn", kpt_package(
         {"profiles/fleet.yaml": "---\n".join([healthy, withdrawn, future]), "argocd/secrets.yaml": had("spoke-2") + "---\n" + had("spoke-3")},
         typed_config(sources + SECRETREADER)))
@@ -1554,6 +1554,21 @@ def profile_cases():
     # access provider's field, as on a kubeconfig's.
     write("source-clusterprofile-expiring", kpt_package({"profiles/fleet.yaml": healthy}, typed_config(sources + SECRETREADER)),
           now="2036-11-10T00:00:00Z")
+
+    # v1alpha2 (cluster-inventory-api 2c9add11): the same fields under the same names, its
+    # cluster a type of its own; the inventory member label is its own. Beside v1alpha1 ones.
+    v2 = lambda name, providers, **kw: profile(name, "fleet", providers, api="multicluster.x-k8s.io/v1alpha2", **kw)
+    both = [
+        v2("gke-prod", access_provider("argo-cd-builtin-gcp", "https://34.118.0.10", ca), manager="gke-fleet",
+           labels=member("gke-prod")),
+        v2("spoke-1", access_provider("secretreader", "https://spoke-1.fleet.example:6443", ca,
+           more=exec_extension(clusterName="spoke-1")), labels=member("spoke-1")),
+        v2("spoke-1-fleet", access_provider("secretreader", "https://spoke-1.fleet.example:6443", ca), manager="kubefleet",
+           labels=member("spoke-1"), created="2026-11-20T00:00:00Z"),
+        healthy.replace("name: spoke-1\n", "name: spoke-9\n").replace("displayName: spoke-1", "displayName: spoke-9")
+               .replace("https://spoke-1.", "https://spoke-9."),
+    ]
+    write("source-clusterprofile-v1alpha2", kpt_package({"profiles/fleet.yaml": "---\n".join(both)}, typed_config(sources + SECRETREADER)))
 
     # Keys of a Secret source mean nothing for profiles: refused, never ignored.
     write("source-clusterprofile-adjusted", kpt_package({"profiles/fleet.yaml": healthy},
