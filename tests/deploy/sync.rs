@@ -746,6 +746,9 @@ fn sync_carries_out_the_plan_and_nothing_else() {
             "/api/v1/secrets?labelSelector=cluster.x-k8s.io/cluster-name",
             "/api/v1/namespaces/argocd/secrets",
             "/apis/cluster.x-k8s.io/v1beta1/clusters",
+            "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets",
+            "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications",
+            "/api/v1/namespaces/argocd/configmaps/argocd-cmd-params-cm",
         ]
     );
     assert_eq!(
@@ -939,6 +942,9 @@ fn namespaced_sync_reads_and_writes_only_its_namespaces() {
             "/api/v1/namespaces/argocd/secrets",
             "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet-eu/clusters",
             "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet-us/clusters",
+            "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets",
+            "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications",
+            "/api/v1/namespaces/argocd/configmaps/argocd-cmd-params-cm",
         ]
     );
     let names: Vec<Value> = created(&api)
@@ -1125,6 +1131,9 @@ fn sync_reads_control_planes_and_every_selector_when_asked() {
             "/api/v1/namespaces/argocd/secrets",
             "/apis/controlplane.cluster.x-k8s.io/v1beta1/kubeadmcontrolplanes",
             "/apis/cluster.x-k8s.io/v1beta1/clusters",
+            "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets",
+            "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications",
+            "/api/v1/namespaces/argocd/configmaps/argocd-cmd-params-cm",
         ]
     );
     let made = created(&api);
