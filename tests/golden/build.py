@@ -1570,6 +1570,14 @@ def profile_cases():
     ]
     write("source-clusterprofile-v1alpha2", kpt_package({"profiles/fleet.yaml": "---\n".join(both)}, typed_config(sources + SECRETREADER)))
 
+    # One profile name in two namespaces (two inventories, two clusters): the reference names
+    # both `cluster-<name>`, one Secret; here that is a collision, and `namespacedNames` is the
+    # setting where the names must differ from the reference's: `cluster-<namespace>-<name>`.
+    twins = [healthy, profile("spoke-1", "fleet-eu", ap("spoke-1", "fleet-eu"), manager="kubefleet")]
+    write("source-clusterprofile-same-name", kpt_package({"profiles/fleet.yaml": "---\n".join(twins)}, typed_config(sources + SECRETREADER)))
+    write("source-clusterprofile-namespaced-names", kpt_package({"profiles/fleet.yaml": "---\n".join(twins)},
+                                                                typed_config(sources + "namespacedNames: true\n" + SECRETREADER)))
+
     # Keys of a Secret source mean nothing for profiles: refused, never ignored.
     write("source-clusterprofile-adjusted", kpt_package({"profiles/fleet.yaml": healthy},
                                                         typed_config("sources:\n- preset: clusterprofile\n  key: kubeconfig\n" + SECRETREADER)))
