@@ -201,12 +201,19 @@ fn secret_writes(api: &StandIn) -> Vec<(String, String, u16)> {
         .collect()
 }
 
-/// The Events the controller recorded: `(reason, regarding namespace/name, note)`.
-fn events(api: &StandIn) -> Vec<(String, String, String)> {
+/// The Events the controller recorded, whole.
+fn event_objects(api: &StandIn) -> Vec<Value> {
     api.requests()
         .into_iter()
         .filter(|r| r.method == "POST" && r.path.contains("/events"))
         .filter_map(|r| serde_json::from_str::<Value>(&r.body).ok())
+        .collect()
+}
+
+/// The Events the controller recorded: `(reason, regarding namespace/name, note)`.
+fn events(api: &StandIn) -> Vec<(String, String, String)> {
+    event_objects(api)
+        .into_iter()
         .map(|e| {
             (
                 e["reason"].as_str().unwrap_or_default().to_string(),
@@ -912,14 +919,10 @@ fn cluster_profiles_are_watched_registered_and_withdrawn() {
         "the failure's Event is on the ClusterProfile",
         &controller,
         || {
-            api.requests().iter().any(|r| {
-                r.method == "POST"
-                    && r.path.contains("/events")
-                    && serde_json::from_str::<Value>(&r.body).is_ok_and(|e| {
-                        e["reason"] == "ConvertFailed"
-                            && e["regarding"]["kind"] == "ClusterProfile"
-                            && e["regarding"]["name"] == "spoke-3"
-                    })
+            event_objects(&api).iter().any(|e| {
+                e["reason"] == "ConvertFailed"
+                    && e["regarding"]["kind"] == "ClusterProfile"
+                    && e["regarding"]["name"] == "spoke-3"
             })
         },
     );
@@ -937,6 +940,70 @@ fn cluster_profiles_are_watched_registered_and_withdrawn() {
         !has_argo_secret(&api, "cluster-spoke-2")
     });
     assert!(has_argo_secret(&api, "cluster-spoke-1"));
+}
+
+/// Where the server serves ClusterProfiles in v1alpha2 beside v1alpha1 (cluster-inventory-api's
+/// main branch, 2c9add11), the controller reads and watches v1alpha2 only, says so, registers
+/// its profiles, and its Events name the version it read.
+#[test]
+fn cluster_profiles_are_read_in_v1alpha2_where_it_is_served() {
+    let access = |provider: &str, name: &str| json!([{"name": provider, "cluster": {"server": server(name)}}]);
+    let v1alpha2 = |mut profile: Value| {
+        profile["apiVersion"] = json!("multicluster.x-k8s.io/v1alpha2");
+        profile
+    };
+    let profiles = [
+        v1alpha2(cluster_profile(
+            "spoke-1",
+            access("argo-cd-builtin-gcp", "spoke-1"),
+        )),
+        v1alpha2(cluster_profile(
+            "spoke-2",
+            access("no-plugin-for-it", "spoke-2"),
+        )),
+    ];
+    let Some(api) = stand_in(
+        "profiles-v1alpha2",
+        &profiles,
+        &["--profiles", "v1alpha2,v1alpha1"],
+    ) else {
+        return;
+    };
+    let Some(controller) = Controller::start(
+        "profiles-v1alpha2",
+        &api,
+        &["--set", "sources=clusterprofile"],
+    ) else {
+        return;
+    };
+    eventually("the v1alpha2 profile registered", &controller, || {
+        has_argo_secret(&api, "cluster-spoke-1")
+    });
+    eventually("the failure's Event names v1alpha2", &controller, || {
+        event_objects(&api).iter().any(|e| {
+            e["reason"] == "ConvertFailed"
+                && e["regarding"]["name"] == "spoke-2"
+                && e["regarding"]["apiVersion"] == "multicluster.x-k8s.io/v1alpha2"
+        })
+    });
+    let profile_reads: Vec<String> = api
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path.ends_with("/clusterprofiles"))
+        .map(|r| r.path.clone())
+        .collect();
+    assert!(!profile_reads.is_empty());
+    assert!(
+        profile_reads
+            .iter()
+            .all(|p| p.starts_with("/apis/multicluster.x-k8s.io/v1alpha2/")),
+        "{profile_reads:?}"
+    );
+    let logs = controller.logs();
+    assert!(
+        logs.contains("reading ClusterProfiles") && logs.contains("v1alpha2"),
+        "{logs}"
+    );
 }
 
 /// `--once`: one plan carried out, then exit with the sync script's codes; over a synced fleet

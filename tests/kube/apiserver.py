@@ -14,7 +14,7 @@ Resources (RESOURCES below), each kept as the JSON objects it was given or sent:
   cluster.x-k8s.io: clusters (+ clusters/status), in the versions --capi names;
   controlplane.cluster.x-k8s.io/v1beta1: kubeadmcontrolplanes (+ /status); batch/v1: cronjobs, jobs;
   argoproj.io/v1alpha1: applicationsets, applications (Argo CD's CRDs; --no-argocd serves none);
-  multicluster.x-k8s.io/v1alpha1: clusterprofiles (+ /status; --no-profiles serves none);
+  multicluster.x-k8s.io: clusterprofiles (+ /status), in the versions --profiles names (--no-profiles: none);
   rbac.authorization.k8s.io/v1: roles, rolebindings, clusterroles, clusterrolebindings;
   coordination.k8s.io/v1: leases; events.k8s.io/v1: events;
   authentication.k8s.io/v1: selfsubjectreviews (create only).
@@ -118,7 +118,8 @@ What a real API server does that this one does not:
     anew: older resourceVersions are then 410).
 
 Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token TOKEN]
-                    [--token-user NAME] [--tls CERT KEY] [--capi VERSIONS | --no-capi] [--no-argocd] [--no-profiles]
+                    [--token-user NAME] [--tls CERT KEY] [--capi VERSIONS | --no-capi] [--no-argocd]
+                    [--profiles VERSIONS | --no-profiles]
                     [--latency MS] [--history N] [--bookmark-interval S]
                     [--min-token-expiration S] [--interfere METHOD PATH]
   STORE.json  a JSON list of objects to start from (written back after every change); objects
@@ -146,6 +147,9 @@ Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token 
   --no-capi   serve no Cluster API group at all (cluster.x-k8s.io, controlplane.cluster.x-k8s.io):
               discovery leaves them out and their paths are 404, as in a cluster without the CRDs
   --no-argocd serve no argoproj.io group (Argo CD's ApplicationSets and Applications)
+  --profiles  the multicluster.x-k8s.io versions served for clusterprofiles, comma-separated
+              (default v1alpha1, as cluster-inventory-api v0.1.2's CRD; "v1alpha2,v1alpha1" as its
+              main branch, where v1alpha2 is preferred)
   --no-profiles serve no multicluster.x-k8s.io group (SIG Multicluster's ClusterProfiles)
   --latency   wait this many milliseconds before every answer (a watch: before its first byte)
   --history   how many events the history keeps (default 10000); older resourceVersions are 410
@@ -180,6 +184,7 @@ parser.add_argument("--token")
 parser.add_argument("--token-user", default="admin")
 parser.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
 parser.add_argument("--capi", default="v1beta1")
+parser.add_argument("--profiles", default="v1alpha1")
 parser.add_argument("--no-capi", action="store_true")
 parser.add_argument("--no-argocd", action="store_true")
 parser.add_argument("--no-profiles", action="store_true")
@@ -229,6 +234,7 @@ class Resource:
 
 
 CAPI_VERSIONS = [v for v in args.capi.split(",") if v]
+PROFILE_VERSIONS = [v for v in args.profiles.split(",") if v]
 RESOURCES = [
     Resource("", ["v1"], "secrets", "Secret", True, fields={"type": lambda o: o.get("type", "")}),
     Resource("", ["v1"], "configmaps", "ConfigMap", True),
@@ -251,7 +257,7 @@ RESOURCES = [
     Resource("events.k8s.io", ["v1"], "events", "Event", True, create_on_update=True),
     Resource("argoproj.io", ["v1alpha1"], "applicationsets", "ApplicationSet", True, builtin=False),
     Resource("argoproj.io", ["v1alpha1"], "applications", "Application", True, builtin=False),
-    Resource("multicluster.x-k8s.io", ["v1alpha1"], "clusterprofiles", "ClusterProfile", True, builtin=False,
+    Resource("multicluster.x-k8s.io", PROFILE_VERSIONS, "clusterprofiles", "ClusterProfile", True, builtin=False,
              status=True),
 ]
 if args.no_capi:
