@@ -98,5 +98,5 @@ pub use reconcile::{
 };
 pub use run::{Files, Finished, NoFiles, Options, Outcome, RunError, plan, run, run_streaming};
 pub use sources::preset_names as source_presets;
-pub use validate::expiry::{instant, parse_instant};
+pub use validate::expiry::{instant, parse_instant, time_left};
 pub use wrap::{WRAP_NAMESPACE, WrappedKubeconfig, wrap_kubeconfig};

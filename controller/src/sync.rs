@@ -627,9 +627,9 @@ impl Reconciler {
             .iter()
             .filter(|c| expiring.contains(&c.source) && !self.said.expiring.contains(&c.source))
         {
-            let days = (c.expires.unwrap_or(now) - now).div_euclid(86_400);
+            let left = capi2argo::time_left(c.expires.unwrap_or(now) - now);
             let note = format!(
-                "a certificate of cluster {}'s credentials stops being valid in {days} days: Argo CD loses the cluster then unless the platform rotates it",
+                "a certificate of cluster {}'s credentials stops being valid {left}: Argo CD loses the cluster then unless the platform rotates it",
                 c.cluster
             );
             events.push(self.event(c, EventType::Warning, "CredentialExpiring", note));

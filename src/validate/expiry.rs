@@ -74,9 +74,9 @@ fn findings(validities: &[Validity], now: i64, days: u32) -> Vec<Finding> {
             out.push(Finding::new(
                 Severity::Warning,
                 format!(
-                    "the certificate expires on {}, in {} days (expiryWarningDays={days})",
+                    "the certificate expires on {}, {} (expiryWarningDays={days})",
                     date(validity.not_after),
-                    left / DAY
+                    time_left(left)
                 ),
             ));
         } else if validity.not_before > now {
@@ -90,6 +90,16 @@ fn findings(validities: &[Validity], now: i64, days: u32) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// How long is left of `seconds`, in whole days as a person says it: `in 3 days`, `in 1 day`,
+/// `in less than a day`.
+pub fn time_left(seconds: i64) -> String {
+    match seconds.div_euclid(DAY) {
+        ..=0 => "in less than a day".to_string(),
+        1 => "in 1 day".to_string(),
+        n => format!("in {n} days"),
+    }
 }
 
 /// A Unix time as its UTC date, `2027-11-21` (Howard Hinnant's days-to-civil algorithm).
@@ -161,6 +171,16 @@ pub fn parse_instant(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Regression: a certificate with a day left was said to expire "in 1 days".
+    #[test]
+    fn time_left_is_said_as_a_person_says_it() {
+        assert_eq!(time_left(3 * DAY + 5), "in 3 days");
+        assert_eq!(time_left(DAY), "in 1 day");
+        assert_eq!(time_left(2 * DAY - 1), "in 1 day");
+        assert_eq!(time_left(DAY - 1), "in less than a day");
+        assert_eq!(time_left(0), "in less than a day");
+    }
 
     #[test]
     fn dates_round_trip_and_bad_ones_are_refused() {
