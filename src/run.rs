@@ -27,6 +27,11 @@ pub struct Options {
     /// The host's time, in Unix seconds: certificates are checked against it (none checked
     /// without it). The core reads no clock; the host gives it, and tests pin it.
     pub now: Option<i64>,
+    /// The host listed from the API server itself what the settings read (the controller, after
+    /// `read_set`): a kind absent from the input is absent there, not left out of a file, so the
+    /// warnings that ask to read it too (an empty input, Secrets without Clusters, no
+    /// ApplicationSet under `readApplications`) are not given.
+    pub host_listed: bool,
 }
 
 /// Where the files a configuration names (`resourceFiles`) come from: the host reads them,
@@ -168,6 +173,7 @@ fn execute(
         function_config: fc_ref,
         now: options.now,
         output,
+        host_listed: options.host_listed,
     };
     let reconciled = reconcile(&mut parsed, &config, run, sink);
     if options.exits_after {

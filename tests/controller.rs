@@ -863,6 +863,37 @@ fn without_cluster_api_it_works_on_the_secrets_alone() {
     );
 }
 
+/// Regression: with `readApplications` (deploy/'s default), a cluster without any
+/// ApplicationSet or Application got a warning that the input held none — a first install's
+/// log said something was missing when nothing was. The controller lists them itself: none is none.
+#[test]
+fn read_applications_with_none_in_the_cluster_is_no_warning() {
+    let Some(api) = stand_in(
+        "no-appsets",
+        &[kubeconfig_secret("alpha", &server("alpha"))],
+        &[],
+    ) else {
+        return;
+    };
+    let Some(controller) =
+        Controller::start("no-appsets", &api, &["--set", "readApplications=true"])
+    else {
+        return;
+    };
+    eventually("alpha registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    assert!(
+        api.requests()
+            .iter()
+            .any(|r| r.path == "/apis/argoproj.io/v1alpha1/namespaces/argocd/applicationsets"),
+        "the ApplicationSets were not listed"
+    );
+    let logs = controller.logs();
+    assert!(!logs.contains("holds no ApplicationSet"), "{logs}");
+    assert!(!logs.contains("WARN"), "{logs}");
+}
+
 /// A ClusterProfile of SIG Multicluster's Cluster Inventory API.
 fn cluster_profile(name: &str, providers: Value) -> Value {
     json!({"apiVersion": "multicluster.x-k8s.io/v1alpha1", "kind": "ClusterProfile",

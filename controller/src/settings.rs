@@ -48,6 +48,11 @@ impl Settings {
         };
         let reads =
             capi2argo::read_set(&options).map_err(|e| SettingsError::Refused(e.to_string()))?;
+        // A plan only runs over what was listed from the API server: absent is absent.
+        let options = Options {
+            host_listed: true,
+            ..options
+        };
         let control_planes = flags
             .control_planes
             .iter()

@@ -181,6 +181,7 @@ impl Args {
             limits: self.limits(),
             exits_after: false,
             now: None,
+            ..Options::default()
         }
     }
 }

@@ -27,12 +27,13 @@ pub(super) struct Judging {
 impl Judging {
     /// The input's ApplicationSets and Applications, the clusters Argo CD knows now, and the
     /// ApplicationSet controller's policy; `None` when the input holds neither kind (nothing to
-    /// judge, nothing spent). Says when the input reads as less than it should.
-    pub fn of(ctx: &mut Ctx, scan: &mut Scan, output: Output) -> Option<Judging> {
+    /// judge, nothing spent). Says when the input reads as less than it should — unless the host
+    /// `listed` them itself ([`crate::Options::host_listed`]), and none is none.
+    pub fn of(ctx: &mut Ctx, scan: &mut Scan, output: Output, listed: bool) -> Option<Judging> {
         let appsets = std::mem::take(&mut scan.appsets);
         let apps = std::mem::take(&mut scan.apps);
         if appsets.is_empty() && apps.is_empty() {
-            if ctx.config.read_applications && !ctx.input.items.is_empty() {
+            if ctx.config.read_applications && !listed && !ctx.input.items.is_empty() {
                 let message = "readApplications=true, but the input holds no ApplicationSet and no Application (argoproj.io/v1alpha1): what the plan does to Applications is not judged, and maxApplicationDeletes guards nothing; read them too (kubectl get applicationsets,applications -n <argoNamespace> -o yaml)";
                 ctx.report_config(Severity::Warning, None, message.into());
             }

@@ -70,6 +70,8 @@ pub struct Run<'r> {
     /// The host's time (Unix seconds), when it gives one: certificates are checked against it.
     pub now: Option<i64>,
     pub output: Output,
+    /// The host listed what the settings read ([`crate::Options::host_listed`]).
+    pub host_listed: bool,
 }
 
 /// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
@@ -86,8 +88,10 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         judging: false,
     };
     let mut scan = scan::scan(&mut scanning);
-    said_what_was_read(&mut scanning, &scan, run.output);
-    let judging = applications::Judging::of(&mut scanning, &mut scan, run.output);
+    if !run.host_listed {
+        said_what_was_read(&mut scanning, &scan, run.output);
+    }
+    let judging = applications::Judging::of(&mut scanning, &mut scan, run.output, run.host_listed);
     let results = scanning.results;
     reads::lighten(input, &scan, config);
     let mut ctx = Ctx {
@@ -166,6 +170,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
 /// `kubectl get`), kubeconfig Secrets without any of the Cluster objects their source reads
 /// (whose ignore label, lifecycle and metadata are then lost), or, for a plan, no Secret of Argo
 /// CD's namespace at all (every cluster then looks new, and nothing can be pruned or renamed).
+/// Not asked when the host listed it all from the API server: there, absent is absent.
 fn said_what_was_read(ctx: &mut Ctx, scan: &scan::Scan, output: Output) {
     if ctx.input.items.is_empty() {
         let message = "the input holds no resources: nothing was read, so nothing is converted (an empty file, or a `kubectl get` that failed?)";
@@ -274,6 +279,7 @@ mod tests {
             function_config: None,
             now: None,
             output: Output::Resources,
+            host_listed: false,
         };
         let reconciled = reconcile(&mut parsed, config, run, &mut |s| out.push_str(s));
         (out, reconciled.results, reconciled.plan)
