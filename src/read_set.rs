@@ -25,7 +25,7 @@ pub struct ReadSet {
     /// Whether Argo CD's ApplicationSets and Applications (in the Argo CD namespace) and its
     /// `argocd-cmd-params-cm` are read too (`readApplications`).
     pub applications: bool,
-    /// Whether SIG Multicluster's ClusterProfiles (`multicluster.x-k8s.io/v1alpha1`, in
+    /// Whether SIG Multicluster's ClusterProfiles (`multicluster.x-k8s.io` v1alpha1 and v1alpha2, in
     /// `namespaces`) are read: the `clusterprofile` source.
     pub profiles: bool,
 }

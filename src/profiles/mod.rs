@@ -1,4 +1,4 @@
-//! SIG Multicluster's ClusterProfiles (`multicluster.x-k8s.io/v1alpha1`, KEP-4322; access through
+//! SIG Multicluster's ClusterProfiles (`multicluster.x-k8s.io` v1alpha1 and v1alpha2, KEP-4322; access through
 //! consumer-side exec plugins, KEP-5339) as the reference consumer,
 //! argoproj-labs/clusterprofile-integration-for-argocd (commit
 //! f49fb2285b63bda03681796e5e44aaab89c9f140, `controller.go`), turns them into Argo CD cluster
@@ -72,26 +72,16 @@ pub fn misshapen(node: &Node) -> Option<&'static str> {
 /// name it was (the reference's `IsControlledBy`).
 pub fn written_by_reference<'n>(object: Object<'n, '_>) -> Option<(&'n str, Option<&'n str>)> {
     let name = object.annotation(PROFILE_NAME_KEY)?;
-    let owner = object
-        .node
-        .path(&["metadata", "ownerReferences"])
-        .and_then(Node::as_seq)
-        .unwrap_or_default()
-        .iter()
-        .find(|o| {
-            o.get("kind").and_then(Node::as_str) == Some(KIND)
-                && o.get("apiVersion")
-                    .and_then(Node::as_str)
-                    .is_some_and(|v| v.split('/').next() == Some(GROUP))
-                && o.get("name").and_then(Node::as_str) == Some(name)
-                && o.get("controller").and_then(Node::as_bool) == Some(true)
-        })?;
+    let owner = crate::sources::owner_references(object, Some(GROUP), KIND).find(|o| {
+        o.get("name").and_then(Node::as_str) == Some(name)
+            && o.get("controller").and_then(Node::as_bool) == Some(true)
+    })?;
     let uid = owner.get("uid").and_then(Node::as_str);
     (object.label(crate::convert::argocd::SECRET_TYPE_LABEL) == Some("cluster"))
         .then_some((name, uid))
 }
 
-/// Whether an item is a ClusterProfile of any version (only v1alpha1 is read).
+/// Whether an item is a ClusterProfile of any version (only those of `API_VERSIONS` are read).
 pub fn is_cluster_profile(object: Object) -> bool {
     object.kind() == Some(KIND)
         && object

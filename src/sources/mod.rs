@@ -18,7 +18,10 @@ mod vcluster;
 
 pub use capi::CLUSTER_NAME_LABEL;
 pub use setting::parse_sources;
-pub use shape::{ClusterName, Exclusion, Identity, Label, Names, Owner, Shape, Variant, keys_held};
+pub use shape::{
+    ClusterName, Exclusion, Identity, Label, Names, Owner, Shape, Variant, keys_held,
+    owner_references,
+};
 
 use crate::krm::finding::Finding;
 use crate::krm::object::Object;
@@ -137,7 +140,7 @@ pub enum Kind {
     /// Kubeconfig Secrets of its shapes.
     #[default]
     Secrets,
-    /// SIG Multicluster's ClusterProfiles (`multicluster.x-k8s.io/v1alpha1`), whose access
+    /// SIG Multicluster's ClusterProfiles (`multicluster.x-k8s.io` v1alpha1 and v1alpha2), whose access
     /// providers say how to reach each cluster.
     ClusterProfiles,
 }
