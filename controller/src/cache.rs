@@ -244,6 +244,12 @@ impl Discovered {
     fn watched(&self) -> std::sync::MutexGuard<'_, Vec<Watched<DynamicObject>>> {
         self.watched.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Found served: its caches join the plan's input from now on.
+    fn start(&self, watched: Vec<Watched<DynamicObject>>) {
+        self.watched().extend(watched);
+        self.served.store(true, Ordering::Release);
+    }
 }
 
 /// Every cache a plan reads.
@@ -257,8 +263,7 @@ pub struct Caches {
     pub control_planes: Vec<Watched<DynamicObject>>,
     /// Argo CD's ApplicationSets and Applications (readApplications), once the server serves
     /// them.
-    pub argo_cd: Mutex<Vec<Watched<DynamicObject>>>,
-    pub argo_cd_served: AtomicBool,
+    pub argo_cd: Discovered,
     pub feed: Arc<Feed>,
     client: Client,
     namespaces: Option<Vec<String>>,
@@ -348,8 +353,7 @@ impl Caches {
             clusters: Discovered::default(),
             profiles: Discovered::default(),
             control_planes,
-            argo_cd: Mutex::new(Vec::new()),
-            argo_cd_served: AtomicBool::new(false),
+            argo_cd: Discovered::default(),
             feed,
             client: client.clone(),
             namespaces,
@@ -372,7 +376,7 @@ impl Caches {
     /// Starts reading Argo CD's ApplicationSets and Applications in its namespace once the
     /// server serves them (at start, and at every resync until then); whether it does.
     pub async fn discover_applications(&self) -> Result<bool, ReadFailed> {
-        if self.argo_cd_served.load(Ordering::Acquire) {
+        if self.argo_cd.served() {
             return Ok(true);
         }
         let what = "applicationsets.argoproj.io and applications.argoproj.io";
@@ -404,11 +408,7 @@ impl Caches {
             watched.push(cache(what, api, "", ar, trim, self.feed.clone(), self.fill).await?);
         }
         tracing::info!("reading Argo CD's ApplicationSets and Applications");
-        self.argo_cd
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .extend(watched);
-        self.argo_cd_served.store(true, Ordering::Release);
+        self.argo_cd.start(watched);
         Ok(true)
     }
 
@@ -502,8 +502,7 @@ impl Caches {
             self.fill,
         );
         let watched = watched.await?;
-        slot.watched().extend(watched);
-        slot.served.store(true, Ordering::Release);
+        slot.start(watched);
         Ok(Some(ar.version))
     }
 
@@ -511,7 +510,7 @@ impl Caches {
     pub fn unready(&self) -> Vec<String> {
         let clusters = self.clusters.watched();
         let profiles = self.profiles.watched();
-        let argo_cd = self.argo_cd.lock().unwrap_or_else(|p| p.into_inner());
+        let argo_cd = self.argo_cd.watched();
         let secrets = self.kubeconfigs.iter().chain(std::iter::once(&self.argo));
         let objects = clusters
             .iter()
@@ -533,12 +532,7 @@ impl Caches {
             && self.control_planes.iter().all(Watched::ready)
             && self.clusters.watched().iter().all(Watched::ready)
             && self.profiles.watched().iter().all(Watched::ready)
-            && self
-                .argo_cd
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .all(Watched::ready)
+            && self.argo_cd.watched().iter().all(Watched::ready)
     }
 
     /// The input of a plan: every cached object once, and `extra` (read beside the caches), as
@@ -557,12 +551,7 @@ impl Caches {
             .iter()
             .chain(self.profiles.watched().iter())
             .chain(&self.control_planes)
-            .chain(
-                self.argo_cd
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .iter(),
-            )
+            .chain(self.argo_cd.watched().iter())
         {
             add_objects(&mut items, w);
         }
@@ -584,7 +573,7 @@ impl Caches {
 
     /// The uid of a cached Application.
     pub fn application_uid(&self, app: &capi2argo::AppRef) -> Option<String> {
-        let watched = self.argo_cd.lock().unwrap_or_else(|p| p.into_inner());
+        let watched = self.argo_cd.watched();
         watched
             .iter()
             .filter(|w| w.types.1 == "Application")

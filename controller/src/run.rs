@@ -80,7 +80,7 @@ pub async fn run(flags: Flags) -> u8 {
             "the clusterprofile source: the API server does not serve ClusterProfiles (no clusterprofiles.multicluster.x-k8s.io): none is read, and allowEmpty keeps the Argo CD Secrets made from them (unless it is true); looked for again at every resync"
         );
     }
-    if settings.reads.applications && !caches.argo_cd_served.load(Ordering::Acquire) {
+    if settings.reads.applications && !caches.argo_cd.served() {
         tracing::warn!(
             "readApplications: the API server does not serve Argo CD's ApplicationSets and Applications (argoproj.io): the plans cannot say what they do to Applications, and maxApplicationDeletes guards nothing; looked for again at every resync"
         );
@@ -211,7 +211,7 @@ pub async fn run(flags: Flags) -> u8 {
                     tracing::warn!("{error}");
                 }
                 if reconciler.settings.reads.applications
-                    && !caches.argo_cd_served.load(Ordering::Acquire)
+                    && !caches.argo_cd.served()
                     && let Err(error) = caches.discover_applications().await
                 {
                     tracing::warn!("{error}");
