@@ -113,6 +113,32 @@ impl<'n, 'a> Object<'n, 'a> {
             .and_then(Node::as_str)
     }
 
+    /// Its ownerReferences of `kind` (of `group`, when given).
+    pub fn owner_references<'q>(
+        &self,
+        group: Option<&'q str>,
+        kind: &'q str,
+    ) -> impl Iterator<Item = &'n Node<'a>> + 'q
+    where
+        'n: 'q,
+        'a: 'q,
+    {
+        self.node
+            .path(&["metadata", "ownerReferences"])
+            .and_then(Node::as_seq)
+            .unwrap_or_default()
+            .iter()
+            .filter(move |o| {
+                o.get("kind").and_then(Node::as_str) == Some(kind)
+                    && group.is_none_or(|g| {
+                        o.get("apiVersion")
+                            .and_then(Node::as_str)
+                            .and_then(|v| v.split_once('/'))
+                            .is_some_and(|(have, _)| have == g)
+                    })
+            })
+    }
+
     /// The labels (or annotations, with `"annotations"`) whose keys and values are strings, in order.
     pub fn string_entries(&self, field: &str) -> Vec<(&'n str, &'n str)> {
         let Some(Value::Map(entries)) = self.node.path(&["metadata", field]).map(|m| &m.value)

@@ -72,7 +72,7 @@ pub fn misshapen(node: &Node) -> Option<&'static str> {
 /// name it was (the reference's `IsControlledBy`).
 pub fn written_by_reference<'n>(object: Object<'n, '_>) -> Option<(&'n str, Option<&'n str>)> {
     let name = object.annotation(PROFILE_NAME_KEY)?;
-    let owner = crate::sources::owner_references(object, Some(GROUP), KIND).find(|o| {
+    let owner = object.owner_references(Some(GROUP), KIND).find(|o| {
         o.get("name").and_then(Node::as_str) == Some(name)
             && o.get("controller").and_then(Node::as_bool) == Some(true)
     })?;

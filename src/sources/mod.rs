@@ -18,10 +18,7 @@ mod vcluster;
 
 pub use capi::CLUSTER_NAME_LABEL;
 pub use setting::parse_sources;
-pub use shape::{
-    ClusterName, Exclusion, Identity, Label, Names, Owner, Shape, Variant, keys_held,
-    owner_references,
-};
+pub use shape::{ClusterName, Exclusion, Identity, Label, Names, Owner, Shape, Variant, keys_held};
 
 use crate::krm::finding::Finding;
 use crate::krm::object::Object;

@@ -236,35 +236,10 @@ pub fn secret_type(object: Object) -> String {
         .unwrap_or_default()
 }
 
-/// The object's ownerReferences of `kind` (of `group`, when given).
-pub fn owner_references<'n, 'q>(
-    object: Object<'n, '_>,
-    group: Option<&'q str>,
-    kind: &'q str,
-) -> impl Iterator<Item = &'n Node<'n>> + 'q
-where
-    'n: 'q,
-{
-    object
-        .node
-        .path(&["metadata", "ownerReferences"])
-        .and_then(Node::as_seq)
-        .unwrap_or_default()
-        .iter()
-        .filter(move |o| {
-            o.get("kind").and_then(Node::as_str) == Some(kind)
-                && group.is_none_or(|g| {
-                    o.get("apiVersion")
-                        .and_then(Node::as_str)
-                        .and_then(|v| v.split_once('/'))
-                        .is_some_and(|(have, _)| have == g)
-                })
-        })
-}
-
 /// The name of the Secret's ownerReference of `kind` (of `group`, when given).
 pub fn owner_name<'n>(object: Object<'n, '_>, group: Option<&str>, kind: &str) -> Option<&'n str> {
-    owner_references(object, group, kind)
+    object
+        .owner_references(group, kind)
         .next()
         .and_then(|o| o.get("name").and_then(Node::as_str))
 }
