@@ -78,10 +78,12 @@ test-steps: fetch lint images release docs unit release-golden conformance yaml-
 fetch:
 	$(CARGO) fetch --locked
 	cd fuzz && $(CARGO) fetch --locked
+	cd crates/yaml/fuzz && $(CARGO) fetch --locked
 
 lint: tools
 	$(CARGO) fmt --all -- --check
 	cd fuzz && $(CARGO) fmt -- --check
+	cd crates/yaml/fuzz && $(CARGO) fmt -- --check
 	$(CARGO) clippy --workspace --all-targets --locked -- -D warnings
 	$(CARGO) clippy --locked -p capi2argo-wasm -p capi2argo-kpt --target wasm32-unknown-unknown -- -D warnings
 	# --frozen: the crates were fetched above; a target dir of its own, so a rustc probe that
@@ -331,7 +333,7 @@ release: fetch musl wasm $(NPM_CLI) $(CARGO_CYCLONEDX)
 	    --no-build-deps --target $${rest%%:*} --override-filename capi2argo-release-sbom; \
 	  mv $$dir/capi2argo-release-sbom.json $(RELEASE)/$${rest#*:}.cdx.json; \
 	  python3 build/sbom-prune.py $(RELEASE)/$${rest#*:}.cdx.json $$dir/Cargo.toml $${rest%%:*}; \
-	  rm -f capi2argo-release-sbom.json wasm/capi2argo-release-sbom.json wasm/kpt/capi2argo-release-sbom.json wasm/policy/capi2argo-release-sbom.json; \
+	  rm -f capi2argo-release-sbom.json crates/*/capi2argo-release-sbom.json controller/capi2argo-release-sbom.json wasm/capi2argo-release-sbom.json wasm/kpt/capi2argo-release-sbom.json wasm/policy/capi2argo-release-sbom.json; \
 	done
 	cd $(RELEASE) && ls | grep -vx SHA256SUMS | xargs sha256sum > SHA256SUMS
 	@cd $(RELEASE) && ls -l
@@ -367,9 +369,10 @@ FUZZ_ARGS = -max_len=8192 -rss_limit_mb=2048 -print_final_stats=1
 fuzz: $(CARGO_FUZZ)
 	@rustup run nightly rustc --version >/dev/null 2>&1 || rustup toolchain install nightly --profile minimal
 	python3 fuzz/seed.py
+	python3 crates/yaml/fuzz/seed.py
 	cd fuzz && RUSTUP_TOOLCHAIN=nightly $(CARGO_FUZZ) run $(FUZZ_FLAGS) run corpus/run -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
 	cd fuzz && RUSTUP_TOOLCHAIN=nightly $(CARGO_FUZZ) run $(FUZZ_FLAGS) kubeconfig corpus/kubeconfig -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
-	cd fuzz && RUSTUP_TOOLCHAIN=nightly $(CARGO_FUZZ) run $(FUZZ_FLAGS) yaml_parity corpus/yaml_parity -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
+	cd crates/yaml/fuzz && RUSTUP_TOOLCHAIN=nightly $(CARGO_FUZZ) run $(FUZZ_FLAGS) yaml_parity corpus/yaml_parity -- -max_total_time=$(FUZZ_SECONDS) $(FUZZ_ARGS)
 
 ## A few seconds of each fuzz target (part of `make test`); libFuzzer's output goes to target/fuzz-smoke.log.
 fuzz-smoke:

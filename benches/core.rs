@@ -7,7 +7,7 @@
 //!   aws-iam-authenticator exec kubeconfig);
 //! - `emit/1000`: `krm::render` of the same list with every item kept (the verbatim
 //!   copy path that every untouched item takes);
-//! - `run/1000`: `capi2argo::run` on the same list, everything included.
+//! - `run/1000`: `capi2argo_core::run` on the same list, everything included.
 //!
 //! The inputs are built here from the checked-in fixtures (tests/fixtures/providers), so the
 //! benchmark needs nothing generated: each round of the list holds the kubeadm fixture's
@@ -20,9 +20,9 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use base64::Engine;
-use capi2argo::Limits;
-use capi2argo::internals::krm::{self, Out};
-use capi2argo::internals::kubeconfig::{self, Credentials};
+use capi2argo_core::Limits;
+use capi2argo_core::internals::kubeconfig::{self, Credentials};
+use capi2argo_krm::{self as krm, Out};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 
 const KUBEADM: &str = include_str!("../tests/fixtures/providers/kubeadm.yaml");
@@ -129,12 +129,12 @@ fn kubeconfig_of(fixture: &str, suffix: &str) -> String {
 fn benches(c: &mut Criterion) {
     let limits = Limits::default();
     let list = fleet(1000);
-    let options = capi2argo::Options::default();
+    let options = capi2argo_core::Options::default();
 
     // The inputs must be what the stages expect, or the figures mean nothing.
     let parsed = krm::parse(list.as_bytes(), &limits).expect("the list parses");
     assert_eq!(parsed.items.len(), 1000);
-    let outcome = capi2argo::run(list.as_bytes(), &options).expect("the list runs");
+    let outcome = capi2argo_core::run(list.as_bytes(), &options).expect("the list runs");
     assert!(!outcome.failed(), "the list converts without errors");
     let kcp = kubeconfig_of(KUBEADM, "prod-eu-1-kubeconfig");
     let eks_exec = kubeconfig_of(EKS, "payments-eks-user-kubeconfig");
@@ -183,7 +183,7 @@ fn benches(c: &mut Criterion) {
     g.throughput(Throughput::Bytes(list.len() as u64));
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     g.bench_function("1000", |b| {
-        b.iter(|| capi2argo::run(black_box(list.as_bytes()), &options))
+        b.iter(|| capi2argo_core::run(black_box(list.as_bytes()), &options))
     });
     g.finish();
 }

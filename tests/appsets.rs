@@ -11,11 +11,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use capi2argo::internals::appsets::{
+use capi2argo_core::internals::appsets::{
     ClusterView, Rendered, Selector, Syntax, Template, cluster_params, sanitize_name,
 };
-use capi2argo::internals::yaml::parse_stream;
-use capi2argo::{Limits, SecretId};
+use capi2argo_core::{Limits, SecretId};
+use capi2argo_yaml::parse_stream;
 use serde_json::{Value as Json, json};
 
 use crate::common;

@@ -29,7 +29,7 @@ const PROVIDERS: [&str; 4] = ["kubeadm", "eks", "vcluster", "k3s"];
 fn objects(path: &str) -> Vec<Value> {
     let bytes = fs::read(root().join(path)).expect("fixture");
     serde_json::from_str(
-        &capi2argo::items_json(&bytes, &capi2argo::Limits::default()).expect("reads"),
+        &capi2argo_core::items_json(&bytes, &capi2argo_core::Limits::default()).expect("reads"),
     )
     .expect("JSON")
 }
@@ -219,7 +219,7 @@ fn the_helm_values_table_names_real_settings() {
         .nth(1)
         .and_then(|t| t.split("\n## ").next())
         .expect("the table's section");
-    let keys: BTreeSet<&str> = capi2argo::KEYS.iter().map(|k| k.name).collect();
+    let keys: BTreeSet<&str> = capi2argo_core::KEYS.iter().map(|k| k.name).collect();
     let flags = ["--resync-period", "--leader-elect", "capi2argo plan"];
     let mut named = 0;
     for row in table

@@ -22,14 +22,14 @@ fn version_and_help() {
     assert!(out.status.success());
     assert_eq!(
         text(&out.stdout),
-        format!("capi2argo {}\n", capi2argo::host::VERSION)
+        format!("capi2argo {}\n", capi2argo::args::VERSION)
     );
     let help = text(&capi2argo(&["--help"], b"").stdout);
     for needle in ["ResourceList", "Exit codes", "--fn-config", "--set"] {
         assert!(help.contains(needle), "--help lacks {needle}:\n{help}");
     }
     // Every setting, from the same table the function parses with.
-    for key in capi2argo::KEYS {
+    for key in capi2argo_core::KEYS {
         assert!(
             help.contains(&format!("  {} ", key.name)),
             "--help lacks the setting {}",
@@ -385,7 +385,7 @@ fn credentials_never_reach_stderr_or_results() {
         let out = capi2argo(&["--set", &format!("strict={strict}")], input.as_bytes());
         let stdout = text(&out.stdout);
         let results =
-            &stdout[capi2argo::internals::krm::results_start(&stdout).expect("results present")..];
+            &stdout[capi2argo_krm::render::results_start(&stdout).expect("results present")..];
         // A ResourceList carries its results, and says them on standard error too: kustomize
         // shows nothing else. A `kind: List` has its results there only.
         let stderr = text(&out.stderr);

@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-use capi2argo::internals::yaml::{Document, Node};
+use capi2argo_yaml::{Document, Node};
 
 const KUBEADM: &str = include_str!("fixtures/providers/kubeadm.yaml");
 const EKS: &str = include_str!("fixtures/providers/eks.yaml");
@@ -104,7 +104,7 @@ fn generate(app: &TempDir, tmp: &TempDir, plugin_env: &[(&str, &str)]) -> Output
 }
 
 fn documents(stream: &str) -> Vec<Document<'_>> {
-    capi2argo::internals::yaml::parse_stream(stream, &capi2argo::Limits::default())
+    capi2argo_yaml::parse_stream(stream, &capi2argo_core::Limits::default())
         .expect("the output is a YAML stream")
 }
 

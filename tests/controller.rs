@@ -1441,7 +1441,7 @@ fn service_account_tokens_replace_the_admin_credential() {
         stored["metadata"]["annotations"]["capi2argo.dev/kubeconfig-secret"],
         "fleet/wl-kubeconfig"
     );
-    let expires = capi2argo::parse_instant(
+    let expires = capi2argo_core::parse_instant(
         stored["metadata"]["annotations"]["capi2argo.dev/token-expires"]
             .as_str()
             .expect("expiry"),
@@ -1647,8 +1647,8 @@ fn a_token_is_renewed_when_it_is_due_though_nothing_changes() {
             "labels": {"capi2argo.dev/credential": "serviceaccount-token"},
             "annotations": {"capi2argo.dev/kubeconfig-secret": "fleet/rn-kubeconfig",
                             "capi2argo.dev/grant": "kube-system/argocd-manager admin",
-                            "capi2argo.dev/token-issued": capi2argo::instant(now - 797),
-                            "capi2argo.dev/token-expires": capi2argo::instant(now + 203)}},
+                            "capi2argo.dev/token-issued": capi2argo_core::instant(now - 797),
+                            "capi2argo.dev/token-expires": capi2argo_core::instant(now + 203)}},
         "data": {"token": B64.encode("an-older-token-0123456789")}});
     let Some(api) = stand_in("renew", &[kubeconfig, token], &[]) else {
         return;

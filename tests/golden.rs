@@ -15,14 +15,11 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use capi2argo::host;
-use capi2argo::{NoFiles, Options};
+use capi2argo_core::host;
+use capi2argo_core::{NoFiles, Options};
 
 /// The command's own argument parser: the cases run the library as the command runs it.
-#[path = "../src/cli/args.rs"]
-#[allow(dead_code)]
-mod args;
-use args::Args;
+use capi2argo::args::Args;
 
 /// What a run printed and how it exited.
 #[derive(Debug, PartialEq, Eq)]
@@ -51,8 +48,8 @@ fn run_library(input: &[u8], args: &[String], now: &str) -> Run {
         Args::try_parse_from(std::iter::once("capi2argo").chain(args.iter().map(String::as_str)))
             .expect("the case's args parse");
     let mut stdout = String::new();
-    let options = capi2argo::Options {
-        now: Some(capi2argo::parse_instant(now).expect("a pinned time")),
+    let options = capi2argo_core::Options {
+        now: Some(capi2argo_core::parse_instant(now).expect("a pinned time")),
         ..args.options(None)
     };
     let mut sink = |s: &str| stdout.push_str(s);
@@ -127,7 +124,7 @@ fn difference(what: &str, want: &str, got: &str) -> Option<String> {
 
 /// A ResourceList's text without its results (YAML or JSON).
 fn without_results(output: &str) -> &str {
-    capi2argo::internals::krm::results_start(output).map_or(output, |at| &output[..at])
+    capi2argo_krm::render::results_start(output).map_or(output, |at| &output[..at])
 }
 
 fn compare(label: &str, want: &Run, got: &Run) -> Vec<String> {
@@ -304,7 +301,7 @@ fn case_directories() -> Vec<String> {
 fn untouched_items_are_copied_byte_for_byte() {
     let case = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/untouched-items");
     let input = fs::read_to_string(case.join("input.yaml")).expect("input readable");
-    let outcome = capi2argo::run(input.as_bytes(), &Options::default()).expect("runs");
+    let outcome = capi2argo_core::run(input.as_bytes(), &Options::default()).expect("runs");
     // Generated Secrets are appended: everything before them is the input, to the byte.
     assert!(
         outcome.output.starts_with(&input),
@@ -326,9 +323,9 @@ fn untouched_items_are_copied_byte_for_byte() {
 /// Argo CD cluster Secret a case's output writes (new, or changed from its input) has a server
 /// and a name no other Argo CD cluster Secret of that output has.
 fn no_case_gives_argo_cd_two_clusters_of_one_server_or_name() {
-    use capi2argo::internals::krm::Object;
-    use capi2argo::internals::yaml::same_content;
-    let limits = capi2argo::Limits::default();
+    use capi2argo_krm::object::Object;
+    use capi2argo_yaml::same_content;
+    let limits = capi2argo_core::Limits::default();
     let mut problems = Vec::new();
     for name in case_directories() {
         let case = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -341,18 +338,18 @@ fn no_case_gives_argo_cd_two_clusters_of_one_server_or_name() {
             continue;
         };
         let (Ok(before), Ok(after)) = (
-            capi2argo::internals::krm::parse(&input, &limits),
-            capi2argo::internals::krm::parse(&output, &limits),
+            capi2argo_krm::parse(&input, &limits),
+            capi2argo_krm::parse(&output, &limits),
         ) else {
             continue;
         };
-        let clusters: Vec<&capi2argo::internals::yaml::Node> = after
+        let clusters: Vec<&capi2argo_yaml::Node> = after
             .items
             .iter()
             .map(|i| &i.node)
             .filter(|n| Object::new(n).label("argocd.argoproj.io/secret-type") == Some("cluster"))
             .collect();
-        let value = |n: &capi2argo::internals::yaml::Node, key: &str| {
+        let value = |n: &capi2argo_yaml::Node, key: &str| {
             Object::new(n)
                 .secret_value(key)
                 .ok()

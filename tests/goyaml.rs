@@ -9,8 +9,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use capi2argo::Limits;
-use capi2argo::internals::yaml::{Node, Value, parse_stream};
+use capi2argo_core::Limits;
+use capi2argo_yaml::{Node, Value, parse_stream};
 use serde_json::{Value as Json, json};
 
 use crate::common;

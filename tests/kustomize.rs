@@ -164,9 +164,9 @@ fn transformer_adds_the_argo_cd_secret_and_keeps_the_input() {
     let output = build_ok(&kustomize, &dir.0);
     let want_unchanged = baseline(&kustomize, &dir);
 
-    let docs = capi2argo::internals::yaml::parse_stream(&output, &capi2argo::Limits::default())
+    let docs = capi2argo_yaml::parse_stream(&output, &capi2argo_core::Limits::default())
         .expect("kustomize output is YAML");
-    let text = |path: &[&str], d: &capi2argo::internals::yaml::Document| {
+    let text = |path: &[&str], d: &capi2argo_yaml::Document| {
         d.root
             .path(path)
             .and_then(|n| n.as_str())

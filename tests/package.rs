@@ -1,10 +1,11 @@
-//! The crate as crates.io would get it: `cargo package` and `cargo publish --dry-run` stay clean,
-//! the `.crate` holds what builds the command and nothing else, it builds from the `.crate` alone
-//! (with `--version` from the commit `cargo package` recorded, an override, or `commit unknown`),
-//! and `cargo install --locked capi2argo` (the install once it is published) installs it, with crates.io stood in for by
-//! a directory holding that `.crate` and its dependencies (cargo's source replacement).
+//! The crates as crates.io would get them: `cargo package` and `cargo publish --dry-run` of the
+//! command and the three layers under it stay clean, each `.crate` holds what builds it and
+//! nothing else, the command builds from the `.crate`s alone (with `--version` from the commit
+//! `cargo package` recorded, an override, or `commit unknown`), and `cargo install --locked
+//! capi2argo` (the install once they are published) installs it, with crates.io stood in for by
+//! a directory holding those `.crate`s and their dependencies (cargo's source replacement).
 //!
-//! One test, in order: every step writes the same `.crate`. Its builds use target/package-check
+//! One test, in order: every step writes the same `.crate`s. Its builds use target/package-check
 //! and target/crates-io, so they neither wait for nor replace the checkout's own builds.
 
 use crate::common::{TempDir, ok, root, text};
@@ -17,16 +18,34 @@ use std::process::{Command, Output};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
 
-/// How the crate will install from crates.io once it is published (the README says it is not yet).
+/// How the command will install from crates.io once it is published (the README says it is not yet).
 pub const CRATES_IO_INSTALL: &str = "cargo install --locked capi2argo";
 
-/// What cargo says about a package whose tests and benchmarks need the repository (fixtures,
+/// The published crates, bottom layer first (the order crates.io must receive them in), with
+/// their directories.
+const PACKAGES: [(&str, &str); 4] = [
+    ("capi2argo-yaml", "crates/yaml"),
+    ("capi2argo-krm", "crates/krm"),
+    ("capi2argo-core", "crates/core"),
+    ("capi2argo", "."),
+];
+
+/// What cargo says about packages whose tests and benchmarks need the repository (fixtures,
 /// golden cases, tools) and are therefore not in the `.crate`: expected, and nothing else.
-const EXPECTED_WARNINGS: [&str; 3] = [
+const EXPECTED_WARNINGS: [&str; 4] = [
+    "warning: ignoring test `parity` as `tests/parity.rs` is not included in the published package",
     "warning: ignoring test `integration` as `tests/tests.rs` is not included in the published package",
     "warning: ignoring test `golden` as `tests/golden.rs` is not included in the published package",
     "warning: ignoring benchmark `core` as `benches/core.rs` is not included in the published package",
 ];
+
+/// `-p` for every published crate.
+fn every_package() -> Vec<String> {
+    PACKAGES
+        .iter()
+        .flat_map(|(p, _)| ["-p".to_string(), p.to_string()])
+        .collect()
+}
 
 /// cargo, with the target directory `target` (below target/).
 fn cargo(target: &str) -> Command {
@@ -70,8 +89,9 @@ fn head() -> Option<String> {
     Some(text(&out.stdout).trim().to_string())
 }
 
-/// Every file below `dir` (a path relative to the repository), as cargo lists it.
-fn files_below(dir: &str) -> BTreeSet<String> {
+/// Every file below `dir` of the package in `package_dir` (both relative to the repository), as
+/// cargo lists it: relative to the package.
+fn files_below(package_dir: &str, dir: &str) -> BTreeSet<String> {
     fn walk(root: &Path, dir: &Path, out: &mut BTreeSet<String>) {
         for entry in fs::read_dir(dir).expect("readable") {
             let path = entry.expect("entry").path();
@@ -84,60 +104,71 @@ fn files_below(dir: &str) -> BTreeSet<String> {
         }
     }
     let mut out = BTreeSet::new();
-    walk(&root(), &root().join(dir), &mut out);
+    let package = root().join(package_dir);
+    walk(&package, &package.join(dir), &mut out);
     out
 }
 
-/// Unpacks `crate_file` into `into`; returns the package directory.
-fn unpack(crate_file: &Path, into: &Path) -> PathBuf {
+/// Unpacks the `.crate` of `package` into `into`; returns the package directory.
+fn unpack(package: &str, into: &Path) -> PathBuf {
+    let crate_file = crate_file(package);
     fs::create_dir_all(into).expect("dir");
     ok(
         &Command::new("tar")
             .arg("-xzf")
-            .arg(crate_file)
+            .arg(&crate_file)
             .arg("-C")
             .arg(into)
             .output()
             .expect("tar runs"),
         "tar -x",
     );
-    into.join(format!("capi2argo-{VERSION}"))
+    into.join(format!("{package}-{VERSION}"))
+}
+
+/// The `.crate` `cargo package` wrote for `package`.
+fn crate_file(package: &str) -> PathBuf {
+    root().join(format!(
+        "target/package-check/package/{package}-{VERSION}.crate"
+    ))
 }
 
 #[test]
-fn the_crate_packages_publishes_and_installs_clean() {
-    // --allow-dirty: the checks are about the package, and a checkout being worked on has
+fn the_crates_package_publish_and_install_clean() {
+    // --allow-dirty: the checks are about the packages, and a checkout being worked on has
     // changes; make test runs on a clean one.
     let package = cargo("package-check")
         .args(["package", "--locked", "--allow-dirty"])
+        .args(every_package())
         .output()
         .expect("cargo runs");
     ok(&package, "cargo package");
     assert_eq!(warnings(&package), EXPECTED_WARNINGS, "cargo package");
 
-    let list = cargo("package-check")
-        .args(["package", "--locked", "--allow-dirty", "--list"])
-        .output()
-        .expect("cargo runs");
-    ok(&list, "cargo package --list");
-    let listed: BTreeSet<String> = text(&list.stdout).lines().map(String::from).collect();
-    let mut want = files_below("src");
-    for file in [
-        ".cargo_vcs_info.json",
-        "Cargo.toml",
-        "Cargo.toml.orig",
-        "Cargo.lock",
-        "build.rs",
-        "build/commit.rs",
-        "README.md",
-        "LICENSE",
-        "CHANGELOG.md",
-    ] {
-        want.insert(file.to_string());
+    for (name, dir) in PACKAGES {
+        let list = cargo("package-check")
+            .args(["package", "--locked", "--allow-dirty", "--list", "-p", name])
+            .output()
+            .expect("cargo runs");
+        ok(&list, "cargo package --list");
+        let listed: BTreeSet<String> = text(&list.stdout).lines().map(String::from).collect();
+        let mut want = files_below(dir, "src");
+        let mut around = vec![
+            ".cargo_vcs_info.json",
+            "Cargo.toml",
+            "Cargo.toml.orig",
+            "Cargo.lock",
+            "LICENSE",
+        ];
+        if name == "capi2argo" {
+            // The command's build script names the commit; its README is the project's.
+            around.extend(["build.rs", "build/commit.rs", "README.md", "CHANGELOG.md"]);
+        }
+        want.extend(around.into_iter().map(String::from));
+        assert_eq!(listed, want, "the files of {name}'s .crate");
     }
-    assert_eq!(listed, want, "the .crate's files");
 
-    // `cargo package` built the .crate alone; its binary names the commit it recorded.
+    // `cargo package` built each .crate alone; the command's binary names the commit it recorded.
     let verified = root().join("target/package-check/debug/capi2argo");
     let recorded = commit_of(&verified);
     match head() {
@@ -145,24 +176,50 @@ fn the_crate_packages_publishes_and_installs_clean() {
         None => assert!(recorded.len() == 7, "{recorded}"),
     }
 
-    // Built from the .crate where git cannot tell: CAPI2ARGO_COMMIT wins; with no record at
-    // all, `commit unknown`.
-    let crate_file = root().join(format!(
-        "target/package-check/package/capi2argo-{VERSION}.crate"
+    // The dry run of a publish: the .crates were verified above, so not built again here.
+    let publish = cargo("package-check")
+        .args([
+            "publish",
+            "--dry-run",
+            "--locked",
+            "--allow-dirty",
+            "--no-verify",
+        ])
+        .args(every_package())
+        .output()
+        .expect("cargo runs");
+    ok(&publish, "cargo publish --dry-run");
+    let said = warnings(&publish);
+    let mut want = EXPECTED_WARNINGS.map(String::from).to_vec();
+    want.extend(std::iter::repeat_n(
+        "warning: aborting upload due to dry run".to_string(),
+        PACKAGES.len(),
     ));
+    let mut sorted = said.clone();
+    sorted.sort();
+    want.sort();
+    assert_eq!(sorted, want, "cargo publish --dry-run: {said:?}");
+
+    let stand_in = crates_io_stand_in();
+
+    // Built from the .crate where git cannot tell: CAPI2ARGO_COMMIT wins; with no record at
+    // all, `commit unknown`. Its layers come from the stand-in, as from crates.io.
     let scratch = TempDir::new("package", "unpacked");
-    let unpacked = unpack(&crate_file, &scratch.0);
+    let unpacked = unpack("capi2argo", &scratch.0);
+    let home = TempDir::new("package", "build-home");
+    stand_in_home(&home.0, &stand_in);
     let build = |env: &[(&str, &str)]| {
-        let mut command = cargo("package-check");
+        let mut command = cargo("package-check/unpacked");
         command
             .args(["build", "--locked", "--offline", "--bin", "capi2argo"])
+            .env("CARGO_HOME", &home.0)
             .current_dir(&unpacked);
         for (k, v) in env {
             command.env(k, v);
         }
         let out = command.output().expect("cargo runs");
         ok(&out, "cargo build from the .crate");
-        commit_of(&verified)
+        commit_of(&root().join("target/package-check/unpacked/debug/capi2argo"))
     };
     assert_eq!(
         build(&[
@@ -177,29 +234,25 @@ fn the_crate_packages_publishes_and_installs_clean() {
     fs::remove_file(unpacked.join(".cargo_vcs_info.json")).expect("vcs info removed");
     assert_eq!(build(&[]), "commit unknown");
 
-    // The dry run of a publish: the .crate was verified above, so not built again here.
-    let publish = cargo("package-check")
-        .args([
-            "publish",
-            "--dry-run",
-            "--locked",
-            "--allow-dirty",
-            "--no-verify",
-        ])
-        .output()
-        .expect("cargo runs");
-    ok(&publish, "cargo publish --dry-run");
-    let mut want = EXPECTED_WARNINGS.map(String::from).to_vec();
-    want.push("warning: aborting upload due to dry run".into());
-    assert_eq!(warnings(&publish), want, "cargo publish --dry-run");
-
-    crates_io_install(&crate_file);
+    crates_io_install(&stand_in);
 }
 
-/// `cargo install --locked capi2argo`, with crates.io replaced by a
-/// directory source holding the `.crate` just packaged and every dependency of the lock file
-/// (`cargo vendor`): what crates.io would serve, checksums included.
-fn crates_io_install(crate_file: &Path) {
+/// A cargo home in `home` whose configuration replaces crates.io with the directory `stand_in`.
+fn stand_in_home(home: &Path, stand_in: &Path) {
+    fs::create_dir_all(home).expect("dir");
+    fs::write(
+        home.join("config.toml"),
+        format!(
+            "[source.crates-io]\nreplace-with = \"stand-in\"\n\n[source.stand-in]\ndirectory = \"{}\"\n\n[net]\noffline = true\n",
+            stand_in.display()
+        ),
+    )
+    .expect("config");
+}
+
+/// crates.io as a directory: every dependency of the lock file (`cargo vendor`) and the `.crate`s
+/// just packaged, checksums included, as crates.io would serve them.
+fn crates_io_stand_in() -> PathBuf {
     let dir = root().join("target/crates-io");
     let vendor = dir.join("vendor");
     // Vendored again only when the lock file changed, so the dependencies' builds stay cached.
@@ -213,39 +266,44 @@ fn crates_io_install(crate_file: &Path) {
             .output()
             .expect("cargo runs");
         ok(&out, "cargo vendor");
+        // The workspace's own crates are vendored from their folders: they come from the .crates.
+        for (name, _) in PACKAGES {
+            let _ = fs::remove_dir_all(vendor.join(format!("{name}-{VERSION}")));
+        }
         fs::write(dir.join("Cargo.lock"), &lock).expect("stamp");
     }
-    // The package as a directory source entry: its files, and the .crate's checksum.
-    let bytes = fs::read(crate_file).expect(".crate");
-    let entry = vendor.join(format!("capi2argo-{VERSION}"));
-    let checksum = sha256(&bytes);
-    let stamp = entry.join(".cargo-checksum.json");
-    let wanted = format!("{{\"files\":{{}},\"package\":\"{checksum}\"}}");
-    if fs::read_to_string(&stamp).ok().as_deref() != Some(&wanted) {
-        let _ = fs::remove_dir_all(&entry);
-        // cargo takes a registry's package as unchanging, and would keep the build of the
-        // previous .crate: that one build goes (cargo clean -p, in this test's own target dir).
-        let clean = cargo("crates-io/build")
-            .args(["clean", "--release", "-p", "capi2argo"])
-            .output()
-            .expect("cargo runs");
-        ok(&clean, "cargo clean -p capi2argo");
-        unpack(crate_file, &vendor);
-        // Written last: it says the entry and the build are this .crate's.
-        fs::write(&stamp, &wanted).expect("checksum");
+    for (name, _) in PACKAGES {
+        // Each package as a directory source entry: its files, and the .crate's checksum.
+        let bytes = fs::read(crate_file(name)).expect(".crate");
+        let entry = vendor.join(format!("{name}-{VERSION}"));
+        let checksum = sha256(&bytes);
+        let stamp = entry.join(".cargo-checksum.json");
+        let wanted = format!("{{\"files\":{{}},\"package\":\"{checksum}\"}}");
+        if fs::read_to_string(&stamp).ok().as_deref() != Some(&wanted) {
+            let _ = fs::remove_dir_all(&entry);
+            // cargo takes a registry's package as unchanging, and would keep the build of the
+            // previous .crate: that one build goes (cargo clean -p, in this test's own target
+            // dir).
+            let clean = cargo("crates-io/build")
+                .args(["clean", "--release", "-p", name])
+                .output()
+                .expect("cargo runs");
+            ok(&clean, "cargo clean -p");
+            unpack(name, &vendor);
+            // Written last: it says the entry and the build are this .crate's.
+            fs::write(&stamp, &wanted).expect("checksum");
+        }
     }
+    vendor
+}
+
+/// `cargo install --locked capi2argo` from the stand-in for crates.io.
+fn crates_io_install(stand_in: &Path) {
+    let dir = root().join("target/crates-io");
     // The command runs as written, with a cargo home whose configuration replaces crates.io
     // (`cargo install` reads no project configuration, only the cargo home's).
     let work = TempDir::new("package", "install");
-    fs::create_dir_all(work.path("cargo-home")).expect("dir");
-    fs::write(
-        work.path("cargo-home/config.toml"),
-        format!(
-            "[source.crates-io]\nreplace-with = \"stand-in\"\n\n[source.stand-in]\ndirectory = \"{}\"\n\n[net]\noffline = true\n",
-            vendor.display()
-        ),
-    )
-    .expect("config");
+    stand_in_home(&work.path("cargo-home"), stand_in);
     let out = Command::new("sh")
         .arg("-c")
         .arg(CRATES_IO_INSTALL)

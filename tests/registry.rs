@@ -194,7 +194,7 @@ fn golden_in_container(image: &str, platform: &str, case: &str) {
         .arg("--env")
         .arg(format!(
             "{}={}",
-            capi2argo::host::NOW_VARIABLE,
+            capi2argo_core::host::NOW_VARIABLE,
             common::pinned_now()
         ))
         .arg(image)

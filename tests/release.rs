@@ -213,7 +213,7 @@ fn each_tarball_holds_a_static_binary_the_license_and_the_readme() {
         ok(&version, "--version");
         assert_eq!(
             text(&version.stdout),
-            format!("capi2argo {}\n", capi2argo::host::VERSION),
+            format!("capi2argo {}\n", capi2argo::args::VERSION),
             "{target}: built from another commit than these tests"
         );
     }
@@ -525,7 +525,7 @@ fn the_readmes_install_commands_work_against_the_release() {
         ok(&version, "--version");
         assert_eq!(
             text(&version.stdout),
-            format!("capi2argo {}\n", capi2argo::host::VERSION)
+            format!("capi2argo {}\n", capi2argo::args::VERSION)
         );
         // The check is real: a tarball changed by one byte is refused.
         let tarball = work.join(format!("dist/release/capi2argo-{VERSION}-{target}.tar.gz"));

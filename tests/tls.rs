@@ -180,7 +180,7 @@ data:
 
 /// The generated Argo CD Secret's `stringData`: (`server`, parsed `config`).
 fn argo_server_and_config(output: &str) -> (String, serde_json::Value) {
-    let docs = capi2argo::internals::yaml::parse_stream(output, &capi2argo::Limits::default())
+    let docs = capi2argo_yaml::parse_stream(output, &capi2argo_core::Limits::default())
         .expect("output is YAML");
     let argo: Vec<_> = docs
         .iter()
@@ -331,7 +331,7 @@ fn generated_tls_client_config_authenticates_against_a_server_that_requires_clie
         &pki.b64("client.crt"),
         &pki.b64("client.key"),
     );
-    let outcome = capi2argo::run(secret.as_bytes(), &capi2argo::Options::default())
+    let outcome = capi2argo_core::run(secret.as_bytes(), &capi2argo_core::Options::default())
         .expect("the stream is usable input");
     assert!(!outcome.failed(), "no error results: {:?}", outcome.results);
     let (server, config) = argo_server_and_config(&outcome.output);

@@ -187,8 +187,8 @@ fn trim_argo_secret(secret: &mut Secret) {
         .get(SECRET_TYPE_LABEL)
         .is_some_and(|v| v == "cluster")
         || labels
-            .get(capi2argo::TOKEN_LABEL)
-            .is_some_and(|v| v == capi2argo::TOKEN_LABEL_VALUE);
+            .get(capi2argo_core::TOKEN_LABEL)
+            .is_some_and(|v| v == capi2argo_core::TOKEN_LABEL_VALUE);
     if !read {
         secret.data = None;
         secret.string_data = None;
@@ -572,7 +572,7 @@ impl Caches {
     }
 
     /// The uid of a cached Application.
-    pub fn application_uid(&self, app: &capi2argo::AppRef) -> Option<String> {
+    pub fn application_uid(&self, app: &capi2argo_core::AppRef) -> Option<String> {
         let watched = self.argo_cd.watched();
         watched
             .iter()

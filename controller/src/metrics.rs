@@ -8,7 +8,7 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use std::sync::atomic::AtomicU64;
 
-use capi2argo::{ClusterState, Guard};
+use capi2argo_core::{ClusterState, Guard};
 
 type Labels = Vec<(&'static str, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use capi2argo::{Options, ReadSet};
+use capi2argo_core::{Options, ReadSet};
 
 use crate::flags::Flags;
 
@@ -46,8 +46,8 @@ impl Settings {
             overrides,
             ..Options::default()
         };
-        let reads =
-            capi2argo::read_set(&options).map_err(|e| SettingsError::Refused(e.to_string()))?;
+        let reads = capi2argo_core::read_set(&options)
+            .map_err(|e| SettingsError::Refused(e.to_string()))?;
         // A plan only runs over what was listed from the API server: absent is absent.
         let options = Options {
             host_listed: true,

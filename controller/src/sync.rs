@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use capi2argo::{
+use capi2argo_core::{
     AppRef, ApplicationEffect, ClusterOutcome, ClusterState, Due, Finding, Guard, NoFiles, Plan,
     PlanFormat, Request, SecretId, Severity, TokenNeed, Verb,
 };
@@ -132,10 +132,10 @@ impl Reconciler {
         };
         let input = self.caches.input(params);
         let options = self.settings.plan_options(now);
-        let finished = capi2argo::plan(&input, &options, &mut NoFiles);
+        let finished = capi2argo_core::plan(&input, &options, &mut NoFiles);
         drop(input);
         let (results, plan) = match finished {
-            Ok(capi2argo::Finished {
+            Ok(capi2argo_core::Finished {
                 results,
                 plan: Some(plan),
                 ..
@@ -430,9 +430,9 @@ impl Reconciler {
                     self.backoff.failed(&key);
                     tracing::warn!(cluster = need.cluster, kubeconfig = %need.kubeconfig, error = %error, "no new ServiceAccount token; the cluster keeps its current one until it expires");
                     if first {
-                        let until = need
-                            .expires
-                            .map_or(String::new(), |e| format!(" ({})", capi2argo::instant(e)));
+                        let until = need.expires.map_or(String::new(), |e| {
+                            format!(" ({})", capi2argo_core::instant(e))
+                        });
                         let note = format!(
                             "cluster {}'s ServiceAccount token could not be renewed ({why}): {error}. It keeps its current token until that expires{until}",
                             need.cluster
@@ -627,7 +627,7 @@ impl Reconciler {
             .iter()
             .filter(|c| expiring.contains(&c.source) && !self.said.expiring.contains(&c.source))
         {
-            let left = capi2argo::time_left(c.expires.unwrap_or(now) - now);
+            let left = capi2argo_core::time_left(c.expires.unwrap_or(now) - now);
             let note = format!(
                 "a certificate of cluster {}'s credentials stops being valid {left}: Argo CD loses the cluster then unless the platform rotates it",
                 c.cluster

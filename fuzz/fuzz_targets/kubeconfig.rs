@@ -1,8 +1,8 @@
 //! Fuzzes the kubeconfig reader: any text, never a panic, and no connection without its server.
 #![no_main]
 
-use capi2argo::Limits;
-use capi2argo::internals::kubeconfig::{Credentials, read};
+use capi2argo_core::Limits;
+use capi2argo_core::internals::kubeconfig::{Credentials, read};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -7,10 +7,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use capi2argo::internals::krm::Object;
-use capi2argo::internals::krm::{self, Text};
-use capi2argo::internals::yaml::{Node, same_content};
-use capi2argo::{Action, Limits, Options, Plan, SecretId};
+use capi2argo_core::{Action, Limits, Options, Plan, SecretId};
+use capi2argo_krm::object::Object;
+use capi2argo_krm::{self as krm, Text};
+use capi2argo_yaml::{Node, same_content};
 use libfuzzer_sys::fuzz_target;
 
 /// An object's kind, namespace and name.
@@ -40,7 +40,7 @@ fn objects(text: &[u8], limits: &Limits) -> Option<Vec<(Identity, Node<'static>)
 /// The same content, a null written one way or another (an item written anew writes an empty
 /// value as `null`) being the same null.
 fn same_meaning(a: &Node, b: &Node) -> bool {
-    use capi2argo::internals::yaml::{ScalarKind, Value};
+    use capi2argo_yaml::{ScalarKind, Value};
     match (&a.value, &b.value) {
         (Value::Scalar(x), Value::Scalar(y))
             if x.kind() == ScalarKind::Null && y.kind() == ScalarKind::Null =>
@@ -106,17 +106,18 @@ fuzz_target!(|data: &[u8]| {
             }
         }
     }
-    if let Ok(first) = capi2argo::run(data, &options) {
+    if let Ok(first) = capi2argo_core::run(data, &options) {
         // Determinism: the same input gives the same output, results and their order included
         // (hash maps are seeded anew for every map, so an order taken from one shows here).
-        let same = capi2argo::run(data, &options).expect("the same input is read the same way");
+        let same =
+            capi2argo_core::run(data, &options).expect("the same input is read the same way");
         assert_eq!(first.output, same.output, "same input, different output");
         // Idempotence: the function's own output goes through unchanged (results aside).
-        let second = capi2argo::run(first.output.as_bytes(), &options)
+        let second = capi2argo_core::run(first.output.as_bytes(), &options)
             .expect("the function's own output is valid input");
         // Results may differ (nothing left to prune, say): compare everything before them, in
         // YAML and in JSON output alike.
-        let cut = |s: &str| capi2argo::internals::krm::results_start(s).unwrap_or(s.len());
+        let cut = |s: &str| capi2argo_krm::render::results_start(s).unwrap_or(s.len());
         assert_eq!(
             &first.output[..cut(&first.output)],
             &second.output[..cut(&second.output)]

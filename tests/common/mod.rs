@@ -79,7 +79,7 @@ pub fn capi2argo(args: &[&str], stdin: &[u8], cwd: Option<&Path>) -> Output {
 /// [`capi2argo`] at the time `now` (RFC 3339).
 pub fn capi2argo_at(args: &[&str], stdin: &[u8], cwd: Option<&Path>, now: &str) -> Output {
     let mut command = binary();
-    command.env(capi2argo::host::NOW_VARIABLE, now);
+    command.env(capi2argo_core::host::NOW_VARIABLE, now);
     command
         .args(args)
         .stdin(Stdio::piped())
@@ -146,7 +146,7 @@ pub fn with_binary_on_path(program: &str) -> Command {
     .expect("PATH");
     let mut command = Command::new(program);
     command.env("PATH", path);
-    command.env(capi2argo::host::NOW_VARIABLE, pinned_now());
+    command.env(capi2argo_core::host::NOW_VARIABLE, pinned_now());
     command
 }
 

@@ -53,7 +53,8 @@ pub fn text(bytes: &[u8]) -> String {
 /// A YAML stream (or `kubectl get -o yaml` List) as JSON objects, read by capi2argo's own
 /// reader.
 pub fn to_json(yaml: &[u8]) -> Vec<Value> {
-    let json = capi2argo::items_json(yaml, &capi2argo::Limits::default()).expect("YAML reads");
+    let json =
+        capi2argo_core::items_json(yaml, &capi2argo_core::Limits::default()).expect("YAML reads");
     serde_json::from_str(&json).expect("JSON")
 }
 

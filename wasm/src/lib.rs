@@ -2,8 +2,8 @@
 
 mod text;
 
-use capi2argo::host::{self, Exit, Report};
-use capi2argo::{NoFiles, Options, PlanFormat};
+use capi2argo_core::host::{self, Exit, Report};
+use capi2argo_core::{NoFiles, Options, PlanFormat};
 use wasm_bindgen::prelude::*;
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -78,8 +78,8 @@ fn config_text(config: &JsValue) -> Result<Option<String>, JsError> {
     let document = match &value {
         serde_json::Value::Object(map) if map.contains_key("kind") => value,
         serde_json::Value::Object(_) => serde_json::json!({
-            "apiVersion": capi2argo::API_VERSION,
-            "kind": capi2argo::KIND,
+            "apiVersion": capi2argo_core::API_VERSION,
+            "kind": capi2argo_core::KIND,
             "spec": value,
         }),
         _ => return Err(JsError::new("config must be a string or an object")),
@@ -165,7 +165,7 @@ fn outcome(
     let json = format!(
         "{{\"output\":{},\"results\":{},\"failed\":{}}}",
         serde_json::Value::from(output.as_str()),
-        capi2argo::results_json(&report.results),
+        capi2argo_core::results_json(&report.results),
         report.exit == Exit::Failure
     );
     json_parse(&json)
@@ -228,7 +228,7 @@ fn json_parse(text: &str) -> Result<JsValue, JsError> {
 /// built from it cannot drift from the function.
 #[wasm_bindgen(unchecked_return_type = "Setting[]")]
 pub fn settings() -> Result<JsValue, JsError> {
-    let keys: Vec<serde_json::Value> = capi2argo::KEYS
+    let keys: Vec<serde_json::Value> = capi2argo_core::KEYS
         .iter()
         .map(|k| {
             serde_json::json!({
@@ -246,7 +246,7 @@ pub fn settings() -> Result<JsValue, JsError> {
 /// what a page shows of an output without a YAML reader of its own.
 #[wasm_bindgen(js_name = itemsJson, unchecked_return_type = "unknown[]")]
 pub fn items_json(input: &str) -> Result<JsValue, JsError> {
-    let json = capi2argo::items_json(input.as_bytes(), &capi2argo::Limits::default())
+    let json = capi2argo_core::items_json(input.as_bytes(), &capi2argo_core::Limits::default())
         .map_err(|e| JsError::new(&e.to_string()))?;
     json_parse(&json)
 }
@@ -259,7 +259,8 @@ pub fn items_json(input: &str) -> Result<JsValue, JsError> {
 /// the key of the line the error names.
 #[wasm_bindgen(js_name = credentialRanges)]
 pub fn credential_ranges(text: &str) -> Vec<u32> {
-    let ranges = capi2argo::credential_ranges_lenient(text, &capi2argo::Limits::default());
+    let ranges =
+        capi2argo_core::credential_ranges_lenient(text, &capi2argo_core::Limits::default());
     text::flat(text, &ranges)
 }
 
@@ -267,7 +268,7 @@ pub fn credential_ranges(text: &str) -> Vec<u32> {
 /// when it carries none): the same rule, for a server shown on its own.
 #[wasm_bindgen(js_name = urlCredentials)]
 pub fn url_credentials(url: &str) -> Vec<u32> {
-    capi2argo::url_credentials(url)
+    capi2argo_core::url_credentials(url)
         .map(|r| text::flat(url, &[r]))
         .unwrap_or_default()
 }
@@ -277,13 +278,13 @@ pub fn url_credentials(url: &str) -> Vec<u32> {
 /// one kubeconfig.
 #[wasm_bindgen(js_name = wrapKubeconfig, unchecked_return_type = "WrappedKubeconfig | undefined")]
 pub fn wrap_kubeconfig(text: &str) -> Result<JsValue, JsError> {
-    let Some(w) = capi2argo::wrap_kubeconfig(text, &capi2argo::Limits::default()) else {
+    let Some(w) = capi2argo_core::wrap_kubeconfig(text, &capi2argo_core::Limits::default()) else {
         return Ok(JsValue::UNDEFINED);
     };
     let json = serde_json::json!({
         "text": w.text,
         "secretName": w.secret_name,
-        "namespace": capi2argo::WRAP_NAMESPACE,
+        "namespace": capi2argo_core::WRAP_NAMESPACE,
         "cluster": w.cluster,
         "clusterEntry": w.cluster_entry,
     });
@@ -294,7 +295,7 @@ pub fn wrap_kubeconfig(text: &str) -> Result<JsValue, JsError> {
 /// of its own: `[{ name, namespace, owned, text }]`. Throws when the text is unusable.
 #[wasm_bindgen(js_name = clusterSecrets, unchecked_return_type = "ClusterSecret[]")]
 pub fn cluster_secrets(text: &str) -> Result<JsValue, JsError> {
-    let documents = capi2argo::documents(text.as_bytes(), &capi2argo::Limits::default())
+    let documents = capi2argo_core::documents(text.as_bytes(), &capi2argo_core::Limits::default())
         .map_err(|e| JsError::new(&e.to_string()))?;
     let list: Vec<serde_json::Value> = documents
         .into_iter()

@@ -8,8 +8,8 @@
 #[allow(unsafe_code)]
 mod go_abi;
 
-use capi2argo::host::{self, Exit};
-use capi2argo::{Options, Severity};
+use capi2argo_core::host::{self, Exit};
+use capi2argo_core::{Options, Severity};
 
 /// What the glue gets back: the output ResourceList, and whether the run failed.
 pub struct Response {
@@ -28,7 +28,7 @@ pub fn process(input: &str) -> Response {
         },
         // Unusable input: nothing to pass through, only the reason.
         Some(reason) => Response {
-            output: capi2argo::failure_resource_list(reason),
+            output: capi2argo_core::failure_resource_list(reason),
             failed: true,
         },
     }
@@ -54,7 +54,7 @@ pub fn process_errors(input: &str) -> String {
     } else {
         errors.join("; ")
     };
-    capi2argo::failure_resource_list(&message)
+    capi2argo_core::failure_resource_list(&message)
 }
 
 #[cfg(test)]
@@ -68,7 +68,7 @@ mod tests {
         assert!(!response.failed);
         assert_eq!(
             response.output,
-            capi2argo::run(input.as_bytes(), &Options::default())
+            capi2argo_core::run(input.as_bytes(), &Options::default())
                 .unwrap()
                 .output
         );

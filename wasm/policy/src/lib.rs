@@ -9,7 +9,7 @@
 //! A `raw` policy's request is the object itself: a ResourceList or List of kubeconfig Secrets is
 //! converted, and the Argo CD Secrets come back in `mutated_object`.
 
-use capi2argo::{Options, Severity};
+use capi2argo_core::{Options, Severity};
 use serde_json::{Value, json};
 
 /// The label Argo CD knows cluster Secrets by.
@@ -23,8 +23,8 @@ fn function_config(settings: &Value) -> Result<String, String> {
         other => return Err(format!("settings must be an object, got {other}")),
     };
     Ok(json!({
-        "apiVersion": capi2argo::API_VERSION,
-        "kind": capi2argo::KIND,
+        "apiVersion": capi2argo_core::API_VERSION,
+        "kind": capi2argo_core::KIND,
         "metadata": {"name": "kubewarden-settings"},
         "spec": spec,
     })
@@ -53,14 +53,14 @@ pub fn validate_settings(input: &[u8]) -> String {
         Ok(o) => o,
         Err(e) => return answer(false, Some(e)),
     };
-    match capi2argo::run(b"", &options) {
+    match capi2argo_core::run(b"", &options) {
         Ok(outcome) if !outcome.failed() => answer(true, None),
         Ok(outcome) => answer(false, Some(errors(&outcome.results).join("; "))),
         Err(e) => answer(false, Some(e.to_string())),
     }
 }
 
-fn errors(results: &[capi2argo::Finding]) -> Vec<String> {
+fn errors(results: &[capi2argo_core::Finding]) -> Vec<String> {
     results
         .iter()
         .filter(|f| f.severity == Severity::Error)
@@ -68,7 +68,7 @@ fn errors(results: &[capi2argo::Finding]) -> Vec<String> {
         .collect()
 }
 
-fn warnings(results: &[capi2argo::Finding]) -> Vec<String> {
+fn warnings(results: &[capi2argo_core::Finding]) -> Vec<String> {
     results
         .iter()
         .filter(|f| f.severity == Severity::Warning)
@@ -133,7 +133,7 @@ fn admission(request: &Value, settings: &Value, now: Option<i64>) -> String {
         Ok(o) => o,
         Err(e) => return reject(e),
     };
-    match capi2argo::run(object.to_string().as_bytes(), &options) {
+    match capi2argo_core::run(object.to_string().as_bytes(), &options) {
         Ok(outcome) => {
             let errors = errors(&outcome.results);
             if errors.is_empty() {
@@ -164,7 +164,7 @@ fn raw(request: &Value, settings: &Value, now: Option<i64>) -> String {
         "kind": "ResourceList",
         "items": items,
     });
-    match capi2argo::run(resource_list.to_string().as_bytes(), &options) {
+    match capi2argo_core::run(resource_list.to_string().as_bytes(), &options) {
         Ok(outcome) => {
             let errors = errors(&outcome.results);
             if !errors.is_empty() {

@@ -13,8 +13,8 @@ fn main() -> ExitCode {
     }
     // The host's time, for certificates: the clock the policy server gives the module, or the
     // pinned one its environment sets.
-    let pinned = std::env::var(capi2argo::host::NOW_VARIABLE).ok();
-    let now = match capi2argo::host::now(pinned.as_deref(), std::time::SystemTime::now()) {
+    let pinned = std::env::var(capi2argo_core::host::NOW_VARIABLE).ok();
+    let now = match capi2argo_core::host::now(pinned.as_deref(), std::time::SystemTime::now()) {
         Ok(now) => now,
         Err(e) => {
             eprintln!("capi2argo-policy: {e}");

@@ -1,0 +1,528 @@
+//! Least privilege (`credentials: serviceAccount`): what Argo CD logs in with instead of a
+//! cluster's admin credential, and every rule about it in one place — the settings, the token
+//! Secret a controller keeps for each cluster in Argo CD's namespace (its form is written and
+//! read only here), when its token is due, and what the controller must grant in the workload
+//! cluster. The function decides; the controller mints what it is told to.
+
+use std::fmt;
+
+pub use crate::config::access::{Mode, Role, Settings};
+use crate::convert::argocd::{ClusterConfig, Sensitive};
+use crate::validate::expiry::{instant as format_instant, parse_instant};
+use krm::finding::Finding;
+use krm::object::Object;
+use krm::object::SecretId;
+use yaml::Node;
+
+/// The label that marks a token Secret, and its value.
+pub const TOKEN_LABEL: &str = "capi2argo.dev/credential";
+/// [`TOKEN_LABEL`]'s value.
+pub const TOKEN_LABEL_VALUE: &str = "serviceaccount-token";
+/// The type of a token Secret: not `kubernetes.io/service-account-token`, which the API server
+/// would fill with a long-lived token of its own.
+pub const TOKEN_SECRET_TYPE: &str = "capi2argo.dev/serviceaccount-token";
+/// On a token Secret: the kubeconfig Secret (`namespace/name`) it is for.
+pub const KUBECONFIG_ANNOTATION: &str = "capi2argo.dev/kubeconfig-secret";
+/// On a token Secret: the kubeconfig Secret's resourceVersion when the token was minted (a new
+/// one, the admin credential rotated or the cluster rebuilt, mints again at once).
+pub const KUBECONFIG_VERSION_ANNOTATION: &str = "capi2argo.dev/kubeconfig-version";
+/// On a token Secret: what was granted ([`Grant`]'s text); another grant mints again.
+pub const GRANT_ANNOTATION: &str = "capi2argo.dev/grant";
+/// On a token Secret: when the token was issued (RFC 3339).
+pub const ISSUED_ANNOTATION: &str = "capi2argo.dev/token-issued";
+/// On a token Secret and on the Argo CD Secret that carries its token: when it stops being valid.
+pub use crate::convert::argocd::TOKEN_EXPIRES_ANNOTATION as EXPIRES_ANNOTATION;
+
+/// A token is minted again once this share of its life (in percent) has passed.
+const RENEW_AT_PERCENT: i64 = 80;
+
+/// A ServiceAccount in a workload cluster.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Account {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl fmt::Display for Account {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// What the ServiceAccount is granted in one workload cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Granted {
+    /// Everything, cluster-wide (ClusterRole `argocd-manager-role`).
+    Admin,
+    /// Everything in these namespaces (a Role in each); with `cluster_resources`, also the
+    /// cluster-scoped kinds Argo CD manages.
+    Namespaced {
+        /// The cluster's `namespaces`.
+        namespaces: Vec<String>,
+        /// The cluster's `clusterResources`.
+        cluster_resources: bool,
+    },
+    /// The user's ClusterRole, bound cluster-wide.
+    ClusterRole(String),
+}
+
+/// The ServiceAccount and what it is granted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grant {
+    /// The ServiceAccount.
+    pub account: Account,
+    /// Its role.
+    pub granted: Granted,
+}
+
+impl fmt::Display for Grant {
+    /// The text kept on the token Secret: a change in it mints again.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.granted {
+            Granted::Admin => write!(f, "{} admin", self.account),
+            Granted::Namespaced {
+                namespaces,
+                cluster_resources,
+            } => write!(
+                f,
+                "{} namespaced {}{}",
+                self.account,
+                namespaces.join(","),
+                if *cluster_resources {
+                    " clusterResources"
+                } else {
+                    ""
+                }
+            ),
+            Granted::ClusterRole(role) => write!(f, "{} clusterrole {role}", self.account),
+        }
+    }
+}
+
+/// How the controller reaches a workload cluster to set its ServiceAccount up: the admin
+/// credential of the kubeconfig Secret, held in memory only and never written anywhere.
+/// `Debug` shows no credential.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AdminAccess {
+    /// The API server's URL.
+    pub server: String,
+    /// Base64 of the CA's PEM, as a kubeconfig holds it.
+    pub ca_data: Option<String>,
+    /// The TLS server name to verify, when not the server's host.
+    pub server_name: Option<String>,
+    /// No TLS verification (the kubeconfig's `insecure-skip-tls-verify`).
+    pub insecure: bool,
+    /// A proxy to reach the server through.
+    pub proxy_url: Option<String>,
+    /// Base64 of the client certificate's PEM.
+    pub client_certificate_data: Option<String>,
+    /// Base64 of the client key's PEM.
+    pub client_key_data: Option<String>,
+    /// A bearer token.
+    pub bearer_token: Option<String>,
+}
+
+impl fmt::Debug for AdminAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AdminAccess")
+            .field("server", &self.server)
+            .field(
+                "client_certificate",
+                &self.client_certificate_data.is_some(),
+            )
+            .field("bearer_token", &self.bearer_token.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl AdminAccess {
+    /// The access a converted config gives, or why the controller cannot use it: it runs
+    /// nothing (no exec plugin, no cloud login) and reads no file.
+    pub(crate) fn of(server: &str, config: &ClusterConfig) -> Result<AdminAccess, String> {
+        if config.exec_provider_config.is_some() || config.aws_auth_config.is_some() {
+            return Err("its kubeconfig logs in through a command (exec), which capi2argo never runs: credentials=serviceAccount needs a client certificate or a token".into());
+        }
+        let tls = &config.tls_client_config;
+        let client = tls.cert_data.is_some() && tls.key_data.is_some();
+        if !client && config.bearer_token.is_none() {
+            return Err("its kubeconfig has neither a client certificate and key nor a token to set up the ServiceAccount with".into());
+        }
+        Ok(AdminAccess {
+            server: server.to_string(),
+            ca_data: tls.ca_data.clone(),
+            server_name: tls.server_name.clone(),
+            insecure: tls.insecure,
+            proxy_url: config.proxy_url.clone(),
+            client_certificate_data: tls.cert_data.clone(),
+            client_key_data: tls.key_data.as_ref().map(|k| k.0.clone()),
+            bearer_token: config.bearer_token.as_ref().map(|t| t.0.clone()),
+        })
+    }
+}
+
+/// Why a cluster's token is minted now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Due {
+    /// It has none yet.
+    Missing,
+    /// 80 % of its life has passed.
+    Renew,
+    /// It has expired (the cluster could not be reached in time).
+    Expired,
+    /// Its kubeconfig Secret changed since (the admin credential rotated, or the cluster was
+    /// rebuilt).
+    Rotated,
+    /// What is granted changed.
+    Regrant,
+}
+
+impl Due {
+    /// In a few words, for logs and the plan.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Due::Missing => "no token yet",
+            Due::Renew => "80% of its life has passed",
+            Due::Expired => "it has expired",
+            Due::Rotated => "its kubeconfig Secret changed",
+            Due::Regrant => "its grant changed",
+        }
+    }
+}
+
+/// A token Secret of the input.
+#[derive(Debug, Clone)]
+pub(crate) struct TokenSecret {
+    pub index: usize,
+    pub id: SecretId,
+    pub token: Option<String>,
+    pub issued: Option<i64>,
+    pub expires: Option<i64>,
+    pub kubeconfig_version: Option<String>,
+    pub grant: Option<String>,
+    pub uid: Option<String>,
+    pub resource_version: Option<String>,
+}
+
+/// Whether a Secret is a token Secret.
+pub(crate) fn is_token_secret(object: Object) -> bool {
+    object.label(TOKEN_LABEL) == Some(TOKEN_LABEL_VALUE)
+}
+
+/// The kubeconfig Secret a token Secret names; an error on the annotation when it names none.
+pub(crate) fn token_for(object: Object) -> Result<SecretId, Finding> {
+    object
+        .annotation(KUBECONFIG_ANNOTATION)
+        .and_then(|v| v.split_once('/'))
+        .filter(|(ns, name)| !ns.is_empty() && !name.is_empty())
+        .map(|(ns, name)| SecretId::new(ns, name))
+        .ok_or_else(|| {
+            Finding::error(format!(
+                "a token Secret must name its kubeconfig Secret as namespace/name in {KUBECONFIG_ANNOTATION}"
+            ))
+            .at("metadata.annotations")
+        })
+}
+
+/// Reads a token Secret (the kubeconfig Secret it is for is read by [`token_for`]).
+pub(crate) fn read_token(object: Object, index: usize) -> TokenSecret {
+    let time = |key| object.annotation(key).and_then(parse_instant);
+    let text = |path: &[&str]| {
+        object
+            .node
+            .path(path)
+            .and_then(|n| n.as_str())
+            .map(String::from)
+    };
+    TokenSecret {
+        index,
+        id: SecretId::of(object),
+        token: object
+            .secret_value("token")
+            .ok()
+            .flatten()
+            .map(|(_, t)| t.trim().to_string())
+            .filter(|t| !t.is_empty()),
+        issued: time(ISSUED_ANNOTATION),
+        expires: time(EXPIRES_ANNOTATION),
+        kubeconfig_version: object
+            .annotation(KUBECONFIG_VERSION_ANNOTATION)
+            .map(String::from),
+        grant: object.annotation(GRANT_ANNOTATION).map(String::from),
+        uid: text(&["metadata", "uid"]),
+        resource_version: text(&["metadata", "resourceVersion"]),
+    }
+}
+
+impl TokenSecret {
+    /// Whether (and why) a new token is due at `now`, for a kubeconfig Secret now at
+    /// `kubeconfig_version` and what `grant` says. Without a clock the token is taken as it is.
+    pub fn due(
+        &self,
+        now: Option<i64>,
+        ttl: i64,
+        kubeconfig_version: Option<&str>,
+        grant: &str,
+    ) -> Option<Due> {
+        let (Some(_), Some(expires)) = (&self.token, self.expires) else {
+            return Some(Due::Missing);
+        };
+        if let Some(now) = now {
+            if now >= expires {
+                return Some(Due::Expired);
+            }
+            if self.renew_at(ttl).is_some_and(|at| now >= at) {
+                return Some(Due::Renew);
+            }
+        }
+        if let (Some(was), Some(is)) = (self.kubeconfig_version.as_deref(), kubeconfig_version) {
+            if was != is {
+                return Some(Due::Rotated);
+            }
+        }
+        if self.grant.as_deref() != Some(grant) {
+            return Some(Due::Regrant);
+        }
+        None
+    }
+
+    /// When 80 % of the token's life has passed.
+    pub fn renew_at(&self, ttl: i64) -> Option<i64> {
+        let expires = self.expires?;
+        let issued = self.issued.unwrap_or(expires - ttl).min(expires);
+        Some(issued + (expires - issued) * RENEW_AT_PERCENT / 100)
+    }
+
+    /// The token, while it is valid at `now`.
+    pub fn valid_token(&self, now: Option<i64>) -> Option<&str> {
+        let expires = self.expires?;
+        if now.is_some_and(|now| now >= expires) {
+            return None;
+        }
+        self.token.as_deref()
+    }
+}
+
+/// The name of a cluster's token Secret, beside its Argo CD Secret `cluster-…`.
+pub(crate) fn token_secret_name(argo_secret: &str) -> String {
+    crate::convert::meta::dns1123_subdomain(&format!("token-{argo_secret}"))
+}
+
+/// One cluster's token: whether a new one is due, and all the controller needs to mint it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenNeed {
+    /// The cluster, as its source names it.
+    pub cluster: String,
+    /// The kubeconfig Secret it is for.
+    pub kubeconfig: SecretId,
+    /// Its token Secret in Argo CD's namespace.
+    pub secret: SecretId,
+    /// The token Secret as read (uid, resourceVersion): a new token replaces it on that
+    /// condition; `None` creates it.
+    pub current: Option<(String, String)>,
+    /// Why a token is due now; `None`: the current one is good.
+    pub due: Option<Due>,
+    /// When the current token expires (Unix seconds).
+    pub expires: Option<i64>,
+    /// When a new token will be due for the current one's age (Unix seconds): a controller
+    /// wakes then, whatever else happens.
+    pub renew_at: Option<i64>,
+    /// How to reach the workload cluster; `Err`: why it cannot be (nothing is minted).
+    pub access: Result<AdminAccess, String>,
+    /// The ServiceAccount and its role.
+    pub grant: Grant,
+    /// The life to ask for, in seconds.
+    pub ttl: i64,
+    kubeconfig_version: Option<String>,
+}
+
+impl TokenNeed {
+    /// The token Secret that keeps `token`, issued and expiring at these Unix seconds, as JSON
+    /// (a create, or a replace of [`TokenNeed::current`]).
+    pub fn secret_body(&self, token: &str, issued: i64, expires: i64) -> String {
+        let mut annotations = vec![
+            (
+                KUBECONFIG_ANNOTATION,
+                Node::string(self.kubeconfig.to_string()),
+            ),
+            (GRANT_ANNOTATION, Node::string(self.grant.to_string())),
+            (ISSUED_ANNOTATION, Node::string(format_instant(issued))),
+            (EXPIRES_ANNOTATION, Node::string(format_instant(expires))),
+        ];
+        if let Some(version) = &self.kubeconfig_version {
+            annotations.push((KUBECONFIG_VERSION_ANNOTATION, Node::string(version.clone())));
+        }
+        let mut metadata = vec![
+            ("name", Node::string(self.secret.name.clone())),
+            ("namespace", Node::string(self.secret.namespace.clone())),
+            (
+                "labels",
+                Node::map(vec![
+                    (TOKEN_LABEL, Node::string(TOKEN_LABEL_VALUE)),
+                    ("app.kubernetes.io/managed-by", Node::string("capi2argo")),
+                ]),
+            ),
+            ("annotations", Node::map(annotations)),
+        ];
+        if let Some((uid, version)) = &self.current {
+            metadata.push(("uid", Node::string(uid.clone())));
+            metadata.push(("resourceVersion", Node::string(version.clone())));
+        }
+        let secret = Node::map(vec![
+            ("apiVersion", Node::string("v1")),
+            ("kind", Node::string("Secret")),
+            ("metadata", Node::map(metadata)),
+            ("type", Node::string(TOKEN_SECRET_TYPE)),
+            (
+                "stringData",
+                Node::map(vec![("token", Node::string(token))]),
+            ),
+        ]);
+        let mut body = String::new();
+        yaml::emit::write_json(&mut body, &secret, None);
+        body
+    }
+}
+
+/// What the conversion of one cluster in `serviceAccount` mode gives.
+pub(crate) enum Login {
+    /// The Argo CD Secret's config: the connection, and the token instead of the admin login.
+    Token {
+        config: Box<ClusterConfig>,
+        expires: i64,
+    },
+    /// No valid token yet: the cluster waits (an Argo CD Secret it has is kept as it is).
+    Waiting(String),
+}
+
+/// The need of one cluster, and what its Argo CD Secret logs in with now.
+pub(crate) fn least_privilege(
+    settings: &Settings,
+    now: Option<i64>,
+    server: &str,
+    admin: &ClusterConfig,
+    token: Option<&TokenSecret>,
+    need: NeedOf,
+) -> (TokenNeed, Login) {
+    let grant = Grant {
+        account: Account {
+            namespace: settings.account.0.clone(),
+            name: settings.account.1.clone(),
+        },
+        granted: match &settings.role {
+            Role::Admin => Granted::Admin,
+            Role::Namespaced => Granted::Namespaced {
+                namespaces: need.namespaces.clone().unwrap_or_default(),
+                cluster_resources: need.cluster_resources,
+            },
+            Role::Named(name) => Granted::ClusterRole(name.clone()),
+        },
+    };
+    let grant_text = grant.to_string();
+    let nowhere =
+        matches!(&grant.granted, Granted::Namespaced { namespaces, .. } if namespaces.is_empty());
+    let access = if nowhere {
+        Err("serviceAccountRole=namespaced grants a Role in each of the cluster's namespaces, and it has none: set `namespaces` (an Argo CD Secret without them means every namespace)".to_string())
+    } else {
+        AdminAccess::of(server, admin)
+    };
+    let due = match token {
+        Some(t) => t.due(
+            now,
+            settings.ttl,
+            need.kubeconfig_version.as_deref(),
+            &grant_text,
+        ),
+        None => Some(Due::Missing),
+    };
+    let login = match token.and_then(|t| Some((t.valid_token(now)?, t.expires?))) {
+        Some((valid, expires)) => {
+            let mut config = admin.clone().without_login();
+            config.bearer_token = Some(Sensitive(valid.to_string()));
+            Login::Token {
+                config: Box::new(config),
+                expires,
+            }
+        }
+        None => Login::Waiting(match (&access, token) {
+            (Err(why), _) => why.clone(),
+            (Ok(_), Some(t)) if t.token.is_some() => {
+                "its ServiceAccount token has expired and could not be renewed yet".into()
+            }
+            (Ok(_), _) => {
+                "waiting for its ServiceAccount token, which capi2argo-controller mints".into()
+            }
+        }),
+    };
+    let need = TokenNeed {
+        cluster: need.cluster,
+        kubeconfig: need.kubeconfig,
+        // The token Secret found keeps its name (the cluster's Argo CD Secret may have been
+        // renamed since): a new token replaces it where it is.
+        secret: token.map_or(need.secret, |t| t.id.clone()),
+        current: token.and_then(|t| Some((t.uid.clone()?, t.resource_version.clone()?))),
+        due: if access.is_ok() { due } else { None },
+        expires: token.and_then(|t| t.expires),
+        renew_at: token.and_then(|t| t.renew_at(settings.ttl)),
+        access,
+        grant,
+        ttl: settings.ttl,
+        kubeconfig_version: need.kubeconfig_version,
+    };
+    (need, login)
+}
+
+/// What [`least_privilege`] knows of the cluster besides its config.
+pub(crate) struct NeedOf {
+    pub cluster: String,
+    pub kubeconfig: SecretId,
+    pub kubeconfig_version: Option<String>,
+    pub secret: SecretId,
+    pub namespaces: Option<Vec<String>>,
+    pub cluster_resources: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn token(issued: i64, expires: i64) -> TokenSecret {
+        TokenSecret {
+            index: 0,
+            id: SecretId::new("argocd", "token-cluster-a"),
+            token: Some("t".into()),
+            issued: Some(issued),
+            expires: Some(expires),
+            kubeconfig_version: Some("7".into()),
+            grant: Some("g".into()),
+            uid: None,
+            resource_version: None,
+        }
+    }
+
+    #[test]
+    fn a_token_is_renewed_at_80_percent_of_its_life() {
+        let t = token(1000, 2000);
+        assert_eq!(t.due(Some(1799), 1000, Some("7"), "g"), None);
+        assert_eq!(t.due(Some(1800), 1000, Some("7"), "g"), Some(Due::Renew));
+        assert_eq!(t.due(Some(2000), 1000, Some("7"), "g"), Some(Due::Expired));
+        assert_eq!(t.due(None, 1000, Some("7"), "g"), None);
+        // Without its issue time, the token's life is taken as the one asked for.
+        let mut unissued = token(1000, 2000);
+        unissued.issued = None;
+        assert_eq!(unissued.due(Some(1799), 1000, Some("7"), "g"), None);
+        assert_eq!(
+            unissued.due(Some(1800), 1000, Some("7"), "g"),
+            Some(Due::Renew)
+        );
+    }
+
+    #[test]
+    fn a_rotated_kubeconfig_or_another_grant_mints_again() {
+        let t = token(1000, 2000);
+        assert_eq!(t.due(Some(1100), 1000, Some("8"), "g"), Some(Due::Rotated));
+        assert_eq!(t.due(Some(1100), 1000, None, "g"), None);
+        assert_eq!(t.due(Some(1100), 1000, Some("7"), "h"), Some(Due::Regrant));
+    }
+}

@@ -1,0 +1,778 @@
+//! The plan shown: one line per Argo CD cluster Secret for people, JSON for tools, and the API
+//! requests that carry it out, each conditional on what was read. The text and JSON never hold
+//! a value from a Secret's data besides the cluster's name and server (a server's user and
+//! password left out); the requests, which write the new Secrets, hold their credentials.
+
+use crate::access;
+use crate::appsets::{
+    AppChange, AppRef, AppSetPlan, Effect as ApplicationEffect, Resources as ApplicationResources,
+};
+use crate::config::API_VERSION;
+use crate::validate::expiry::instant;
+use krm::object::{Object, is_tool_annotation};
+use yaml::{Node, Value};
+
+use crate::validate::expiry;
+
+use super::guard::Held;
+use super::ids::SecretId;
+use super::outcome::{ClusterOutcome, ClusterState};
+use super::plan::{Action, Entry, Plan, Write};
+
+/// What an API request does to a Secret.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// `POST` to the namespace's Secrets: fails when a Secret of its name exists by then.
+    Create,
+    /// `PUT` the Secret with the `resourceVersion` read: refused when it changed since.
+    Replace,
+    /// `DELETE` the Secret with `DeleteOptions` whose preconditions are the `uid` and
+    /// `resourceVersion` read.
+    Delete,
+}
+
+impl Verb {
+    /// The verb's word, as `kubectl --raw` takes it.
+    pub fn word(self) -> &'static str {
+        match self {
+            Verb::Create => "create",
+            Verb::Replace => "replace",
+            Verb::Delete => "delete",
+        }
+    }
+}
+
+/// One API request that carries out part of the plan, conditional on what was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// What it does.
+    pub verb: Verb,
+    /// The Secret it creates, replaces or deletes.
+    pub secret: SecretId,
+    /// The API path: the namespace's Secrets for a create, the Secret's own otherwise.
+    pub path: String,
+    /// The JSON body: the Secret as the API server stores it (credentials included), or the
+    /// `DeleteOptions`.
+    pub body: String,
+}
+
+impl Request {
+    /// A request on a Secret the plan describes but does not write itself (the token Secret a
+    /// controller keeps, [`TokenNeed::secret_body`](crate::TokenNeed::secret_body)).
+    pub fn of(verb: Verb, secret: SecretId, body: String) -> Request {
+        let name = (verb != Verb::Create).then_some(secret.name.as_str());
+        let path = secrets_path(&secret.namespace, name);
+        Request {
+            verb,
+            secret,
+            path,
+            body,
+        }
+    }
+}
+
+/// How `capi2argo plan` shows the plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// One line per Secret and a summary line.
+    Text,
+    /// The plan as one JSON object (`kind: Plan`).
+    Json,
+    /// The API requests that carry the plan out, one per line: `create PATH BODY`,
+    /// `replace PATH BODY` and `delete PATH BODY`, as `kubectl <verb> --raw PATH -f -` takes
+    /// them. A create fails when a Secret of its name exists by then; a replace carries the
+    /// `resourceVersion` read, so the API server refuses it when the Secret changed since; a
+    /// delete carries `DeleteOptions` with the `uid` and `resourceVersion` read. Writes come
+    /// first, so a rename's new Secret exists before the old one goes.
+    Requests,
+}
+
+/// The actions in the order the summary counts them.
+const WORDS: &[&str] = &["create", "update", "rename", "prune", "kept", "unchanged"];
+
+impl Plan {
+    /// The plan in `format`.
+    pub fn show(&self, format: Format) -> String {
+        let mut text = String::new();
+        match format {
+            Format::Text => self.text(&mut text),
+            Format::Json => {
+                yaml::emit::write_json(&mut text, &self.json(), Some(0));
+                text.push('\n');
+            }
+            Format::Requests => {
+                for r in self.requests() {
+                    text.push_str(&format!("{} {} {}\n", r.verb.word(), r.path, r.body));
+                }
+            }
+        }
+        text
+    }
+
+    /// The API requests that carry the plan out, writes first (a rename's new Secret exists
+    /// before the old one goes), then deletes. Only a plan made without output
+    /// ([`Output::PlanOnly`](super::Output::PlanOnly)) holds the Secrets it writes.
+    pub fn requests(&self) -> Vec<Request> {
+        let writes = self.writes.iter().map(write_request);
+        let deletes = self.deletes().map(|e| {
+            let id = match &e.action {
+                Action::Rename { from, .. } => from,
+                _ => &e.secret,
+            };
+            delete_request(id, e.uid.as_deref(), e.resource_version.as_deref())
+        });
+        let tokens = self
+            .token_deletes
+            .iter()
+            .map(|d| delete_request(&d.secret, d.uid.as_deref(), d.resource_version.as_deref()));
+        writes.chain(deletes).chain(tokens).collect()
+    }
+
+    /// The entries whose existing Secret goes: prunes, and renames to a Secret of another name.
+    pub fn deletes(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().filter(|e| match &e.action {
+            Action::Prune => true,
+            Action::Rename { from, .. } => *from != e.secret,
+            _ => false,
+        })
+    }
+
+    /// How many entries take each action, in the summary's order.
+    pub fn counts(&self) -> Vec<(&'static str, usize)> {
+        WORDS
+            .iter()
+            .map(|w| {
+                let n = self
+                    .entries
+                    .iter()
+                    .filter(|e| e.action.word() == *w)
+                    .count();
+                (*w, n)
+            })
+            .collect()
+    }
+
+    fn text(&self, out: &mut String) {
+        let by_cluster = self.applications.by_cluster();
+        for e in &self.entries {
+            let word = e.action.word();
+            let line = match &e.action {
+                Action::Create => match &e.source {
+                    Some(source) => format!("{} ({}) from {source}", e.secret, e.cluster),
+                    None => format!("{} ({})", e.secret, e.cluster),
+                },
+                Action::Update { changed } => {
+                    format!("{} ({}): {}", e.secret, e.cluster, changed.join(", "))
+                }
+                Action::Rename {
+                    from,
+                    from_cluster,
+                    from_source,
+                } => {
+                    let mut line = if *from == e.secret {
+                        format!("{} ({from_cluster} -> {})", e.secret, e.cluster)
+                    } else {
+                        format!("{from} ({from_cluster}) -> {} ({})", e.secret, e.cluster)
+                    };
+                    if let (Some(was), Some(now)) = (from_source, &e.source) {
+                        line.push_str(&format!(": made from {now}, was {was}"));
+                    }
+                    line
+                }
+                Action::Kept { reason } => format!("{} ({}): {reason}", e.secret, e.cluster),
+                Action::Prune | Action::Unchanged => format!("{} ({})", e.secret, e.cluster),
+            };
+            out.push_str(&format!("{word:<9} {line}\n"));
+            let cluster = match &e.action {
+                Action::Rename { from, .. } => from,
+                _ => &e.secret,
+            };
+            for (set, change) in by_cluster.get(cluster).into_iter().flatten() {
+                out.push_str(&application_line(set, change));
+            }
+        }
+        // A cluster that gets no Argo CD Secret this time has no entry: it has a line of its own.
+        let unplaced: Vec<&ClusterOutcome> = self
+            .clusters
+            .iter()
+            .filter(|c| c.secret.is_none())
+            .collect();
+        for c in &unplaced {
+            let reason = c.reason.as_deref().unwrap_or_default();
+            out.push_str(&format!(
+                "{:<9} {} ({}): {reason}\n",
+                c.state.word(),
+                c.source,
+                c.cluster
+            ));
+        }
+        let mut counts: Vec<String> = self
+            .counts()
+            .into_iter()
+            .map(|(w, n)| match w {
+                "kept" | "unchanged" => format!("{n} {w}"),
+                _ => format!("{n} to {w}"),
+            })
+            .collect();
+        let failed = unplaced
+            .iter()
+            .filter(|c| c.state == ClusterState::Failed)
+            .count();
+        if failed > 0 {
+            counts.push(format!("{failed} failed without an Argo CD Secret"));
+        }
+        let waiting = unplaced
+            .iter()
+            .filter(|c| c.state == ClusterState::Waiting)
+            .count();
+        if waiting > 0 {
+            counts.push(format!("{waiting} waiting for a token"));
+        }
+        self.token_lines(out);
+        self.application_lines(out);
+        out.push_str(&format!("plan: {}\n", counts.join(", ")));
+    }
+
+    /// What the plan makes ApplicationSets do that no entry shows (the local cluster's), what
+    /// of them it cannot judge, the Applications that lose their cluster, what each guard
+    /// protected, and a summary. Nothing when the input held no ApplicationSet or Application.
+    fn application_lines(&self, out: &mut String) {
+        let apps = &self.applications;
+        for set in &apps.sets {
+            for change in set.changes.iter().filter(|c| c.cluster.is_none()) {
+                out.push_str(&application_line(set, change));
+            }
+            if let Some(why) = &set.refused {
+                out.push_str(&format!(
+                    "{:<9} {}: Argo CD refuses it: {why}\n",
+                    "appset", set.application_set
+                ));
+            }
+            for why in &set.beyond {
+                out.push_str(&format!(
+                    "{:<9} {}: not judged in full: {why}\n",
+                    "appset", set.application_set
+                ));
+            }
+        }
+        for s in &apps.stranded {
+            out.push_str(&format!(
+                "{:<9} application {}: its destination ({}) no longer resolves: it stops syncing\n",
+                "stranded", s.application, s.destination
+            ));
+        }
+        for held in self.guards.iter().filter(|h| !h.applications.is_empty()) {
+            let names: Vec<String> = held.applications.iter().map(ToString::to_string).collect();
+            out.push_str(&format!(
+                "{:<9} {} kept {} {} from deletion: {}\n",
+                "guard",
+                held.guard.setting(),
+                names.len(),
+                if names.len() == 1 {
+                    "Application"
+                } else {
+                    "Applications"
+                },
+                super::guard::listed_names(&names)
+            ));
+        }
+        if let Some(summary) = self.application_summary() {
+            out.push_str(&format!("applications: {summary}\n"));
+        }
+    }
+
+    /// How many Applications the plan makes ApplicationSets delete, keep and create, lose their
+    /// cluster, and the guards kept; `None` when nothing was judged.
+    fn application_summary(&self) -> Option<String> {
+        let apps = &self.applications;
+        let protected: usize = self.guards.iter().map(|h| h.applications.len()).sum();
+        if apps.sets.is_empty() && apps.stranded.is_empty() && protected == 0 {
+            return None;
+        }
+        let mut deletes = 0;
+        let mut undeploying = 0;
+        let mut kept = 0;
+        let mut creates = 0;
+        let mut more = false;
+        for c in apps.sets.iter().flat_map(|s| &s.changes) {
+            match &c.effect {
+                ApplicationEffect::Delete { resources, .. } => {
+                    deletes += 1;
+                    undeploying += usize::from(*resources == ApplicationResources::Undeployed);
+                }
+                ApplicationEffect::Keep { .. } => kept += 1,
+                ApplicationEffect::Create { more: m, .. } => {
+                    creates += 1;
+                    more |= *m;
+                }
+            }
+        }
+        let mut parts = vec![format!(
+            "{deletes} to delete ({undeploying} undeploying their resources), {kept} kept by policy, {creates}{} to create",
+            if more { " or more" } else { "" }
+        )];
+        if !apps.stranded.is_empty() {
+            parts.push(format!("{} losing their cluster", apps.stranded.len()));
+        }
+        if protected > 0 {
+            parts.push(format!("{protected} kept by guards"));
+        }
+        let unjudged = apps
+            .sets
+            .iter()
+            .filter(|s| s.refused.is_some() || !s.beyond.is_empty())
+            .count();
+        if unjudged > 0 {
+            parts.push(format!("{unjudged} ApplicationSet(s) not judged in full"));
+        }
+        Some(parts.join(", "))
+    }
+
+    /// `credentials: serviceAccount`: what each cluster logs in with, and the token Secrets
+    /// that go. Nothing is said in `admin` mode, where every Secret logs in as its kubeconfig.
+    fn token_lines(&self, out: &mut String) {
+        if self.credentials == access::Mode::Admin && self.token_deletes.is_empty() {
+            return;
+        }
+        if self.credentials == access::Mode::ServiceAccount {
+            out.push_str("credentials: serviceAccount (a bound ServiceAccount token each)\n");
+        }
+        for t in &self.tokens {
+            let state = match (t.due, &t.access, t.expires) {
+                (_, Err(why), _) => format!("cannot be minted: {why}"),
+                (Some(due), _, _) => format!("to mint ({})", due.describe()),
+                (None, _, Some(expires)) => format!("expires {}", instant(expires)),
+                (None, _, None) => "current".into(),
+            };
+            out.push_str(&format!(
+                "{:<9} {} ({}) as {}: {state}\n",
+                "token", t.secret, t.cluster, t.grant
+            ));
+        }
+        for d in &self.token_deletes {
+            let revoke = if d.revoke.is_some() {
+                ", its ServiceAccount and RBAC revoked"
+            } else {
+                ""
+            };
+            out.push_str(&format!(
+                "{:<9} {} (token of {}){revoke}\n",
+                "delete", d.secret, d.kubeconfig
+            ));
+        }
+    }
+
+    /// The plan as a JSON object, written by the same emitter as JSON output.
+    fn json(&self) -> Node<'static> {
+        let strings = |v: &[String]| Node::seq(v.iter().cloned().map(Node::string).collect());
+        let by_cluster = self.applications.by_cluster();
+        let entries = self
+            .entries
+            .iter()
+            .map(|e| {
+                let mut fields = vec![
+                    ("action", Node::string(e.action.word())),
+                    ("secret", id(&e.secret)),
+                    ("cluster", Node::string(e.cluster.clone())),
+                    ("server", Node::string(e.server.clone())),
+                ];
+                if let Some(source) = &e.source {
+                    fields.push(("source", id(source)));
+                }
+                if let Some(uid) = &e.uid {
+                    fields.push(("uid", Node::string(uid.clone())));
+                }
+                if let Some(version) = &e.resource_version {
+                    fields.push(("resourceVersion", Node::string(version.clone())));
+                }
+                match &e.action {
+                    Action::Update { changed } => fields.push(("changed", strings(changed))),
+                    Action::Rename {
+                        from,
+                        from_cluster,
+                        from_source,
+                    } => {
+                        fields.push(("from", id(from)));
+                        fields.push(("fromCluster", Node::string(from_cluster.clone())));
+                        if let Some(was) = from_source {
+                            fields.push(("fromSource", id(was)));
+                        }
+                    }
+                    Action::Kept { reason } => {
+                        fields.push(("reason", Node::string(reason.clone())))
+                    }
+                    _ => {}
+                }
+                let cluster = match &e.action {
+                    Action::Rename { from, .. } => from,
+                    _ => &e.secret,
+                };
+                let changes: Vec<Node<'static>> = by_cluster
+                    .get(cluster)
+                    .into_iter()
+                    .flatten()
+                    .map(|(set, change)| application_json(Some(set), change))
+                    .collect();
+                if !changes.is_empty() {
+                    fields.push(("applications", Node::seq(changes)));
+                }
+                Node::map(fields)
+            })
+            .collect();
+        let summary = self
+            .counts()
+            .into_iter()
+            .map(|(w, n)| (w, Node::plain(n.to_string())))
+            .collect();
+        let clusters = self.clusters.iter().map(cluster_json).collect();
+        let guards = self.guards.iter().map(guard_json).collect();
+        let mut fields = vec![
+            ("apiVersion", Node::string(API_VERSION)),
+            ("kind", Node::string("Plan")),
+            ("entries", Node::seq(entries)),
+            ("clusters", Node::seq(clusters)),
+            ("guards", Node::seq(guards)),
+            ("summary", Node::map(summary)),
+        ];
+        if let Some(summary) = self.application_summary() {
+            let sets = self
+                .applications
+                .sets
+                .iter()
+                .map(|set| {
+                    let mut fields = vec![
+                        (
+                            "applicationSet",
+                            Node::map(vec![
+                                (
+                                    "namespace",
+                                    Node::string(set.application_set.namespace.clone()),
+                                ),
+                                ("name", Node::string(set.application_set.name.clone())),
+                            ]),
+                        ),
+                        ("applications", Node::plain(set.applications.to_string())),
+                        ("policy", Node::string(set.policy.clone())),
+                        (
+                            "changes",
+                            Node::seq(
+                                set.changes
+                                    .iter()
+                                    .map(|c| {
+                                        let mut node = application_json(None, c);
+                                        if let (Some(cluster), Value::Map(entries)) =
+                                            (&c.cluster, &mut node.value)
+                                        {
+                                            entries.push((Node::string("cluster"), id(cluster)));
+                                        }
+                                        node
+                                    })
+                                    .collect(),
+                            ),
+                        ),
+                    ];
+                    if let Some(why) = &set.refused {
+                        fields.push(("refused", Node::string(why.clone())));
+                    }
+                    if !set.beyond.is_empty() {
+                        fields.push(("notJudged", strings(&set.beyond)));
+                    }
+                    Node::map(fields)
+                })
+                .collect();
+            fields.push(("applicationSets", Node::seq(sets)));
+            let stranded = self
+                .applications
+                .stranded
+                .iter()
+                .map(|s| {
+                    Node::map(vec![
+                        ("application", app(&s.application)),
+                        ("destination", Node::string(s.destination.clone())),
+                    ])
+                })
+                .collect();
+            fields.push(("stranded", Node::seq(stranded)));
+            fields.push(("applicationSummary", Node::string(summary)));
+        }
+        if self.credentials == access::Mode::ServiceAccount || !self.token_deletes.is_empty() {
+            let word = match self.credentials {
+                access::Mode::Admin => "admin",
+                access::Mode::ServiceAccount => "serviceAccount",
+            };
+            fields.push(("credentials", Node::string(word)));
+            fields.push((
+                "tokens",
+                Node::seq(self.tokens.iter().map(token_json).collect()),
+            ));
+            let deletes = self
+                .token_deletes
+                .iter()
+                .map(|d| {
+                    Node::map(vec![
+                        ("secret", id(&d.secret)),
+                        ("kubeconfig", id(&d.kubeconfig)),
+                        ("revoke", Node::plain(d.revoke.is_some().to_string())),
+                    ])
+                })
+                .collect();
+            fields.push(("tokenDeletes", Node::seq(deletes)));
+        }
+        Node::map(fields)
+    }
+}
+
+/// One Application change, as a line under the entry of the cluster it follows from.
+fn application_line(set: &AppSetPlan, change: &AppChange) -> String {
+    let from = format!("(ApplicationSet {})", set.application_set);
+    let line = match &change.effect {
+        ApplicationEffect::Delete {
+            application,
+            leaves,
+            resources,
+        } => format!(
+            "delete {application} {from}: {}; {}",
+            leaves.describe(),
+            resources.describe()
+        ),
+        ApplicationEffect::Keep {
+            application,
+            leaves,
+            policy,
+        } => format!(
+            "kept   {application} {from}: {}, but policy {policy} deletes no Application",
+            leaves.describe()
+        ),
+        ApplicationEffect::Create {
+            application: Some(application),
+            ..
+        } => format!("create {application} {from}"),
+        ApplicationEffect::Create {
+            application: None,
+            more: false,
+        } => format!("create one Application {from} (its name is not computed)"),
+        ApplicationEffect::Create {
+            application: None,
+            more: true,
+        } => format!("create Applications {from}: one for each entry of its other generator"),
+    };
+    let local = if change.cluster.is_none() {
+        " [local cluster]"
+    } else {
+        ""
+    };
+    format!("{:<9}   app {line}{local}\n", "")
+}
+
+/// An Application or ApplicationSet, by namespace and name.
+fn app(a: &AppRef) -> Node<'static> {
+    Node::map(vec![
+        ("namespace", Node::string(a.namespace.clone())),
+        ("name", Node::string(a.name.clone())),
+    ])
+}
+
+/// One Application change; under an entry, with the ApplicationSet it comes from.
+fn application_json(set: Option<&AppSetPlan>, change: &AppChange) -> Node<'static> {
+    let mut fields = Vec::new();
+    if let Some(set) = set {
+        fields.push(("applicationSet", app(&set.application_set)));
+    }
+    match &change.effect {
+        ApplicationEffect::Delete {
+            application,
+            leaves,
+            resources,
+        } => {
+            fields.push(("effect", Node::string("delete")));
+            fields.push(("application", app(application)));
+            fields.push(("why", Node::string(leaves.word())));
+            fields.push(("resources", Node::string(resources.word())));
+        }
+        ApplicationEffect::Keep {
+            application,
+            leaves,
+            policy,
+        } => {
+            fields.push(("effect", Node::string("kept")));
+            fields.push(("application", app(application)));
+            fields.push(("why", Node::string(leaves.word())));
+            fields.push(("policy", Node::string(policy.clone())));
+        }
+        ApplicationEffect::Create { application, more } => {
+            fields.push(("effect", Node::string("create")));
+            if let Some(application) = application {
+                fields.push(("application", app(application)));
+            }
+            if *more {
+                fields.push(("more", Node::plain("true")));
+            }
+        }
+    }
+    Node::map(fields)
+}
+
+fn token_json(t: &access::TokenNeed) -> Node<'static> {
+    let mut fields = vec![
+        ("secret", id(&t.secret)),
+        ("kubeconfig", id(&t.kubeconfig)),
+        ("cluster", Node::string(t.cluster.clone())),
+        ("grant", Node::string(t.grant.to_string())),
+    ];
+    if let Some(expires) = t.expires {
+        fields.push(("expires", Node::string(instant(expires))));
+    }
+    if let Some(due) = t.due {
+        fields.push(("due", Node::string(due.describe())));
+    }
+    if let Err(why) = &t.access {
+        fields.push(("cannotMint", Node::string(why.clone())));
+    }
+    Node::map(fields)
+}
+
+fn cluster_json(c: &ClusterOutcome) -> Node<'static> {
+    let mut fields = vec![
+        ("source", id(&c.source)),
+        ("cluster", Node::string(c.cluster.clone())),
+        ("state", Node::string(c.state.word())),
+    ];
+    if let Some(secret) = &c.secret {
+        fields.push(("secret", id(secret)));
+    }
+    if let Some(reason) = &c.reason {
+        fields.push(("reason", Node::string(reason.clone())));
+    }
+    if let Some(expires) = c.expires {
+        fields.push(("expires", Node::string(expiry::instant(expires))));
+    }
+    Node::map(fields)
+}
+
+fn guard_json(held: &Held) -> Node<'static> {
+    let mut fields = vec![
+        ("guard", Node::string(held.guard.setting())),
+        ("message", Node::string(held.message.clone())),
+        ("secrets", Node::seq(held.secrets.iter().map(id).collect())),
+    ];
+    if !held.applications.is_empty() {
+        let apps = held.applications.iter().map(app).collect();
+        fields.push(("applications", Node::seq(apps)));
+    }
+    Node::map(fields)
+}
+
+fn id(s: &SecretId) -> Node<'static> {
+    Node::map(vec![
+        ("namespace", Node::string(s.namespace.clone())),
+        ("name", Node::string(s.name.clone())),
+    ])
+}
+
+/// The API path of a namespace's Secrets, or of one of them.
+fn secrets_path(namespace: &str, name: Option<&str>) -> String {
+    match name {
+        Some(name) => format!("/api/v1/namespaces/{namespace}/secrets/{name}"),
+        None => format!("/api/v1/namespaces/{namespace}/secrets"),
+    }
+}
+
+/// A create or a replace: the Secret as the API server stores it (values under `data`),
+/// without the annotations kpt and kustomize keep for themselves, and, for a replace, with the
+/// `resourceVersion` read.
+fn write_request(write: &Write) -> Request {
+    let object = Object::new(&write.node);
+    let secret = SecretId::of(object);
+    let (verb, path) = if write.replaces {
+        (
+            Verb::Replace,
+            secrets_path(&secret.namespace, Some(&secret.name)),
+        )
+    } else {
+        (Verb::Create, secrets_path(&secret.namespace, None))
+    };
+    let version = write.resource_version.as_deref().filter(|_| write.replaces);
+    let mut body = String::new();
+    yaml::emit::write_json(&mut body, &stored(&write.node, version), None);
+    Request {
+        verb,
+        secret,
+        path,
+        body,
+    }
+}
+
+/// A Secret as the API server stores it: `stringData` merged into `data` (base64), the tools'
+/// own annotations left out, the `resourceVersion` to replace, when given.
+fn stored(secret: &Node<'static>, version: Option<&str>) -> Node<'static> {
+    let Value::Map(entries) = &secret.value else {
+        return secret.clone();
+    };
+    let mut data: Vec<(Node<'static>, Node<'static>)> = Vec::new();
+    let mut rest = Vec::new();
+    for (key, value) in entries {
+        match (key.as_str(), &value.value) {
+            (Some("data"), Value::Map(values)) => data.extend(values.iter().cloned()),
+            (Some("stringData"), Value::Map(values)) => {
+                for (k, v) in values {
+                    let text = v.as_str().unwrap_or_default();
+                    let encoded = Node::string(krm::b64::encode(text.as_bytes()));
+                    data.retain(|(d, _)| d.as_str() != k.as_str());
+                    data.push((k.clone(), encoded));
+                }
+            }
+            (Some("metadata"), Value::Map(fields)) => {
+                let mut metadata = Vec::new();
+                for (k, v) in fields {
+                    match (k.as_str(), &v.value) {
+                        (Some("annotations"), Value::Map(annotations)) => {
+                            let own: Vec<_> = annotations
+                                .iter()
+                                .filter(|(a, _)| !a.as_str().is_some_and(is_tool_annotation))
+                                .cloned()
+                                .collect();
+                            if !own.is_empty() {
+                                metadata.push((k.clone(), Node::from_entries(own)));
+                            }
+                        }
+                        _ => metadata.push((k.clone(), v.clone())),
+                    }
+                }
+                if let Some(version) = version {
+                    metadata.push((Node::string("resourceVersion"), Node::string(version)));
+                }
+                rest.push((key.clone(), Node::from_entries(metadata)));
+            }
+            _ => rest.push((key.clone(), value.clone())),
+        }
+    }
+    rest.push((Node::string("data"), Node::from_entries(data)));
+    Node::from_entries(rest)
+}
+
+/// A delete: the API path of the Secret that goes, and the `DeleteOptions` that delete it only
+/// as it was read.
+fn delete_request(id: &SecretId, uid: Option<&str>, version: Option<&str>) -> Request {
+    let mut preconditions = Vec::new();
+    if let Some(uid) = uid {
+        preconditions.push(("uid", Node::string(uid)));
+    }
+    if let Some(version) = version {
+        preconditions.push(("resourceVersion", Node::string(version)));
+    }
+    let mut options = vec![
+        ("apiVersion", Node::string("v1")),
+        ("kind", Node::string("DeleteOptions")),
+    ];
+    if !preconditions.is_empty() {
+        options.push(("preconditions", Node::map(preconditions)));
+    }
+    let mut body = String::new();
+    yaml::emit::write_json(&mut body, &Node::map(options), None);
+    Request {
+        verb: Verb::Delete,
+        secret: id.clone(),
+        path: secrets_path(&id.namespace, Some(&id.name)),
+        body,
+    }
+}
