@@ -30,6 +30,7 @@ const CRATES: &[(&str, &str, &[&str])] = &[
 
 /// The core's modules, bottom to top: each imports only those listed before it.
 const CORE_LAYERS: &[&str] = &[
+    "request",
     "convert",
     "raw",
     "fleet",

@@ -136,9 +136,12 @@ fn crate_file(package: &str) -> PathBuf {
 #[test]
 fn the_crates_package_publish_and_install_clean() {
     // --allow-dirty: the checks are about the packages, and a checkout being worked on has
-    // changes; make test runs on a clean one.
+    // changes; make test runs on a clean one. --no-verify: each .crate is built below from the
+    // .crates alone, with crates.io stood in for (cargo's own verification resolves against the
+    // real index, and keeps a crate it extracted once by name and version: a change of these
+    // crates, still 0.1.0, would be verified as the old ones).
     let package = cargo("package-check")
-        .args(["package", "--locked", "--allow-dirty"])
+        .args(["package", "--locked", "--allow-dirty", "--no-verify"])
         .args(every_package())
         .output()
         .expect("cargo runs");
@@ -168,14 +171,6 @@ fn the_crates_package_publish_and_install_clean() {
         assert_eq!(listed, want, "the files of {name}'s .crate");
     }
 
-    // `cargo package` built each .crate alone; the command's binary names the commit it recorded.
-    let verified = root().join("target/package-check/debug/capi2argo");
-    let recorded = commit_of(&verified);
-    match head() {
-        Some(hash) => assert_eq!(recorded, hash[..7], "the packaged build's commit"),
-        None => assert!(recorded.len() == 7, "{recorded}"),
-    }
-
     // The dry run of a publish: the .crates were verified above, so not built again here.
     let publish = cargo("package-check")
         .args([
@@ -200,27 +195,44 @@ fn the_crates_package_publish_and_install_clean() {
     want.sort();
     assert_eq!(sorted, want, "cargo publish --dry-run: {said:?}");
 
-    let stand_in = crates_io_stand_in();
+    let stand_in = crates_io_stand_in(&crates_io_vendor());
+    let home = root().join("target/package-check/home");
+    let _ = fs::remove_dir_all(&home);
+    stand_in_home(&home, &stand_in);
 
-    // Built from the .crate where git cannot tell: CAPI2ARGO_COMMIT wins; with no record at
-    // all, `commit unknown`. Its layers come from the stand-in, as from crates.io.
+    // The command built from its .crate alone, its layers from theirs (as crates.io would serve
+    // them): its --version names the commit `cargo package` recorded; where git cannot tell,
+    // CAPI2ARGO_COMMIT wins; with no record at all, `commit unknown`.
     let scratch = TempDir::new("package", "unpacked");
     let unpacked = unpack("capi2argo", &scratch.0);
-    let home = TempDir::new("package", "build-home");
-    stand_in_home(&home.0, &stand_in);
+    let verified = root().join("target/package-check/debug/capi2argo");
+    // A build of an earlier .crate would keep the commit its build script read then (the
+    // unpacked files carry the archive's times).
+    let clean = cargo("package-check")
+        .args(["clean", "--offline", "-p", "capi2argo"])
+        .env("CARGO_HOME", &home)
+        .current_dir(&unpacked)
+        .output()
+        .expect("cargo runs");
+    ok(&clean, "cargo clean -p capi2argo");
     let build = |env: &[(&str, &str)]| {
-        let mut command = cargo("package-check/unpacked");
+        let mut command = cargo("package-check");
         command
             .args(["build", "--locked", "--offline", "--bin", "capi2argo"])
-            .env("CARGO_HOME", &home.0)
+            .env("CARGO_HOME", &home)
             .current_dir(&unpacked);
         for (k, v) in env {
             command.env(k, v);
         }
         let out = command.output().expect("cargo runs");
         ok(&out, "cargo build from the .crate");
-        commit_of(&root().join("target/package-check/unpacked/debug/capi2argo"))
+        commit_of(&verified)
     };
+    let recorded = build(&[]);
+    match head() {
+        Some(hash) => assert_eq!(recorded, hash[..7], "the packaged build's commit"),
+        None => assert!(recorded.len() == 7, "{recorded}"),
+    }
     assert_eq!(
         build(&[
             (
@@ -250,12 +262,12 @@ fn stand_in_home(home: &Path, stand_in: &Path) {
     .expect("config");
 }
 
-/// crates.io as a directory: every dependency of the lock file (`cargo vendor`) and the `.crate`s
-/// just packaged, checksums included, as crates.io would serve them.
-fn crates_io_stand_in() -> PathBuf {
+/// Every dependency of the lock file as a directory source (`cargo vendor`): what crates.io
+/// serves of them, checksums included. Vendored again only when the lock file changed, so the
+/// dependencies' builds stay cached.
+fn crates_io_vendor() -> PathBuf {
     let dir = root().join("target/crates-io");
     let vendor = dir.join("vendor");
-    // Vendored again only when the lock file changed, so the dependencies' builds stay cached.
     let lock = fs::read(root().join("Cargo.lock")).expect("Cargo.lock");
     if fs::read(dir.join("Cargo.lock")).ok().as_deref() != Some(&lock[..]) {
         let _ = fs::remove_dir_all(&dir);
@@ -272,6 +284,12 @@ fn crates_io_stand_in() -> PathBuf {
         }
         fs::write(dir.join("Cargo.lock"), &lock).expect("stamp");
     }
+    vendor
+}
+
+/// crates.io as a directory: the vendored dependencies and the `.crate`s just packaged, as
+/// crates.io would serve them.
+fn crates_io_stand_in(vendor: &Path) -> PathBuf {
     for (name, _) in PACKAGES {
         // Each package as a directory source entry: its files, and the .crate's checksum.
         let bytes = fs::read(crate_file(name)).expect(".crate");
@@ -289,12 +307,12 @@ fn crates_io_stand_in() -> PathBuf {
                 .output()
                 .expect("cargo runs");
             ok(&clean, "cargo clean -p");
-            unpack(name, &vendor);
+            unpack(name, vendor);
             // Written last: it says the entry and the build are this .crate's.
             fs::write(&stamp, &wanted).expect("checksum");
         }
     }
-    vendor
+    vendor.to_path_buf()
 }
 
 /// `cargo install --locked capi2argo` from the stand-in for crates.io.

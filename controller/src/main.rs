@@ -2,16 +2,25 @@
 //! caches of what the settings read, plans with the same pure core on every change (debounced),
 //! and makes exactly the plan's conditional requests; metrics, health probes, Events, leader
 //! election and `--once` for a Job.
+//!
+//! One module per job: `reading` (the caches), `reconcile` (one plan, carried out), `requests`
+//! (making the core's requests), `credentials` (minting and revoking in workload clusters),
+//! `reporting` (logs, metrics, Events), `lease` (leadership), `serve` (the probes), `follow`
+//! (the loop), composed by `run`.
 
-mod cache;
+mod credentials;
+#[cfg(test)]
+mod fixtures;
 mod flags;
+mod follow;
 mod lease;
-mod metrics;
-mod mint;
+mod reading;
+mod reconcile;
+mod reporting;
+mod requests;
 mod run;
 mod serve;
 mod settings;
-mod sync;
 
 use std::process::ExitCode;
 
@@ -40,7 +49,7 @@ fn main() -> ExitCode {
             return ExitCode::from(3);
         }
     };
-    let code = runtime.block_on(run::run(flags));
+    let code = runtime.block_on(run::run(flags)) as u8;
     // Watches still running are dropped with the runtime, not awaited.
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     ExitCode::from(code)

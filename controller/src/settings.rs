@@ -11,10 +11,14 @@ use crate::flags::Flags;
 /// Why the settings cannot be used: nothing is read or written then.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
-    #[error("--config {path}: {error}")]
-    Unreadable { path: String, error: std::io::Error },
+    #[error("--config {path}: {source}")]
+    Unreadable {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("settings: {0}")]
-    Refused(String),
+    Refused(#[source] capi2argo_core::RunError),
     #[error(
         "--control-plane {0}: expected RESOURCE.GROUP, such as kubeadmcontrolplanes.controlplane.cluster.x-k8s.io"
     )]
@@ -31,6 +35,7 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// The settings the flags give.
     pub fn load(flags: &Flags) -> Result<Settings, SettingsError> {
         let function_config = match &flags.config {
             Some(path) => Some(read(path)?),
@@ -41,20 +46,28 @@ impl Settings {
             overrides.push(format!("argoNamespace={ns}"));
         }
         overrides.extend(flags.set.iter().cloned());
+        Settings::new(function_config, overrides, &flags.control_planes)
+    }
+
+    /// The settings of a functionConfig and `KEY=VALUE` settings over it, reading the control
+    /// planes named `RESOURCE.GROUP` too.
+    pub fn new(
+        function_config: Option<String>,
+        overrides: Vec<String>,
+        control_planes: &[String],
+    ) -> Result<Settings, SettingsError> {
         let options = Options {
             function_config,
             overrides,
             ..Options::default()
         };
-        let reads = capi2argo_core::read_set(&options)
-            .map_err(|e| SettingsError::Refused(e.to_string()))?;
+        let reads = capi2argo_core::read_set(&options).map_err(SettingsError::Refused)?;
         // A plan only runs over what was listed from the API server: absent is absent.
         let options = Options {
             host_listed: true,
             ..options
         };
-        let control_planes = flags
-            .control_planes
+        let control_planes = control_planes
             .iter()
             .map(|r| match r.split_once('.') {
                 Some((resource, group)) if !resource.is_empty() && group.contains('.') => {
@@ -80,8 +93,8 @@ impl Settings {
 }
 
 fn read(path: &Path) -> Result<String, SettingsError> {
-    std::fs::read_to_string(path).map_err(|error| SettingsError::Unreadable {
+    std::fs::read_to_string(path).map_err(|source| SettingsError::Unreadable {
         path: path.display().to_string(),
-        error,
+        source,
     })
 }

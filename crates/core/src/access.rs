@@ -6,14 +6,21 @@
 
 use std::fmt;
 
-pub use crate::config::access::{Mode, Role, Settings};
+pub use crate::config::access::{CredentialMode, Role, Settings};
 use crate::convert::argocd::{ClusterConfig, Sensitive};
+use crate::request::Request;
 use crate::validate::expiry::{instant as format_instant, parse_instant};
 use krm::finding::Finding;
 use krm::object::Object;
 use krm::object::SecretId;
-use yaml::Node;
+use krm::{Preconditions, Secret};
 
+/// The label on everything capi2argo's controller writes outside Argo CD's cluster Secrets (the
+/// token Secrets, and in a workload cluster the ServiceAccount and its RBAC): what it may delete
+/// again. The Kubernetes recommended label.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+/// [`MANAGED_BY_LABEL`]'s value, which is also the field manager of every write.
+pub const MANAGED_BY: &str = "capi2argo";
 /// The label that marks a token Secret, and its value.
 pub const TOKEN_LABEL: &str = "capi2argo.dev/credential";
 /// [`TOKEN_LABEL`]'s value.
@@ -38,14 +45,14 @@ const RENEW_AT_PERCENT: i64 = 80;
 
 /// A ServiceAccount in a workload cluster.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Account {
+pub struct ServiceAccount {
     /// Its namespace.
     pub namespace: String,
     /// Its name.
     pub name: String,
 }
 
-impl fmt::Display for Account {
+impl fmt::Display for ServiceAccount {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.namespace, self.name)
     }
@@ -72,7 +79,7 @@ pub enum Granted {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Grant {
     /// The ServiceAccount.
-    pub account: Account,
+    pub account: ServiceAccount,
     /// Its role.
     pub granted: Granted,
 }
@@ -338,50 +345,47 @@ pub struct TokenNeed {
 }
 
 impl TokenNeed {
-    /// The token Secret that keeps `token`, issued and expiring at these Unix seconds, as JSON
-    /// (a create, or a replace of [`TokenNeed::current`]).
-    pub fn secret_body(&self, token: &str, issued: i64, expires: i64) -> String {
+    /// The token Secret that keeps `token`, issued and expiring at these Unix seconds.
+    pub fn secret_of(&self, token: &str, issued: i64, expires: i64) -> Secret {
         let mut annotations = vec![
-            (
-                KUBECONFIG_ANNOTATION,
-                Node::string(self.kubeconfig.to_string()),
-            ),
-            (GRANT_ANNOTATION, Node::string(self.grant.to_string())),
-            (ISSUED_ANNOTATION, Node::string(format_instant(issued))),
-            (EXPIRES_ANNOTATION, Node::string(format_instant(expires))),
+            (KUBECONFIG_ANNOTATION, self.kubeconfig.to_string()),
+            (GRANT_ANNOTATION, self.grant.to_string()),
+            (ISSUED_ANNOTATION, format_instant(issued)),
+            (EXPIRES_ANNOTATION, format_instant(expires)),
         ];
         if let Some(version) = &self.kubeconfig_version {
-            annotations.push((KUBECONFIG_VERSION_ANNOTATION, Node::string(version.clone())));
+            annotations.push((KUBECONFIG_VERSION_ANNOTATION, version.clone()));
         }
-        let mut metadata = vec![
-            ("name", Node::string(self.secret.name.clone())),
-            ("namespace", Node::string(self.secret.namespace.clone())),
-            (
-                "labels",
-                Node::map(vec![
-                    (TOKEN_LABEL, Node::string(TOKEN_LABEL_VALUE)),
-                    ("app.kubernetes.io/managed-by", Node::string("capi2argo")),
-                ]),
-            ),
-            ("annotations", Node::map(annotations)),
-        ];
-        if let Some((uid, version)) = &self.current {
-            metadata.push(("uid", Node::string(uid.clone())));
-            metadata.push(("resourceVersion", Node::string(version.clone())));
+        let pairs = |pairs: Vec<(&str, String)>| {
+            pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+        };
+        Secret {
+            name: self.secret.name.clone(),
+            namespace: self.secret.namespace.clone(),
+            labels: pairs(vec![
+                (TOKEN_LABEL, TOKEN_LABEL_VALUE.to_string()),
+                (MANAGED_BY_LABEL, MANAGED_BY.to_string()),
+            ]),
+            annotations: pairs(annotations),
+            type_: TOKEN_SECRET_TYPE.to_string(),
+            data: vec![("token".to_string(), token.as_bytes().to_vec())],
         }
-        let secret = Node::map(vec![
-            ("apiVersion", Node::string("v1")),
-            ("kind", Node::string("Secret")),
-            ("metadata", Node::map(metadata)),
-            ("type", Node::string(TOKEN_SECRET_TYPE)),
-            (
-                "stringData",
-                Node::map(vec![("token", Node::string(token))]),
-            ),
-        ]);
-        let mut body = String::new();
-        yaml::emit::write_json(&mut body, &secret, None);
-        body
+    }
+
+    /// The request that keeps `token` in the token Secret: a create, or a replace of
+    /// [`TokenNeed::current`] as it was read.
+    pub fn request(&self, token: &str, issued: i64, expires: i64) -> Request {
+        let secret = self.secret_of(token, issued, expires);
+        match &self.current {
+            Some((uid, version)) => Request::Replace {
+                secret,
+                preconditions: Preconditions {
+                    uid: Some(uid.clone()),
+                    resource_version: Some(version.clone()),
+                },
+            },
+            None => Request::Create(secret),
+        }
     }
 }
 
@@ -406,7 +410,7 @@ pub(crate) fn least_privilege(
     need: NeedOf,
 ) -> (TokenNeed, Login) {
     let grant = Grant {
-        account: Account {
+        account: ServiceAccount {
             namespace: settings.account.0.clone(),
             name: settings.account.1.clone(),
         },

@@ -4,7 +4,7 @@
 //! Reading arguments, files and streams stays with the host; this module runs the core on what
 //! it was given, and says what to print where and how to exit.
 
-use crate::reconcile::view::Format;
+use crate::reconcile::view::PlanFormat;
 use crate::run::{Files, NoFiles, Options, RunError, plan, run_streaming};
 use krm::finding::{Finding, failed};
 use krm::{self};
@@ -77,7 +77,7 @@ pub fn drive_plan(
     input: &[u8],
     options: &Options,
     files: &mut dyn Files,
-    format: Format,
+    format: PlanFormat,
     sink: &mut krm::Sink,
 ) -> Report {
     match plan(input, options, files) {

@@ -27,6 +27,7 @@ mod profiles;
 mod raw;
 mod read_set;
 mod reconcile;
+mod request;
 mod run;
 mod sources;
 mod validate;
@@ -56,28 +57,91 @@ pub mod internals {
     }
 }
 
-pub use access::{
-    Account as ServiceAccount, AdminAccess, Due, Grant, Granted, Mode as CredentialMode,
-    TOKEN_LABEL, TOKEN_LABEL_VALUE, TokenNeed,
-};
+/// The names capi2argo and its hosts know things by on an API server: the labels it reads and
+/// writes, Argo CD's ConfigMap, the resources it reads (group, versions, kind). A host takes them
+/// from here and never writes them again.
+pub mod well_known {
+    pub use crate::access::{MANAGED_BY, MANAGED_BY_LABEL, TOKEN_LABEL, TOKEN_LABEL_VALUE};
+    pub use crate::appsets::CMD_PARAMS;
+    pub use crate::convert::argocd::{OWNED_LABEL, SECRET_TYPE_LABEL};
+    pub use crate::read_set::{
+        APPLICATION_SETS, APPLICATIONS, CLUSTER_PROFILES, CLUSTERS, CONFIG_MAPS, SECRETS,
+    };
+}
+
+pub use access::{AdminAccess, CredentialMode, Due, Grant, Granted, ServiceAccount, TokenNeed};
 pub use appsets::{
-    AppChange, AppRef, AppSetPlan, Applications, Effect as ApplicationEffect, Leaves,
-    Resources as ApplicationResources, Stranded,
+    AppChange, AppRef, AppSetPlan, ApplicationEffect, ApplicationResources, Applications, Leaves,
+    Stranded,
 };
-pub use config::{API_VERSION, KEYS, KIND, Key, help as settings_help};
+pub use config::{API_VERSION, KEYS, KIND, Key, settings_help};
 pub use credentials::{
     PUBLIC_SECRET_KEYS, credential_ranges, credential_ranges_lenient, url_credentials,
 };
 pub use documents::{Document, documents, items_json};
-pub use krm::failure as failure_resource_list;
-pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, to_json as results_json};
-pub use read_set::{ReadSet, read_set};
-pub use reconcile::view::{Format as PlanFormat, Request, Verb};
+pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, results_json};
+pub use krm::{Preconditions, Secret, failure_resource_list};
+pub use read_set::{Objects, Read, ReadSet, Resource, Values, read_set};
+pub use reconcile::view::PlanFormat;
 pub use reconcile::{
     Action, ClusterOutcome, ClusterState, Entry, Guard, Held, Plan, SecretId, TokenDelete,
 };
+pub use request::{Request, Verb};
 pub use run::{Files, Finished, NoFiles, Options, Outcome, RunError, plan, run, run_streaming};
-pub use sources::preset_names as source_presets;
+pub use sources::source_presets;
 pub use validate::expiry::{instant, parse_instant, time_left};
 pub use wrap::{WRAP_NAMESPACE, WrappedKubeconfig, wrap_kubeconfig};
 pub use yaml::Limits;
+
+#[cfg(test)]
+mod tests {
+    use super::well_known::*;
+
+    /// Every name a host takes from [`well_known`] is the one upstream uses, pinned here once.
+    #[test]
+    fn well_known_names_are_upstreams() {
+        // argo-cd common/common.go: LabelKeySecretType, and the value its cluster Secrets carry.
+        assert_eq!(SECRET_TYPE_LABEL, "argocd.argoproj.io/secret-type");
+        // CACO's (capi2argo-cluster-operator) ownership label, kept for a move from it.
+        assert_eq!(OWNED_LABEL, "capi-to-argocd/owned");
+        // argo-cd common/common.go: ArgoCDCmdParamsConfigMapName.
+        assert_eq!(CMD_PARAMS, "argocd-cmd-params-cm");
+        // Kubernetes' recommended labels (app.kubernetes.io/managed-by).
+        assert_eq!(MANAGED_BY_LABEL, "app.kubernetes.io/managed-by");
+        assert_eq!(MANAGED_BY, "capi2argo");
+        assert_eq!(TOKEN_LABEL, "capi2argo.dev/credential");
+        assert_eq!(TOKEN_LABEL_VALUE, "serviceaccount-token");
+        // cluster-api api/core/v1beta2 (and v1beta1): group cluster.x-k8s.io, kind Cluster.
+        assert_eq!(
+            (CLUSTERS.group, CLUSTERS.kind),
+            ("cluster.x-k8s.io", "Cluster")
+        );
+        // cluster-inventory-api apis/v1alpha1 and v1alpha2: multicluster.x-k8s.io ClusterProfile.
+        assert_eq!(
+            (
+                CLUSTER_PROFILES.group,
+                CLUSTER_PROFILES.versions,
+                CLUSTER_PROFILES.kind
+            ),
+            (
+                "multicluster.x-k8s.io",
+                &["v1alpha2", "v1alpha1"][..],
+                "ClusterProfile"
+            )
+        );
+        // argo-cd pkg/apis/application/v1alpha1: argoproj.io/v1alpha1.
+        for (resource, kind) in [
+            (APPLICATION_SETS, "ApplicationSet"),
+            (APPLICATIONS, "Application"),
+        ] {
+            assert_eq!(
+                (resource.group, resource.versions, resource.kind),
+                ("argoproj.io", &["v1alpha1"][..], kind)
+            );
+        }
+        assert_eq!(
+            (SECRETS.qualified(), CONFIG_MAPS.qualified()),
+            ("secrets".to_string(), "configmaps".to_string())
+        );
+    }
+}

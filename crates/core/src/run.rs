@@ -107,7 +107,7 @@ pub fn run(input: &[u8], options: &Options) -> Result<Outcome, RunError> {
 }
 
 /// Makes the plan of a run without writing its output: what `capi2argo plan` shows. The
-/// Secrets to write are kept as trees in the plan ([`Plan::show`] with `Format::Writes`).
+/// Secrets to write are kept as trees in the plan ([`Plan::show`] with `PlanFormat::Writes`).
 pub fn plan(input: &[u8], options: &Options, files: &mut dyn Files) -> Result<Finished, RunError> {
     execute(input, options, files, Output::PlanOnly, &mut |_| {})
 }

@@ -171,7 +171,7 @@ pub fn list_node(results: &[Finding]) -> Node<'static> {
 }
 
 /// Results as a JSON array of KRM `results[]` entries (for hosts that want structured results).
-pub fn to_json(results: &[Finding]) -> String {
+pub fn results_json(results: &[Finding]) -> String {
     let mut out = String::new();
     yaml::emit::write_json(&mut out, &list_node(results), None);
     out

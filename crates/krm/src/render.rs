@@ -220,7 +220,7 @@ impl<'i, 'a> Writer<'i, 'a> {
 
 /// The ResourceList a host returns when the input is unusable (exit 2 on the command line):
 /// no items, one error result saying why. For hosts that have no exit code of their own.
-pub fn failure(message: &str) -> String {
+pub fn failure_resource_list(message: &str) -> String {
     let mut out = String::from(
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nresults:\n",
     );

@@ -67,7 +67,7 @@ impl Leaves {
 
 /// What becomes of a deleted Application's resources.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Resources {
+pub enum ApplicationResources {
     /// Its resources finalizer undeploys them from the cluster.
     Undeployed,
     /// It has the finalizer, but its destination no longer resolves: the controller removes the
@@ -79,33 +79,39 @@ pub enum Resources {
     Preserved,
 }
 
-impl Resources {
+impl ApplicationResources {
     /// What becomes of them, in a few words.
     pub fn describe(self) -> &'static str {
         match self {
-            Resources::Undeployed => "its resources are undeployed (resources finalizer)",
-            Resources::Orphaned => {
+            ApplicationResources::Undeployed => {
+                "its resources are undeployed (resources finalizer)"
+            }
+            ApplicationResources::Orphaned => {
                 "its resources stay on the cluster, unmanaged (its destination is gone, so the finalizer is removed first)"
             }
-            Resources::NoFinalizer => "its resources stay, unmanaged (no resources finalizer)",
-            Resources::Preserved => "its resources stay, unmanaged (preserveResourcesOnDeletion)",
+            ApplicationResources::NoFinalizer => {
+                "its resources stay, unmanaged (no resources finalizer)"
+            }
+            ApplicationResources::Preserved => {
+                "its resources stay, unmanaged (preserveResourcesOnDeletion)"
+            }
         }
     }
 
     /// What becomes of them, in one word (the plan's JSON).
     pub fn word(self) -> &'static str {
         match self {
-            Resources::Undeployed => "undeployed",
-            Resources::Orphaned => "orphaned",
-            Resources::NoFinalizer => "kept",
-            Resources::Preserved => "preserved",
+            ApplicationResources::Undeployed => "undeployed",
+            ApplicationResources::Orphaned => "orphaned",
+            ApplicationResources::NoFinalizer => "kept",
+            ApplicationResources::Preserved => "preserved",
         }
     }
 }
 
 /// One thing an ApplicationSet does to its Applications.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Effect {
+pub enum ApplicationEffect {
     /// An Application is deleted.
     Delete {
         /// The Application.
@@ -113,7 +119,7 @@ pub enum Effect {
         /// Why it goes.
         leaves: Leaves,
         /// What becomes of its resources.
-        resources: Resources,
+        resources: ApplicationResources,
     },
     /// An Application would be deleted, but the ApplicationSet's policy keeps it.
     Keep {
@@ -141,7 +147,7 @@ pub struct AppChange {
     /// local cluster.
     pub cluster: Option<SecretId>,
     /// What the ApplicationSet does.
-    pub effect: Effect,
+    pub effect: ApplicationEffect,
 }
 
 /// What the plan makes one ApplicationSet do.
@@ -166,7 +172,7 @@ impl AppSetPlan {
     pub fn deletes(&self) -> impl Iterator<Item = &AppChange> {
         self.changes
             .iter()
-            .filter(|c| matches!(c.effect, Effect::Delete { .. }))
+            .filter(|c| matches!(c.effect, ApplicationEffect::Delete { .. }))
     }
 }
 
@@ -304,7 +310,7 @@ pub(crate) fn judge(
         .iter()
         .flat_map(|s| s.deletes())
         .filter_map(|c| match &c.effect {
-            Effect::Delete { application, .. } => Some(application),
+            ApplicationEffect::Delete { application, .. } => Some(application),
             _ => None,
         })
         .collect();
@@ -622,7 +628,7 @@ impl Judge<'_> {
                         }
                         continue;
                     }
-                    Some(name) => Effect::Create {
+                    Some(name) => ApplicationEffect::Create {
                         application: Some(AppRef {
                             namespace: appset.id.namespace.clone(),
                             name: name.clone(),
@@ -634,7 +640,7 @@ impl Judge<'_> {
                         if !entering && !renames(n.generator) {
                             continue;
                         }
-                        Effect::Create {
+                        ApplicationEffect::Create {
                             application: None,
                             more: !n.set.params.is_complete(),
                         }
@@ -655,15 +661,15 @@ impl Judge<'_> {
         app: &App,
         leaves: Leaves,
         deletes: bool,
-    ) -> Effect {
+    ) -> ApplicationEffect {
         if deletes {
-            Effect::Delete {
+            ApplicationEffect::Delete {
                 application: app.id.clone(),
                 leaves,
                 resources: self.resources(appset, app),
             }
         } else {
-            Effect::Keep {
+            ApplicationEffect::Keep {
                 application: app.id.clone(),
                 leaves,
                 policy: plan.policy.clone(),
@@ -737,18 +743,18 @@ impl Judge<'_> {
     }
 
     /// What becomes of a deleted Application's resources.
-    fn resources(&self, appset: &AppSet, app: &App) -> Resources {
+    fn resources(&self, appset: &AppSet, app: &App) -> ApplicationResources {
         if !app.undeploys() {
             return if appset.preserve {
-                Resources::Preserved
+                ApplicationResources::Preserved
             } else {
-                Resources::NoFinalizer
+                ApplicationResources::NoFinalizer
             };
         }
         if self.reach_after.resolves(app) {
-            Resources::Undeployed
+            ApplicationResources::Undeployed
         } else {
-            Resources::Orphaned
+            ApplicationResources::Orphaned
         }
     }
 }

@@ -19,7 +19,9 @@ use std::fmt;
 use krm::object::Object;
 use yaml::Node;
 
-pub use effects::{AppChange, AppSetPlan, Applications, Effect, Leaves, Resources, Stranded};
+pub use effects::{
+    AppChange, AppSetPlan, ApplicationEffect, ApplicationResources, Applications, Leaves, Stranded,
+};
 pub(crate) use effects::{Fleets, judge};
 pub(crate) use read::{App, AppSet, ClusterView, app, app_set, is_application, is_application_set};
 
@@ -77,7 +79,7 @@ impl fmt::Display for AppRef {
 }
 
 /// The ConfigMap Argo CD's components read their flags from.
-pub(crate) const CMD_PARAMS: &str = "argocd-cmd-params-cm";
+pub const CMD_PARAMS: &str = "argocd-cmd-params-cm";
 const POLICY_PARAM: &str = "applicationsetcontroller.policy";
 const OVERRIDE_PARAM: &str = "applicationsetcontroller.enable.policy.override";
 

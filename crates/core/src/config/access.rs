@@ -5,7 +5,7 @@ use super::MaxPrune;
 
 /// What Argo CD's cluster Secrets log in with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
+pub enum CredentialMode {
     /// The kubeconfig's own credential, as the platform wrote it (an admin's, for Cluster API).
     #[default]
     Admin,
@@ -29,7 +29,7 @@ pub enum Role {
 /// The `credentials` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settings {
-    pub mode: Mode,
+    pub mode: CredentialMode,
     /// The ServiceAccount, `namespace/name`.
     pub account: (String, String),
     pub role: Role,
@@ -44,7 +44,7 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            mode: Mode::Admin,
+            mode: CredentialMode::Admin,
             account: ("kube-system".into(), "argocd-manager".into()),
             role: Role::Admin,
             ttl: 24 * 3600,

@@ -132,8 +132,8 @@ pub static KEYS: &[Key] = &[
         kind: "choice:admin|serviceAccount",
         set: |c, raw, _| {
             let options = [
-                ("admin", access::Mode::Admin),
-                ("serviceAccount", access::Mode::ServiceAccount),
+                ("admin", access::CredentialMode::Admin),
+                ("serviceAccount", access::CredentialMode::ServiceAccount),
             ];
             c.access.mode = raw.choice(&options).map_err(bad)?;
             Ok(())
@@ -579,7 +579,7 @@ pub fn closest(name: &str) -> Option<&'static str> {
 }
 
 /// The settings as text for `--help`: key, default, meaning.
-pub fn help() -> String {
+pub fn settings_help() -> String {
     let width = KEYS.iter().map(|k| k.name.len()).max().unwrap_or(0);
     let mut out = String::from(
         "Settings (a functionConfig ConfigMap's data or Capi2Argo's spec, --fn-config FILE, or --set key=value):\n",

@@ -13,7 +13,7 @@ use yaml::Node;
 pub mod access;
 mod keys;
 
-pub use keys::{KEYS, Key, help};
+pub use keys::{KEYS, Key, settings_help};
 
 /// The `apiVersion` of the function's typed config.
 pub const API_VERSION: &str = "fn.capi2argo.dev/v1alpha1";
@@ -445,7 +445,7 @@ mod tests {
 
     #[test]
     fn help_lists_every_setting() {
-        let help = help();
+        let help = settings_help();
         for key in KEYS {
             assert!(help.contains(key.name), "{}", key.name);
         }

@@ -8,7 +8,10 @@ use serde::Serialize;
 use crate::convert::meta::fnv64a;
 use yaml::Node;
 
+/// The label Argo CD finds its cluster Secrets by (value `cluster`).
 pub const SECRET_TYPE_LABEL: &str = "argocd.argoproj.io/secret-type";
+/// The label that marks an Argo CD cluster Secret as capi2argo's (and CACO's): its own to
+/// update, rename and prune.
 pub const OWNED_LABEL: &str = "capi-to-argocd/owned";
 pub const SOURCE_NAME_LABEL: &str = "capi-to-argocd/cluster-secret-name";
 pub const SOURCE_NAMESPACE_LABEL: &str = "capi-to-argocd/cluster-namespace";

@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use crate::appsets::{
-    self, App, AppRef, AppSet, Applications, ClusterView, ControllerPolicy, Effect, Fleets,
+    self, App, AppRef, AppSet, ApplicationEffect, Applications, ClusterView, ControllerPolicy,
+    Fleets,
 };
 use crate::convert::argocd::SECRET_TYPE_LABEL;
 use krm::finding::Severity;
@@ -157,7 +158,7 @@ impl Judging {
         let apps: HashMap<&AppRef, &App> = self.apps.iter().map(|a| (&a.id, a)).collect();
         let appsets: HashMap<&AppRef, &AppSet> = self.appsets.iter().map(|a| (&a.id, a)).collect();
         for (set, change) in applications.deletes() {
-            let Effect::Delete {
+            let ApplicationEffect::Delete {
                 application,
                 leaves,
                 resources,
@@ -169,7 +170,7 @@ impl Judging {
                 continue;
             };
             let severity = match resources {
-                appsets::Resources::Undeployed => Severity::Warning,
+                appsets::ApplicationResources::Undeployed => Severity::Warning,
                 _ => Severity::Info,
             };
             let message = format!(
@@ -219,7 +220,7 @@ pub(super) fn identity(ctx: &Ctx, step: &Step) -> SecretId {
 #[cfg(test)]
 mod tests {
     use super::super::tests::{TOKEN, kubeconfig_secret, owned_secret, run_plan};
-    use crate::appsets::{Effect, Leaves, Resources};
+    use crate::appsets::{ApplicationEffect, ApplicationResources, Leaves};
     use crate::config::Config;
     use crate::reconcile::Plan;
 
@@ -253,7 +254,7 @@ mod tests {
         for set in &plan.applications.sets {
             for c in &set.changes {
                 let (what, app) = match &c.effect {
-                    Effect::Delete {
+                    ApplicationEffect::Delete {
                         application,
                         leaves,
                         resources,
@@ -261,8 +262,10 @@ mod tests {
                         format!("delete {} {}", leaves.word(), resources.word()),
                         application.name.clone(),
                     ),
-                    Effect::Keep { application, .. } => ("keep".into(), application.name.clone()),
-                    Effect::Create {
+                    ApplicationEffect::Keep { application, .. } => {
+                        ("keep".into(), application.name.clone())
+                    }
+                    ApplicationEffect::Create {
                         application, more, ..
                     } => (
                         format!("create{}", if *more { " more" } else { "" }),
@@ -460,9 +463,9 @@ mod tests {
         );
         assert!(matches!(
             plan.applications.sets[0].changes[0].effect,
-            Effect::Delete {
+            ApplicationEffect::Delete {
                 leaves: Leaves::Deselected,
-                resources: Resources::Undeployed,
+                resources: ApplicationResources::Undeployed,
                 ..
             }
         ));

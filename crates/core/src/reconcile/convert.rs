@@ -233,7 +233,7 @@ pub(super) fn convert_all<'x, 'a>(
                 .insert(key.clone(), profiles::names::label_value(name));
             fields.annotations.insert(key, name.to_string());
         }
-        let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
+        let service_account = ctx.config.access.mode == access::CredentialMode::ServiceAccount;
         let had_token = scan.tokens.contains_key(&SecretId::new(
             &secret.source_namespace,
             &secret.source_name,

@@ -17,7 +17,7 @@ use super::ids::SecretId;
 use super::outcome::ClusterState;
 use super::plan::{Action, Steps};
 use super::scan::Scan;
-use crate::appsets::{AppRef, Applications, Effect, ordered};
+use crate::appsets::{AppRef, ApplicationEffect, Applications, ordered};
 
 /// What ApplicationSets do with a cluster that goes: said once, in every guard's error.
 const APPLICATIONSET_EFFECT: &str = "ApplicationSets delete the Applications they generated for a cluster whose Secret goes or is renamed, and the Applications' finalizers undeploy what they deployed";
@@ -154,7 +154,7 @@ fn max_application_deletes(
     let mut most = 0;
     for set in &judged.sets {
         let deleted: Vec<&AppRef> = ordered(set.deletes().filter_map(|c| match &c.effect {
-            Effect::Delete { application, .. } => Some(application),
+            ApplicationEffect::Delete { application, .. } => Some(application),
             _ => None,
         }))
         .into_iter()
@@ -243,7 +243,7 @@ fn said(ctx: &mut Ctx, steps: &mut Steps, guard: Guard, message: String, secrets
 /// the plan before the guards, not by the plan after them.
 pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applications) {
     let still = ordered(after.deletes().filter_map(|(_, c)| match &c.effect {
-        Effect::Delete { application, .. } => Some(application),
+        ApplicationEffect::Delete { application, .. } => Some(application),
         _ => None,
     }));
     for held in &mut steps.held {
@@ -253,7 +253,9 @@ pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applic
                 .deletes()
                 .filter(|(_, c)| c.cluster.as_ref().is_some_and(|id| secrets.contains(id)))
                 .filter_map(|(_, c)| match &c.effect {
-                    Effect::Delete { application, .. } if !still.contains(application) => {
+                    ApplicationEffect::Delete { application, .. }
+                        if !still.contains(application) =>
+                    {
                         Some(application)
                     }
                     _ => None,
@@ -268,7 +270,7 @@ pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applic
 /// `credentials` is a change to every cluster's login at once; one that does not work (RBAC the
 /// workload clusters refuse, a NetworkPolicy in the way) would cut Argo CD off the whole fleet.
 fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
-    let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
+    let service_account = ctx.config.access.mode == access::CredentialMode::ServiceAccount;
     let moves = |ctx: &Ctx, step: &super::plan::Step| {
         matches!(step.action, Action::Update { .. } | Action::Rename { .. })
             && step.old.is_some_and(|old| {

@@ -148,7 +148,7 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::reconcile::Guard;
-    use crate::reconcile::view::Format;
+    use crate::reconcile::view::PlanFormat;
 
     fn cluster(name: &str, extra: &str) -> String {
         format!(
@@ -203,7 +203,7 @@ mod tests {
             "{broken:?}"
         );
         // The plan's text lists the cluster that failed, and counts it.
-        let text = plan.show(Format::Text);
+        let text = plan.show(PlanFormat::Text);
         assert!(
             text.contains("failed    fleet/broken-kubeconfig (broken): "),
             "{text}"
@@ -229,7 +229,7 @@ mod tests {
             )]
         );
         // It has an entry (kept), so no line of its own.
-        let text = plan.show(Format::Text);
+        let text = plan.show(PlanFormat::Text);
         assert!(!text.contains("failed "), "{text}");
     }
 

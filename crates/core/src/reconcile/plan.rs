@@ -118,7 +118,7 @@ pub struct Plan {
     /// The Secrets to create or replace, in the order they are written.
     pub(crate) writes: Vec<Write>,
     /// What Argo CD's cluster Secrets log in with (`credentials`).
-    pub credentials: access::Mode,
+    pub credentials: access::CredentialMode,
     /// `credentials: serviceAccount`: every converted cluster's token, and whether a new one is
     /// due (the controller mints those).
     pub tokens: Vec<access::TokenNeed>,
@@ -716,7 +716,7 @@ pub(super) fn public(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
         writes,
         clusters: outcomes.finish(),
         guards: steps.held.clone(),
-        credentials: access::Mode::Admin,
+        credentials: access::CredentialMode::Admin,
         tokens: Vec::new(),
         token_deletes: Vec::new(),
         applications: Applications::default(),

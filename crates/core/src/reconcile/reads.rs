@@ -171,7 +171,7 @@ pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
         }
         let owners = config.sources[c.source].precedence.prefer.is_some();
         // A token is minted again when its kubeconfig Secret changes (access.rs).
-        let versions = config.access.mode == crate::access::Mode::ServiceAccount;
+        let versions = config.access.mode == crate::access::CredentialMode::ServiceAccount;
         // A ClusterProfile's access is in its status, its health in its conditions.
         let profile = config.sources[c.source].kind == crate::sources::Kind::ClusterProfiles;
         retain(&mut item.node, |k| {

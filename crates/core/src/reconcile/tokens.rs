@@ -40,7 +40,7 @@ pub(super) fn deletes(
     if scan.tokens.is_empty() || !ctx.config.prune {
         return Vec::new();
     }
-    let service_account = ctx.config.access.mode == access::Mode::ServiceAccount;
+    let service_account = ctx.config.access.mode == access::CredentialMode::ServiceAccount;
     // An Argo CD Secret a guard kept, its kubeconfig Secret gone or not: its token stays too.
     let kept: HashSet<&SecretId> = steps
         .steps

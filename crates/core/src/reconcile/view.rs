@@ -4,12 +4,9 @@
 //! password left out); the requests, which write the new Secrets, hold their credentials.
 
 use crate::access;
-use crate::appsets::{
-    AppChange, AppRef, AppSetPlan, Effect as ApplicationEffect, Resources as ApplicationResources,
-};
+use crate::appsets::{AppChange, AppRef, AppSetPlan, ApplicationEffect, ApplicationResources};
 use crate::config::API_VERSION;
 use crate::validate::expiry::instant;
-use krm::object::{Object, is_tool_annotation};
 use yaml::{Node, Value};
 
 use crate::validate::expiry;
@@ -18,62 +15,12 @@ use super::guard::Held;
 use super::ids::SecretId;
 use super::outcome::{ClusterOutcome, ClusterState};
 use super::plan::{Action, Entry, Plan, Write};
-
-/// What an API request does to a Secret.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
-    /// `POST` to the namespace's Secrets: fails when a Secret of its name exists by then.
-    Create,
-    /// `PUT` the Secret with the `resourceVersion` read: refused when it changed since.
-    Replace,
-    /// `DELETE` the Secret with `DeleteOptions` whose preconditions are the `uid` and
-    /// `resourceVersion` read.
-    Delete,
-}
-
-impl Verb {
-    /// The verb's word, as `kubectl --raw` takes it.
-    pub fn word(self) -> &'static str {
-        match self {
-            Verb::Create => "create",
-            Verb::Replace => "replace",
-            Verb::Delete => "delete",
-        }
-    }
-}
-
-/// One API request that carries out part of the plan, conditional on what was read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
-    /// What it does.
-    pub verb: Verb,
-    /// The Secret it creates, replaces or deletes.
-    pub secret: SecretId,
-    /// The API path: the namespace's Secrets for a create, the Secret's own otherwise.
-    pub path: String,
-    /// The JSON body: the Secret as the API server stores it (credentials included), or the
-    /// `DeleteOptions`.
-    pub body: String,
-}
-
-impl Request {
-    /// A request on a Secret the plan describes but does not write itself (the token Secret a
-    /// controller keeps, [`TokenNeed::secret_body`](crate::TokenNeed::secret_body)).
-    pub fn of(verb: Verb, secret: SecretId, body: String) -> Request {
-        let name = (verb != Verb::Create).then_some(secret.name.as_str());
-        let path = secrets_path(&secret.namespace, name);
-        Request {
-            verb,
-            secret,
-            path,
-            body,
-        }
-    }
-}
+use crate::request::Request;
+use krm::{Preconditions, Secret};
 
 /// How `capi2argo plan` shows the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum PlanFormat {
     /// One line per Secret and a summary line.
     Text,
     /// The plan as one JSON object (`kind: Plan`).
@@ -92,17 +39,18 @@ const WORDS: &[&str] = &["create", "update", "rename", "prune", "kept", "unchang
 
 impl Plan {
     /// The plan in `format`.
-    pub fn show(&self, format: Format) -> String {
+    pub fn show(&self, format: PlanFormat) -> String {
         let mut text = String::new();
         match format {
-            Format::Text => self.text(&mut text),
-            Format::Json => {
+            PlanFormat::Text => self.text(&mut text),
+            PlanFormat::Json => {
                 yaml::emit::write_json(&mut text, &self.json(), Some(0));
                 text.push('\n');
             }
-            Format::Requests => {
+            PlanFormat::Requests => {
                 for r in self.requests() {
-                    text.push_str(&format!("{} {} {}\n", r.verb.word(), r.path, r.body));
+                    let (verb, path, body) = (r.verb().word(), r.path(), r.body());
+                    text.push_str(&format!("{verb} {path} {body}\n"));
                 }
             }
         }
@@ -119,12 +67,12 @@ impl Plan {
                 Action::Rename { from, .. } => from,
                 _ => &e.secret,
             };
-            delete_request(id, e.uid.as_deref(), e.resource_version.as_deref())
+            delete_request(id, &e.uid, &e.resource_version)
         });
         let tokens = self
             .token_deletes
             .iter()
-            .map(|d| delete_request(&d.secret, d.uid.as_deref(), d.resource_version.as_deref()));
+            .map(|d| delete_request(&d.secret, &d.uid, &d.resource_version));
         writes.chain(deletes).chain(tokens).collect()
     }
 
@@ -331,10 +279,10 @@ impl Plan {
     /// `credentials: serviceAccount`: what each cluster logs in with, and the token Secrets
     /// that go. Nothing is said in `admin` mode, where every Secret logs in as its kubeconfig.
     fn token_lines(&self, out: &mut String) {
-        if self.credentials == access::Mode::Admin && self.token_deletes.is_empty() {
+        if self.credentials == access::CredentialMode::Admin && self.token_deletes.is_empty() {
             return;
         }
-        if self.credentials == access::Mode::ServiceAccount {
+        if self.credentials == access::CredentialMode::ServiceAccount {
             out.push_str("credentials: serviceAccount (a bound ServiceAccount token each)\n");
         }
         for t in &self.tokens {
@@ -495,10 +443,12 @@ impl Plan {
             fields.push(("stranded", Node::seq(stranded)));
             fields.push(("applicationSummary", Node::string(summary)));
         }
-        if self.credentials == access::Mode::ServiceAccount || !self.token_deletes.is_empty() {
+        if self.credentials == access::CredentialMode::ServiceAccount
+            || !self.token_deletes.is_empty()
+        {
             let word = match self.credentials {
-                access::Mode::Admin => "admin",
-                access::Mode::ServiceAccount => "serviceAccount",
+                access::CredentialMode::Admin => "admin",
+                access::CredentialMode::ServiceAccount => "serviceAccount",
             };
             fields.push(("credentials", Node::string(word)));
             fields.push((
@@ -670,109 +620,31 @@ fn id(s: &SecretId) -> Node<'static> {
 }
 
 /// The API path of a namespace's Secrets, or of one of them.
-fn secrets_path(namespace: &str, name: Option<&str>) -> String {
-    match name {
-        Some(name) => format!("/api/v1/namespaces/{namespace}/secrets/{name}"),
-        None => format!("/api/v1/namespaces/{namespace}/secrets"),
-    }
-}
-
 /// A create or a replace: the Secret as the API server stores it (values under `data`),
-/// without the annotations kpt and kustomize keep for themselves, and, for a replace, with the
-/// `resourceVersion` read.
+/// without the annotations kpt and kustomize keep for themselves, and, for a replace, on the
+/// condition that it is still at the `resourceVersion` read.
 fn write_request(write: &Write) -> Request {
-    let object = Object::new(&write.node);
-    let secret = SecretId::of(object);
-    let (verb, path) = if write.replaces {
-        (
-            Verb::Replace,
-            secrets_path(&secret.namespace, Some(&secret.name)),
-        )
-    } else {
-        (Verb::Create, secrets_path(&secret.namespace, None))
-    };
-    let version = write.resource_version.as_deref().filter(|_| write.replaces);
-    let mut body = String::new();
-    yaml::emit::write_json(&mut body, &stored(&write.node, version), None);
-    Request {
-        verb,
-        secret,
-        path,
-        body,
-    }
-}
-
-/// A Secret as the API server stores it: `stringData` merged into `data` (base64), the tools'
-/// own annotations left out, the `resourceVersion` to replace, when given.
-fn stored(secret: &Node<'static>, version: Option<&str>) -> Node<'static> {
-    let Value::Map(entries) = &secret.value else {
-        return secret.clone();
-    };
-    let mut data: Vec<(Node<'static>, Node<'static>)> = Vec::new();
-    let mut rest = Vec::new();
-    for (key, value) in entries {
-        match (key.as_str(), &value.value) {
-            (Some("data"), Value::Map(values)) => data.extend(values.iter().cloned()),
-            (Some("stringData"), Value::Map(values)) => {
-                for (k, v) in values {
-                    let text = v.as_str().unwrap_or_default();
-                    let encoded = Node::string(krm::b64::encode(text.as_bytes()));
-                    data.retain(|(d, _)| d.as_str() != k.as_str());
-                    data.push((k.clone(), encoded));
-                }
-            }
-            (Some("metadata"), Value::Map(fields)) => {
-                let mut metadata = Vec::new();
-                for (k, v) in fields {
-                    match (k.as_str(), &v.value) {
-                        (Some("annotations"), Value::Map(annotations)) => {
-                            let own: Vec<_> = annotations
-                                .iter()
-                                .filter(|(a, _)| !a.as_str().is_some_and(is_tool_annotation))
-                                .cloned()
-                                .collect();
-                            if !own.is_empty() {
-                                metadata.push((k.clone(), Node::from_entries(own)));
-                            }
-                        }
-                        _ => metadata.push((k.clone(), v.clone())),
-                    }
-                }
-                if let Some(version) = version {
-                    metadata.push((Node::string("resourceVersion"), Node::string(version)));
-                }
-                rest.push((key.clone(), Node::from_entries(metadata)));
-            }
-            _ => rest.push((key.clone(), value.clone())),
+    let secret = Secret::from_node(&write.node).unwrap_or_default();
+    if write.replaces {
+        Request::Replace {
+            secret,
+            preconditions: Preconditions {
+                uid: None,
+                resource_version: write.resource_version.clone(),
+            },
         }
+    } else {
+        Request::Create(secret)
     }
-    rest.push((Node::string("data"), Node::from_entries(data)));
-    Node::from_entries(rest)
 }
 
-/// A delete: the API path of the Secret that goes, and the `DeleteOptions` that delete it only
-/// as it was read.
-fn delete_request(id: &SecretId, uid: Option<&str>, version: Option<&str>) -> Request {
-    let mut preconditions = Vec::new();
-    if let Some(uid) = uid {
-        preconditions.push(("uid", Node::string(uid)));
-    }
-    if let Some(version) = version {
-        preconditions.push(("resourceVersion", Node::string(version)));
-    }
-    let mut options = vec![
-        ("apiVersion", Node::string("v1")),
-        ("kind", Node::string("DeleteOptions")),
-    ];
-    if !preconditions.is_empty() {
-        options.push(("preconditions", Node::map(preconditions)));
-    }
-    let mut body = String::new();
-    yaml::emit::write_json(&mut body, &Node::map(options), None);
-    Request {
-        verb: Verb::Delete,
+/// A delete of the Secret only as it was read.
+fn delete_request(id: &SecretId, uid: &Option<String>, version: &Option<String>) -> Request {
+    Request::Delete {
         secret: id.clone(),
-        path: secrets_path(&id.namespace, Some(&id.name)),
-        body,
+        preconditions: Preconditions {
+            uid: uid.clone(),
+            resource_version: version.clone(),
+        },
     }
 }

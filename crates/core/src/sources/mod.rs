@@ -62,7 +62,7 @@ pub static PRESETS: &[Preset] = &[
 ];
 
 /// The presets' names, in the table's order.
-pub fn preset_names() -> Vec<&'static str> {
+pub fn source_presets() -> Vec<&'static str> {
     PRESETS.iter().map(|p| p.name).collect()
 }
 

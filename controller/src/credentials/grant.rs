@@ -1,12 +1,11 @@
-//! `credentials: serviceAccount` in the workload clusters: the ServiceAccount and the RBAC the
-//! plan's grant names, applied server-side as field manager `capi2argo`; a bound token from the
-//! TokenRequest API; and, when a cluster goes, the same objects deleted. The admin credential
-//! it connects with stays in memory: it is never written, logged or handed to anything else.
+//! What a grant sets up in a workload cluster: the ServiceAccount and the RBAC the plan's grant
+//! names, applied server-side as field manager `capi2argo`, then a bound token from the
+//! TokenRequest API; and, when a cluster goes, the same objects deleted.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::collections::BTreeMap;
 
-use capi2argo_core::{AdminAccess, Grant, Granted};
+use capi2argo_core::well_known::{MANAGED_BY, MANAGED_BY_LABEL};
+use capi2argo_core::{Grant, Granted};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{
@@ -14,88 +13,17 @@ use k8s_openapi::api::rbac::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::config::{
-    AuthInfo, Cluster, Context, KubeConfigOptions, Kubeconfig, NamedAuthInfo, NamedCluster,
-    NamedContext,
-};
-use kube::{Client, Config, Resource};
+use kube::{Client, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::sync::FIELD_MANAGER;
-
-/// The label on everything this sets up in a workload cluster: what it may delete again.
-const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "capi2argo");
 /// The labels naming the ServiceAccount an RBAC object is for (each a DNS label: it fits).
 const ACCOUNT_NAMESPACE_LABEL: &str = "capi2argo.dev/service-account-namespace";
 const ACCOUNT_NAME_LABEL: &str = "capi2argo.dev/service-account";
 /// The roles and bindings are `capi2argo-<ServiceAccount>[-suffix]`: never the names
 /// `argocd cluster add` gives its own (`argocd-manager-role`), which this must not take over.
 const PREFIX: &str = "capi2argo";
-/// How long one workload cluster may take to connect and to answer.
-const CONNECT: Duration = Duration::from_secs(5);
-const ANSWER: Duration = Duration::from_secs(15);
-
-/// Why a workload cluster could not be set up.
-#[derive(Debug, thiserror::Error)]
-pub enum MintError {
-    #[error("connecting to {server}: {reason}")]
-    Connect { server: String, reason: String },
-    #[error("{what} in the workload cluster: {error}")]
-    Api { what: String, error: kube::Error },
-    #[error("the TokenRequest for {account} gave no token")]
-    NoToken { account: String },
-}
-
-/// A client of a workload cluster, from the admin credential alone: no file, no exec plugin.
-pub async fn client(access: &AdminAccess) -> Result<Client, MintError> {
-    let failed = |reason: String| MintError::Connect {
-        server: access.server.clone(),
-        reason,
-    };
-    let kubeconfig = Kubeconfig {
-        clusters: vec![NamedCluster {
-            name: "workload".into(),
-            cluster: Some(Cluster {
-                server: Some(access.server.clone()),
-                insecure_skip_tls_verify: Some(access.insecure),
-                certificate_authority_data: access.ca_data.clone(),
-                proxy_url: access.proxy_url.clone(),
-                tls_server_name: access.server_name.clone(),
-                ..Cluster::default()
-            }),
-            other: Default::default(),
-        }],
-        auth_infos: vec![NamedAuthInfo {
-            name: "admin".into(),
-            auth_info: Some(AuthInfo {
-                client_certificate_data: access.client_certificate_data.clone(),
-                client_key_data: access.client_key_data.clone().map(Into::into),
-                token: access.bearer_token.clone().map(Into::into),
-                ..AuthInfo::default()
-            }),
-            other: Default::default(),
-        }],
-        contexts: vec![NamedContext {
-            name: "workload".into(),
-            context: Some(Context {
-                cluster: "workload".into(),
-                user: Some("admin".into()),
-                ..Context::default()
-            }),
-            other: Default::default(),
-        }],
-        current_context: Some("workload".into()),
-        ..Kubeconfig::default()
-    };
-    let mut config = Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-        .await
-        .map_err(|e| failed(e.to_string()))?;
-    config.connect_timeout = Some(CONNECT);
-    config.read_timeout = Some(ANSWER);
-    config.write_timeout = Some(ANSWER);
-    Client::try_from(config).map_err(|e| failed(e.to_string()))
-}
+use super::MintError;
 
 /// A minted token and when it stops being valid (Unix seconds).
 pub struct Minted {
@@ -158,9 +86,9 @@ pub async fn mint(client: &Client, grant: &Grant, ttl: i64) -> Result<Minted, Mi
     let answer = accounts
         .create_token_request(&account.name, &PostParams::default(), &request)
         .await
-        .map_err(|error| MintError::Api {
+        .map_err(|source| MintError::Api {
             what: format!("a TokenRequest for {account}"),
-            error,
+            source,
         })?;
     let status = answer.status.ok_or_else(|| MintError::NoToken {
         account: account.to_string(),
@@ -292,8 +220,8 @@ fn cluster_scoped_rules() -> Vec<PolicyRule> {
 /// narrowed from admin to namespaced leaves no ClusterRoleBinding behind).
 async fn remove_others(client: &Client, grant: &Grant, wanted: &Wanted) -> Result<(), MintError> {
     let selector = format!(
-        "{}={},{ACCOUNT_NAMESPACE_LABEL}={},{ACCOUNT_NAME_LABEL}={}",
-        MANAGED_BY.0, MANAGED_BY.1, grant.account.namespace, grant.account.name
+        "{MANAGED_BY_LABEL}={MANAGED_BY},{ACCOUNT_NAMESPACE_LABEL}={},{ACCOUNT_NAME_LABEL}={}",
+        grant.account.namespace, grant.account.name
     );
     let keep = |m: &ObjectMeta, names: Vec<(Option<String>, String)>| {
         names.contains(&(m.namespace.clone(), name_of(m)))
@@ -352,7 +280,7 @@ async fn remove_others(client: &Client, grant: &Grant, wanted: &Wanted) -> Resul
 
 fn labels(grant: &Grant) -> BTreeMap<String, String> {
     BTreeMap::from([
-        (MANAGED_BY.0.to_string(), MANAGED_BY.1.to_string()),
+        (MANAGED_BY_LABEL.to_string(), MANAGED_BY.to_string()),
         (
             ACCOUNT_NAMESPACE_LABEL.to_string(),
             grant.account.namespace.clone(),
@@ -382,13 +310,13 @@ where
     let mut object = serde_json::to_value(object).unwrap_or_default();
     object["apiVersion"] = K::api_version(&Default::default()).into();
     object["kind"] = K::kind(&Default::default()).into();
-    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let params = PatchParams::apply(MANAGED_BY).force();
     api.patch(name, &params, &Patch::Apply(&object))
         .await
         .map(|_| ())
-        .map_err(|error| MintError::Api {
+        .map_err(|source| MintError::Api {
             what: format!("applying {what} ({name})"),
-            error,
+            source,
         })
 }
 
@@ -399,9 +327,9 @@ where
     api.list(params)
         .await
         .map(|l| l.items)
-        .map_err(|error| MintError::Api {
+        .map_err(|source| MintError::Api {
             what: format!("listing {what}"),
-            error,
+            source,
         })
 }
 
@@ -412,73 +340,9 @@ where
     match api.delete(name, &DeleteParams::default()).await {
         Ok(_) => Ok(()),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
-        Err(error) => Err(MintError::Api {
+        Err(source) => Err(MintError::Api {
             what: format!("deleting {what} ({name})"),
-            error,
+            source,
         }),
-    }
-}
-
-/// Workload clusters that failed, and when each may be tried again (a doubling wait, from 10 s
-/// to 5 minutes), so an unreachable cluster does not hold every reconcile up; and clusters just
-/// minted for, which wait a minute whatever their clocks say (a workload cluster's clock behind
-/// the controller's would make a fresh token look due at once).
-#[derive(Default)]
-pub struct Backoff {
-    waits: BTreeMap<String, (Instant, Duration)>,
-    cooling: BTreeMap<String, Instant>,
-}
-
-/// How long a cluster just minted for waits before it may be minted for again.
-const COOLDOWN: Duration = Duration::from_secs(60);
-
-impl Backoff {
-    /// Whether `key` may be tried now; `by_age`: for a token's age, which a fresh token's
-    /// cooldown holds back (a rotated kubeconfig, a new grant do not wait).
-    pub fn ready(&self, key: &str, by_age: bool) -> bool {
-        let now = Instant::now();
-        self.waits.get(key).is_none_or(|(next, _)| now >= *next)
-            && (!by_age || self.cooling.get(key).is_none_or(|until| now >= *until))
-    }
-
-    /// A token was minted and kept for `key`.
-    pub fn minted(&mut self, key: &str) {
-        self.waits.remove(key);
-        self.cooling
-            .insert(key.to_string(), Instant::now() + COOLDOWN);
-    }
-
-    /// Minting or keeping a token for `key` failed.
-    pub fn failed(&mut self, key: &str) {
-        let wait = self
-            .waits
-            .get(key)
-            .map_or(Duration::from_secs(10), |(_, w)| {
-                (*w * 2).min(Duration::from_secs(300))
-            });
-        self.waits
-            .insert(key.to_string(), (Instant::now() + wait, wait));
-    }
-
-    /// The next moment a cluster waiting here may be tried again.
-    pub fn next(&self) -> Option<Instant> {
-        let now = Instant::now();
-        self.waits
-            .values()
-            .map(|(next, _)| *next)
-            .chain(self.cooling.values().copied())
-            .filter(|t| *t > now)
-            .min()
-    }
-
-    /// Forgets clusters the plan no longer has a token for.
-    pub fn forget_all_but(&mut self, live: &BTreeSet<String>) {
-        self.waits.retain(|k, _| live.contains(k));
-        self.cooling.retain(|k, _| live.contains(k));
-    }
-
-    /// The clusters failing now.
-    pub fn failing(&self) -> BTreeSet<String> {
-        self.waits.keys().cloned().collect()
     }
 }

@@ -1,0 +1,482 @@
+//! Reading: the reflector caches a plan is made from, one per read the core lists for the
+//! settings (`capi2argo_core::read_set`: the kubeconfig Secrets, Argo CD's Secrets, and the
+//! resources a server may not serve yet — Cluster API's Clusters, ClusterProfiles, Argo CD's
+//! ApplicationSets and Applications — each watched from the resync that finds it served), the
+//! control planes the flags ask for, and the one object read by name at each plan
+//! (`argocd-cmd-params-cm`). The input of a plan is built from the caches.
+
+mod trim;
+mod watched;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use capi2argo_core::well_known::{
+    APPLICATION_SETS, APPLICATIONS, CLUSTER_PROFILES, CLUSTERS, CONFIG_MAPS, SECRETS,
+};
+use capi2argo_core::{AppRef, Objects, Read, ReadSet, Resource, SecretId, Values};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret};
+use kube::api::{Api, ApiResource, DynamicObject};
+use kube::{Client, ResourceExt};
+use serde::Serialize;
+
+use crate::reporting::metrics::Metrics;
+pub use watched::{Changes, ReadFailed, ReadMode, Watched};
+use watched::{Source, watch};
+
+/// A resource the server may not serve yet: watched from the moment it is found served.
+pub struct Discovered {
+    /// The read it serves.
+    pub read: Read,
+    watched: Mutex<Vec<Watched<DynamicObject>>>,
+    served: AtomicBool,
+}
+
+impl Discovered {
+    fn new(read: Read) -> Discovered {
+        Discovered {
+            read,
+            watched: Mutex::new(Vec::new()),
+            served: AtomicBool::new(false),
+        }
+    }
+
+    /// Whether the server serves it (and it is read).
+    pub fn served(&self) -> bool {
+        self.served.load(Ordering::Acquire)
+    }
+
+    fn watched(&self) -> MutexGuard<'_, Vec<Watched<DynamicObject>>> {
+        self.watched.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Found served: its caches join the plan's input from now on.
+    fn start(&self, watched: Vec<Watched<DynamicObject>>) {
+        self.watched().extend(watched);
+        self.served.store(true, Ordering::Release);
+    }
+}
+
+/// Every cache a plan reads.
+pub struct Caches {
+    /// The Secrets (the kubeconfig Secrets, Argo CD's), one cache per read and namespace, each
+    /// with the values it keeps.
+    pub secrets: Vec<(Values, Watched<Secret>)>,
+    /// What a server may not serve yet, one per read.
+    pub optional: Vec<Discovered>,
+    /// The control planes the flags name (those served at start).
+    pub control_planes: Vec<Watched<DynamicObject>>,
+    /// Where the watches say what changed.
+    pub changes: Arc<Changes>,
+    /// Objects read by name at each plan.
+    named: Vec<Read>,
+    client: Client,
+    mode: ReadMode,
+    /// Said once: a named object could not be read.
+    named_unread: AtomicBool,
+}
+
+impl Caches {
+    /// Fills every cache `reads` and `control_planes` call for, as `mode` says.
+    pub async fn start(
+        client: &Client,
+        reads: &ReadSet,
+        control_planes: &[(String, String)],
+        metrics: Metrics,
+        mode: ReadMode,
+    ) -> Result<Caches, ReadFailed> {
+        let changes = Changes::new(metrics);
+        let (mut secrets, mut optional, mut named) = (Vec::new(), Vec::new(), Vec::new());
+        for read in &reads.reads {
+            match (read.resource, &read.objects) {
+                (_, Objects::Named(_)) => named.push(read.clone()),
+                (SECRETS, Objects::Selected(selector)) => {
+                    for ns in scopes(&read.namespaces) {
+                        let source = Source {
+                            what: describe(&SECRETS, &ns, selector.as_deref()),
+                            api: match &ns {
+                                Some(ns) => Api::namespaced(client.clone(), ns),
+                                None => Api::all(client.clone()),
+                            },
+                            selector: selector.clone().unwrap_or_default(),
+                            dyntype: (),
+                            trim: trim::secret(read.values),
+                        };
+                        let watched = watch(source, changes.clone(), mode).await?;
+                        secrets.push((read.values, watched));
+                    }
+                }
+                _ => optional.push(Discovered::new(read.clone())),
+            }
+        }
+        let mut caches = Caches {
+            secrets,
+            optional,
+            control_planes: Vec::new(),
+            changes,
+            named,
+            client: client.clone(),
+            mode,
+            named_unread: AtomicBool::new(false),
+        };
+        for (resource, group) in control_planes {
+            let what = format!("{resource}.{group}");
+            let found = discover(client, group, &[], |ar| ar.plural == *resource)
+                .await
+                .map_err(|source| ReadFailed::Discovery {
+                    what: what.clone(),
+                    source,
+                })?;
+            match found {
+                Some(ar) => {
+                    let namespaces = reads.of(CLUSTERS).next().map(|r| r.namespaces.clone());
+                    let watched = caches
+                        .objects(&ar, &namespaces.unwrap_or(None), &what)
+                        .await?;
+                    caches.control_planes.extend(watched);
+                }
+                None => tracing::warn!(
+                    resource = what,
+                    "the control plane resource is not served: it is not read"
+                ),
+            }
+        }
+        caches.discover().await?;
+        Ok(caches)
+    }
+
+    /// Starts reading every optional resource the server serves now and was not read yet (at
+    /// start, and at every resync); what it started.
+    pub async fn discover(&self) -> Result<Vec<Resource>, ReadFailed> {
+        let mut found = Vec::new();
+        for slot in self.optional.iter().filter(|s| !s.served()) {
+            let resource = slot.read.resource;
+            let what = resource.qualified();
+            let ar = discover(&self.client, resource.group, resource.versions, |ar| {
+                ar.kind == resource.kind
+            })
+            .await
+            .map_err(|source| ReadFailed::Discovery {
+                what: what.clone(),
+                source,
+            })?;
+            let Some(ar) = ar else {
+                continue;
+            };
+            let watched = self.objects(&ar, &slot.read.namespaces, &what).await?;
+            slot.start(watched);
+            tracing::info!(version = ar.version, "reading {}", named(resource));
+            found.push(resource);
+        }
+        Ok(found)
+    }
+
+    /// Whether the server serves `resource` (and it is read); `false` when it is not read.
+    pub fn served(&self, resource: Resource) -> bool {
+        self.optional
+            .iter()
+            .any(|s| s.read.resource == resource && s.served())
+    }
+
+    /// The optional reads the server does not serve (yet).
+    pub fn unserved(&self) -> impl Iterator<Item = &Read> {
+        self.optional
+            .iter()
+            .filter(|s| !s.served())
+            .map(|s| &s.read)
+    }
+
+    /// A cache per namespace read (one over all when `None`) of the resource `ar`.
+    async fn objects(
+        &self,
+        ar: &ApiResource,
+        namespaces: &Option<Vec<String>>,
+        what: &str,
+    ) -> Result<Vec<Watched<DynamicObject>>, ReadFailed> {
+        let is = |r: Resource| ar.kind == r.kind && ar.group == r.group;
+        let trim = if is(APPLICATIONS) {
+            trim::application()
+        } else if is(APPLICATION_SETS) {
+            trim::application_set()
+        } else {
+            trim::object()
+        };
+        let mut out = Vec::new();
+        for ns in scopes(namespaces) {
+            let source = Source {
+                what: match &ns {
+                    Some(ns) => format!("{what} in {ns}"),
+                    None => what.to_string(),
+                },
+                api: match &ns {
+                    Some(ns) => Api::namespaced_with(self.client.clone(), ns, ar),
+                    None => Api::all_with(self.client.clone(), ar),
+                },
+                selector: String::new(),
+                dyntype: ar.clone(),
+                trim: trim.clone(),
+            };
+            out.push(watch(source, self.changes.clone(), self.mode).await?);
+        }
+        Ok(out)
+    }
+
+    /// Every cache of dynamic objects: the optional ones served, the control planes.
+    fn each_object_cache(&self, mut visit: impl FnMut(&Watched<DynamicObject>)) {
+        for slot in &self.optional {
+            for watched in slot.watched().iter() {
+                visit(watched);
+            }
+        }
+        for watched in &self.control_planes {
+            visit(watched);
+        }
+    }
+
+    /// What has not listed yet.
+    pub fn unready(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .secrets
+            .iter()
+            .map(|(_, w)| w)
+            .filter(|w| !w.ready())
+            .map(|w| w.what.clone())
+            .collect();
+        self.each_object_cache(|w| {
+            if !w.ready() {
+                out.push(w.what.clone());
+            }
+        });
+        out
+    }
+
+    /// Whether every cache has its first list in.
+    pub fn ready(&self) -> bool {
+        self.unready().is_empty()
+    }
+
+    /// The objects read by name now (a `get` each; `argocd-cmd-params-cm`, which the
+    /// ApplicationSet controller reads only when it starts), as JSON; one that is not there, or
+    /// cannot be read (said once), is left out.
+    pub async fn read_named(&self) -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        for read in &self.named {
+            let (Objects::Named(name), Some([namespace])) =
+                (&read.objects, read.namespaces.as_deref())
+            else {
+                continue;
+            };
+            if read.resource != CONFIG_MAPS {
+                continue;
+            }
+            let api: Api<ConfigMap> = Api::namespaced(self.client.clone(), namespace);
+            match api.get_opt(name).await {
+                Ok(Some(mut map)) => {
+                    map.metadata.managed_fields = None;
+                    if let Ok(mut value) = serde_json::to_value(&map) {
+                        if let Some(object) = value.as_object_mut() {
+                            object.insert("apiVersion".into(), "v1".into());
+                            object.insert("kind".into(), CONFIG_MAPS.kind.into());
+                        }
+                        out.push(value);
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    if !self.named_unread.swap(true, Ordering::AcqRel) {
+                        tracing::warn!(error = %error, "{name} cannot be read ({}); the plan goes on without it", read.purpose);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The input of a plan: every cached object once, and `extra` (read beside the caches), as
+    /// a `kind: List` in JSON, in the order of namespace, name and kind (the same caches give the
+    /// same bytes).
+    pub fn input(&self, extra: Vec<serde_json::Value>) -> Vec<u8> {
+        let mut items: BTreeMap<(String, String, String), serde_json::Value> = BTreeMap::new();
+        // A Secret two reads hold is written by the one that keeps its values: that one comes last.
+        let mut secrets: Vec<&(Values, Watched<Secret>)> = self.secrets.iter().collect();
+        secrets.sort_by_key(|(values, _)| *values == Values::All);
+        for (_, w) in secrets {
+            add(&mut items, w);
+        }
+        self.each_object_cache(|w| add(&mut items, w));
+        for value in extra {
+            let text = |key: &str| {
+                value
+                    .pointer(key)
+                    .and_then(|v| v.as_str())
+                    .unwrap_or_default()
+                    .to_string()
+            };
+            let key = (
+                text("/metadata/namespace"),
+                text("/metadata/name"),
+                text("/kind"),
+            );
+            items.insert(key, value);
+        }
+        let list = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "List",
+            "items": items.into_values().collect::<Vec<_>>(),
+        });
+        serde_json::to_vec(&list).unwrap_or_default()
+    }
+
+    /// The cached Secret `id`, from any cache.
+    pub fn secret(&self, id: &SecretId) -> Option<Arc<Secret>> {
+        self.secrets
+            .iter()
+            .find_map(|(_, w)| w.find(&id.namespace, &id.name))
+    }
+
+    /// The apiVersion and uid of a cached ClusterProfile.
+    pub fn profile(&self, id: &SecretId) -> Option<(String, String)> {
+        self.cached(CLUSTER_PROFILES, id)
+    }
+
+    /// The uid of a cached Application.
+    pub fn application_uid(&self, app: &AppRef) -> Option<String> {
+        let id = SecretId::new(&app.namespace, &app.name);
+        self.cached(APPLICATIONS, &id).map(|(_, uid)| uid)
+    }
+
+    /// The apiVersion and uid of a cached object of `resource`.
+    fn cached(&self, resource: Resource, id: &SecretId) -> Option<(String, String)> {
+        let slot = self.optional.iter().find(|s| s.read.resource == resource)?;
+        slot.watched().iter().find_map(|w| {
+            let object = w.find(&id.namespace, &id.name)?;
+            Some((w.types.0.clone(), object.uid()?))
+        })
+    }
+}
+
+/// What a resource's objects are called in a log line.
+pub fn named(resource: Resource) -> String {
+    match resource {
+        CLUSTERS => "Cluster API's Clusters".into(),
+        CLUSTER_PROFILES => "ClusterProfiles".into(),
+        APPLICATION_SETS => "Argo CD's ApplicationSets".into(),
+        APPLICATIONS => "Argo CD's Applications".into(),
+        other => other.qualified(),
+    }
+}
+
+/// One cache per namespace listed, or one over all.
+fn scopes(namespaces: &Option<Vec<String>>) -> Vec<Option<String>> {
+    match namespaces {
+        Some(list) => list.iter().cloned().map(Some).collect(),
+        None => vec![None],
+    }
+}
+
+/// A read in words, as logs and errors say it.
+fn describe(resource: &Resource, ns: &Option<String>, selector: Option<&str>) -> String {
+    let things = if resource.group.is_empty() {
+        format!("{}s", resource.kind)
+    } else {
+        resource.qualified()
+    };
+    match (ns, selector) {
+        (Some(ns), Some(selector)) => format!("{things} labelled {selector} in {ns}"),
+        (Some(ns), None) => format!("{things} in {ns}"),
+        (None, Some(selector)) => format!("{things} labelled {selector}"),
+        (None, None) => format!("every {}", resource.kind),
+    }
+}
+
+/// The resource of `group` that `pick` chooses, in the first of `versions` the server serves,
+/// or (none given) in the version the server prefers; `None` when the group or the resource is
+/// not served (in those versions).
+async fn discover(
+    client: &Client,
+    group: &str,
+    versions: &[&str],
+    pick: impl Fn(&ApiResource) -> bool,
+) -> Result<Option<ApiResource>, kube::Error> {
+    let served = match kube::discovery::group(client, group).await {
+        Ok(g) => g,
+        Err(kube::Error::Discovery(kube::error::DiscoveryError::MissingApiGroup(_))) => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e),
+    };
+    if versions.is_empty() {
+        return Ok(served
+            .recommended_resources()
+            .into_iter()
+            .map(|(ar, _)| ar)
+            .find(|ar| pick(ar)));
+    }
+    Ok(versions.iter().find_map(|v| {
+        served
+            .versioned_resources(v)
+            .into_iter()
+            .map(|(ar, _)| ar)
+            .find(|ar| pick(ar))
+    }))
+}
+
+/// Objects as the server lists them may carry no apiVersion and kind each: they come from the
+/// resource watched.
+fn add<K>(items: &mut BTreeMap<(String, String, String), serde_json::Value>, watched: &Watched<K>)
+where
+    K: kube::Resource + Clone + Serialize + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    let (api_version, kind) = &watched.types;
+    for object in watched.store.state() {
+        let Ok(mut value) = serde_json::to_value(&*object) else {
+            continue;
+        };
+        if let Some(map) = value.as_object_mut() {
+            map.entry("apiVersion")
+                .or_insert_with(|| api_version.clone().into());
+            map.entry("kind").or_insert_with(|| kind.clone().into());
+        }
+        let key = (
+            object.namespace().unwrap_or_default(),
+            object.name_any(),
+            kind.clone(),
+        );
+        items.insert(key, value);
+    }
+}
+
+/// Caches filled at once, as lists would fill them: the reconciler's tests.
+/// Caches filled at once, as lists would fill them: the reconciler's tests.
+#[cfg(test)]
+pub mod fixture {
+    use super::*;
+
+    /// Caches holding the kubeconfig Secrets `kubeconfigs` and Argo CD's Secrets `argo`, served
+    /// by `client` for the reads a plan makes by name.
+    pub fn caches(client: &Client, kubeconfigs: Vec<Secret>, argo: Vec<Secret>) -> Caches {
+        let metrics = Metrics::new().0;
+        let argo_values = capi2argo_core::read_set(&capi2argo_core::Options::default())
+            .expect("the default settings")
+            .reads[1]
+            .values;
+        Caches {
+            secrets: vec![
+                (
+                    Values::All,
+                    watched::filled("kubeconfig Secrets", (), kubeconfigs),
+                ),
+                (argo_values, watched::filled("Secrets in argocd", (), argo)),
+            ],
+            optional: Vec::new(),
+            control_planes: Vec::new(),
+            changes: Changes::new(metrics),
+            named: Vec::new(),
+            client: client.clone(),
+            mode: ReadMode::ListOnce,
+            named_unread: AtomicBool::new(false),
+        }
+    }
+}

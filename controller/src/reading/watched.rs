@@ -1,0 +1,256 @@
+//! One watched resource in some scope: a reflector cache, filled by a watch (every change wakes
+//! the reconciler) or by one paged list (`--once`), and what of each object it keeps.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::{Arc, Mutex};
+
+use futures::{FutureExt, StreamExt};
+use kube::api::{Api, ListParams};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio::sync::Notify;
+
+use super::trim::Trim;
+use crate::reporting::metrics::Metrics;
+
+/// How the caches are filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadMode {
+    /// Watched: listed, then kept up to date, every change waking the reconciler.
+    Watch,
+    /// Listed once, page by page (`--once`: no watch is opened, so `list` is all it needs).
+    ListOnce,
+}
+
+/// Lists are read in pages of this many objects.
+const PAGE: u32 = 500;
+
+/// Where the watches say what happened: a change, or a failed read.
+pub struct Changes {
+    /// Notified on every change (and every failure) of any watch.
+    pub notify: Notify,
+    /// The first failure of a watch that has not listed yet, for `--once` and `/readyz`.
+    first_failure: Mutex<Option<ReadFailed>>,
+    metrics: Metrics,
+}
+
+impl Changes {
+    pub fn new(metrics: Metrics) -> Arc<Changes> {
+        Arc::new(Changes {
+            notify: Notify::new(),
+            first_failure: Mutex::new(None),
+            metrics,
+        })
+    }
+
+    fn failed(&self, what: &str, listed: bool, error: watcher::Error) {
+        tracing::warn!(watch = what, error = %error, "a watch failed; it is retried with backoff");
+        self.metrics.watch_error(what);
+        if !listed {
+            let mut first = self.first_failure.lock().unwrap_or_else(|p| p.into_inner());
+            first.get_or_insert_with(|| ReadFailed::Watch {
+                what: what.to_string(),
+                source: error,
+            });
+        }
+        self.notify.notify_one();
+    }
+
+    /// Why a read failed before its first list completed, in words.
+    pub fn first_failure(&self) -> Option<String> {
+        self.first_failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(ToString::to_string)
+    }
+
+    /// A read listed at last: what kept it from listing before is no reason any more.
+    fn listed(&self) {
+        self.first_failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+    }
+}
+
+/// Why a read failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadFailed {
+    /// A list (`--once`) was refused or failed.
+    #[error("reading {what}: {source}")]
+    List {
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+    /// A watch failed before its first list was in.
+    #[error("reading {what}: {source}")]
+    Watch {
+        what: String,
+        #[source]
+        source: watcher::Error,
+    },
+    /// The server's resources could not be discovered.
+    #[error("reading the API server's resources ({what}): {source}")]
+    Discovery {
+        what: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+/// One watched resource in one scope: its cache, and what it holds.
+pub struct Watched<K: Resource + Clone + 'static>
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    /// What it reads, in words: `Secrets labelled … in …`.
+    pub what: String,
+    pub store: Store<K>,
+    /// The apiVersion and kind of what it holds, for objects listed without them.
+    pub types: (String, String),
+}
+
+impl<K: Resource + Clone + 'static> Watched<K>
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    /// Whether its first list is in.
+    pub fn ready(&self) -> bool {
+        self.store
+            .wait_until_ready()
+            .now_or_never()
+            .is_some_and(|r| r.is_ok())
+    }
+}
+
+/// What to read and how to keep it.
+pub struct Source<K: Resource> {
+    pub what: String,
+    pub api: Api<K>,
+    /// A label selector; empty: every object.
+    pub selector: String,
+    pub dyntype: K::DynamicType,
+    /// Drops what no plan reads of each object.
+    pub trim: Trim<K>,
+}
+
+/// Fills a cache from `source`, as `mode` says.
+pub async fn watch<K>(
+    source: Source<K>,
+    changes: Arc<Changes>,
+    mode: ReadMode,
+) -> Result<Watched<K>, ReadFailed>
+where
+    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K::DynamicType: Eq + Hash + Clone + Send + Sync,
+{
+    let Source {
+        what,
+        api,
+        selector,
+        dyntype,
+        trim,
+    } = source;
+    let mut writer = reflector::store::Writer::new(dyntype.clone());
+    let store = writer.as_reader();
+    let types = (
+        K::api_version(&dyntype).into_owned(),
+        K::kind(&dyntype).into_owned(),
+    );
+    match mode {
+        ReadMode::ListOnce => {
+            writer.apply_watcher_event(&watcher::Event::Init);
+            let mut params = ListParams::default().limit(PAGE);
+            if !selector.is_empty() {
+                params = params.labels(&selector);
+            }
+            loop {
+                let page = api.list(&params).await.map_err(|source| ReadFailed::List {
+                    what: what.clone(),
+                    source,
+                })?;
+                let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
+                for mut object in page.items {
+                    (*trim)(&mut object);
+                    writer.apply_watcher_event(&watcher::Event::InitApply(object));
+                }
+                match next {
+                    Some(token) => params = params.continue_token(&token),
+                    None => break,
+                }
+            }
+            writer.apply_watcher_event(&watcher::Event::<K>::InitDone);
+        }
+        ReadMode::Watch => {
+            let mut config = watcher::Config::default().page_size(PAGE);
+            if !selector.is_empty() {
+                config = config.labels(&selector);
+            }
+            let ready = store.clone();
+            let name = what.clone();
+            let events = watcher(api, config)
+                .default_backoff()
+                .modify(move |object| (*trim)(object))
+                .reflect(writer);
+            tokio::spawn(events.for_each(move |event| {
+                let (changes, name, ready) = (changes.clone(), name.clone(), ready.clone());
+                async move {
+                    match event {
+                        Ok(watcher::Event::InitDone) => {
+                            changes.listed();
+                            changes.notify.notify_one();
+                        }
+                        Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {
+                            changes.notify.notify_one();
+                        }
+                        Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => {}
+                        Err(error) => {
+                            let listed = ready.wait_until_ready().now_or_never().is_some();
+                            changes.failed(&name, listed, error);
+                        }
+                    }
+                }
+            }));
+        }
+    }
+    Ok(Watched { what, store, types })
+}
+
+/// A cache filled with `objects` at once, as a list would fill it (the reconciler's tests).
+#[cfg(test)]
+pub fn filled<K>(what: &str, dyntype: K::DynamicType, objects: Vec<K>) -> Watched<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+{
+    let mut writer = reflector::store::Writer::new(dyntype.clone());
+    writer.apply_watcher_event(&watcher::Event::Init);
+    for object in objects {
+        writer.apply_watcher_event(&watcher::Event::InitApply(object));
+    }
+    writer.apply_watcher_event(&watcher::Event::<K>::InitDone);
+    Watched {
+        what: what.to_string(),
+        store: writer.as_reader(),
+        types: (
+            K::api_version(&dyntype).into_owned(),
+            K::kind(&dyntype).into_owned(),
+        ),
+    }
+}
+
+impl<K: Resource + Clone + 'static> Watched<K>
+where
+    K::DynamicType: Eq + Hash + Clone,
+{
+    /// The cached object `namespace`/`name`.
+    pub fn find(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
+        self.store
+            .find(|o| o.name_any() == name && o.namespace().as_deref() == Some(namespace))
+    }
+}

@@ -1,0 +1,615 @@
+//! One reconcile: the plan made from the caches by the pure core, said (logs, metrics, Events),
+//! the tokens it finds due minted, and exactly its conditional requests made, in order.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use capi2argo_core::{NoFiles, Plan, Severity};
+
+use crate::credentials::{Credentials, MintError};
+use crate::reading::Caches;
+use crate::reporting::Reporter;
+use crate::reporting::events::{self, Said};
+use crate::reporting::metrics::PlanOutcome;
+use crate::requests::{Refusal, Writer};
+use crate::settings::Settings;
+
+/// How a reconcile ended, as the exit code of `--once` says it (the sync script's codes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Everything planned was carried out; the plan had no errors.
+    Synced = 0,
+    /// Carried out; the plan had errors (a guard held, a cluster failed to convert).
+    PlanErrors = 1,
+    /// Nothing done: capi2argo refused the input or the settings.
+    Refused = 2,
+    /// Nothing done: a read failed.
+    ReadFailed = 3,
+    /// A request was refused or failed: those before it were carried out, none after it.
+    RequestFailed = 4,
+}
+
+/// What a reconcile did.
+#[derive(Debug)]
+pub struct Report {
+    pub ending: Ending,
+    /// Plan again at once: a request was refused as stale (the caches will catch up), or new
+    /// tokens change what the plan writes.
+    pub replan: bool,
+    /// How many requests it made.
+    pub writes: usize,
+}
+
+/// The reconciler: what one reconcile needs, and what it remembers for the next.
+pub struct Reconciler {
+    pub caches: Arc<Caches>,
+    pub settings: Settings,
+    writer: Writer,
+    credentials: Credentials,
+    reporter: Reporter,
+    /// When a reconcile wants the next one, though nothing changes (a token due for its age, a
+    /// cluster whose backoff ends).
+    pub wake: Option<Instant>,
+    /// Say how every reconcile ended, not only one that wrote or failed (`--once`).
+    pub always_summarise: bool,
+}
+
+/// What minting did in one reconcile.
+#[derive(Default)]
+struct Minting {
+    /// Token Secrets written (or tried).
+    writes: usize,
+    /// Tokens minted and kept.
+    kept: usize,
+}
+
+impl Reconciler {
+    pub fn new(
+        caches: Arc<Caches>,
+        settings: Settings,
+        writer: Writer,
+        credentials: Credentials,
+        reporter: Reporter,
+    ) -> Reconciler {
+        Reconciler {
+            caches,
+            settings,
+            writer,
+            credentials,
+            reporter,
+            wake: None,
+            always_summarise: false,
+        }
+    }
+
+    /// Plans from the caches and, while `may_write` says so, carries the plan out.
+    pub async fn reconcile(&mut self, may_write: &(dyn Fn() -> bool + Sync)) -> Report {
+        let started = Instant::now();
+        self.writer.await_own_writes(&self.caches).await;
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64);
+        let Some((plan, errors)) = self.plan(now).await else {
+            return self.end(started, Ending::Refused, PlanOutcome::Failed, 0, false);
+        };
+        if !may_write() {
+            tracing::debug!("not the leader: nothing is written");
+            return self.end(started, Ending::Synced, PlanOutcome::Synced, 0, false);
+        }
+        let minted = self.tokens(&plan, now, may_write).await;
+        // New tokens change what the plan would write: plan again from them, at once, rather
+        // than write Argo CD Secrets about to be replaced. A token that could not be kept waits
+        // in the backoff, and the rest of the plan goes on.
+        let requests = if minted.kept > 0 {
+            Vec::new()
+        } else {
+            plan.requests()
+        };
+        let (made, refusal) = self.carry_out(&requests, may_write).await;
+        let stale = matches!(refusal, Some(Some(Refusal::Stale { .. })));
+        let failed = refusal.is_some();
+        // Revoked once its token Secret is gone and Argo CD's Secret no longer uses it.
+        if !failed && !requests.is_empty() {
+            self.revoke(&plan, may_write).await;
+        }
+        self.wake = self.next_wake(&plan, now);
+        let (ending, outcome) = match (failed, errors) {
+            (true, _) => (Ending::RequestFailed, PlanOutcome::Failed),
+            (false, true) => (Ending::PlanErrors, PlanOutcome::Errors),
+            (false, false) => (Ending::Synced, PlanOutcome::Synced),
+        };
+        let writes = minted.writes + made;
+        if self.always_summarise || !requests.is_empty() || ending != Ending::Synced {
+            let counts: Vec<String> = plan
+                .counts()
+                .into_iter()
+                .filter(|(_, n)| *n > 0)
+                .map(|(w, n)| format!("{n} {w}"))
+                .collect();
+            tracing::info!(
+                plan = counts.join(", "),
+                requests = requests.len(),
+                made = writes,
+                outcome = outcome.word(),
+                "reconciled"
+            );
+        }
+        self.end(started, ending, outcome, writes, stale || minted.kept > 0)
+    }
+
+    /// The plan of the caches now, said; whether it has errors. `None`: the core refused the
+    /// input or the settings (said).
+    async fn plan(&mut self, now: i64) -> Option<(Plan, bool)> {
+        let extra = self.caches.read_named().await;
+        let input = self.caches.input(extra);
+        let options = self.settings.plan_options(now);
+        let finished = capi2argo_core::plan(&input, &options, &mut NoFiles);
+        drop(input);
+        let (results, plan) = match finished {
+            Ok(capi2argo_core::Finished {
+                results,
+                plan: Some(plan),
+                ..
+            }) => (results, plan),
+            Ok(finished) => {
+                self.reporter.results(&finished.results);
+                return None;
+            }
+            Err(error) => {
+                tracing::error!(error = %error, "capi2argo refused the input built from the caches; nothing was changed");
+                return None;
+            }
+        };
+        self.reporter.results(&results);
+        self.reporter.plan_lines(&plan);
+        self.reporter.observe(&plan, now, &self.caches).await;
+        let errors = results.iter().any(|f| f.severity == Severity::Error);
+        Some((plan, errors))
+    }
+
+    /// The requests, in order, until one is refused: how many were made, and the refusal
+    /// (`Some(None)`: stopped because this replica may no longer write).
+    async fn carry_out(
+        &mut self,
+        requests: &[capi2argo_core::Request],
+        may_write: &(dyn Fn() -> bool + Sync),
+    ) -> (usize, Option<Option<Refusal>>) {
+        let mut made = 0;
+        for request in requests {
+            if !may_write() {
+                tracing::info!("stopped writing: no longer the leader, or stopping");
+                return (made, Some(None));
+            }
+            made += 1;
+            match self.writer.carry_out(request).await {
+                Ok(()) => {}
+                Err(refusal @ Refusal::Stale { .. }) => {
+                    tracing::info!(verb = request.verb().word(), secret = %request.secret(), reason = %refusal, "refused as stale: planning again from fresh caches");
+                    return (made, Some(Some(refusal)));
+                }
+                Err(refusal) => {
+                    tracing::error!(verb = request.verb().word(), secret = %request.secret(), error = %refusal, "a request failed: the ones before it were carried out, none after it");
+                    return (made, Some(Some(refusal)));
+                }
+            }
+        }
+        (made, None)
+    }
+
+    fn end(
+        &self,
+        started: Instant,
+        ending: Ending,
+        outcome: PlanOutcome,
+        writes: usize,
+        replan: bool,
+    ) -> Report {
+        self.reporter.ended(started, outcome);
+        Report {
+            ending,
+            replan,
+            writes,
+        }
+    }
+
+    /// `credentials: serviceAccount`: mints the tokens the plan says are due and keeps each in
+    /// its token Secret; a cluster that fails waits in the backoff and keeps its current token.
+    async fn tokens(
+        &mut self,
+        plan: &Plan,
+        now: i64,
+        may_write: &(dyn Fn() -> bool + Sync),
+    ) -> Minting {
+        let mut done = Minting::default();
+        let due = self.credentials.due(plan);
+        if due.is_empty() || !may_write() {
+            return done;
+        }
+        let minted = self.credentials.mint(due).await;
+        let mut said: Vec<Said> = Vec::new();
+        for (need, result) in minted {
+            let why = need.due.map_or("", |d| d.describe());
+            let kept = match result {
+                Ok(token) if may_write() => {
+                    self.reporter.metrics.minted("ok");
+                    tracing::info!(cluster = need.cluster, secret = %need.secret, account = %need.grant.account, reason = why, expires = token.expires, "minted a ServiceAccount token");
+                    let request = need.request(&token.token, now.min(token.expires), token.expires);
+                    done.writes += 1;
+                    self.writer.carry_out(&request).await.map_err(|refusal| {
+                        format!(
+                            "its token Secret {} could not be written: {refusal}",
+                            need.secret
+                        )
+                    })
+                }
+                Ok(_) => continue,
+                Err(error) => {
+                    self.reporter.metrics.minted("error");
+                    Err(error.to_string())
+                }
+            };
+            match kept {
+                Ok(()) => {
+                    self.credentials.kept(need);
+                    done.kept += 1;
+                }
+                Err(error) => {
+                    let first = self.credentials.failed(need);
+                    tracing::warn!(cluster = need.cluster, kubeconfig = %need.kubeconfig, error = %error, "no new ServiceAccount token; the cluster keeps its current token until it expires");
+                    if first {
+                        let until = need.expires.map_or(String::new(), |e| {
+                            format!(" ({})", capi2argo_core::instant(e))
+                        });
+                        let note = format!(
+                            "cluster {}'s ServiceAccount token could not be renewed ({why}): {error}. It keeps its current token until that expires{until}",
+                            need.cluster
+                        );
+                        let event = events::warning("TokenRefreshFailed", "Mint", &note);
+                        said.push((events::source(&self.caches, &need.kubeconfig), event));
+                    }
+                }
+            }
+        }
+        self.reporter
+            .metrics
+            .token_failing
+            .set(self.credentials.failing() as i64);
+        self.reporter.publish(said).await;
+        done
+    }
+
+    /// `removeServiceAccount`: deletes the ServiceAccount and its RBAC in the workload clusters
+    /// whose token Secrets the plan deleted; one that fails says so (its tokens expire on their
+    /// own) and is not tried again.
+    async fn revoke(&mut self, plan: &Plan, may_write: &(dyn Fn() -> bool + Sync)) {
+        let mut said: Vec<Said> = Vec::new();
+        for delete in &plan.token_deletes {
+            if !may_write() {
+                break;
+            }
+            let Some(revoked) = self.credentials.revoke(delete).await else {
+                continue;
+            };
+            let Some((_, grant)) = &delete.revoke else {
+                continue;
+            };
+            match revoked {
+                Ok(()) => {
+                    tracing::info!(kubeconfig = %delete.kubeconfig, account = %grant.account, "revoked: the ServiceAccount and its RBAC were deleted in the workload cluster")
+                }
+                Err(error) => said.push(self.revoke_failed(delete, &grant.account, &error)),
+            }
+        }
+        self.reporter.publish(said).await;
+    }
+
+    fn revoke_failed(
+        &self,
+        delete: &capi2argo_core::TokenDelete,
+        account: &capi2argo_core::ServiceAccount,
+        error: &MintError,
+    ) -> Said {
+        tracing::warn!(kubeconfig = %delete.kubeconfig, error = %error, "the ServiceAccount could not be deleted in the workload cluster; its tokens expire on their own");
+        let note = format!(
+            "the ServiceAccount {account} and its RBAC could not be deleted in the workload cluster: {error}. Its tokens expire on their own; delete it by hand to revoke them now"
+        );
+        let event = events::warning("RevokeFailed", "Revoke", &note);
+        (events::source(&self.caches, &delete.kubeconfig), event)
+    }
+
+    /// When the next token is due for its age, or the next cluster waiting in the backoff may
+    /// be tried: nothing else would wake the controller before its resync.
+    fn next_wake(&self, plan: &Plan, now: i64) -> Option<Instant> {
+        let renew = plan
+            .tokens
+            .iter()
+            .filter(|t| t.access.is_ok())
+            .filter_map(|t| t.renew_at)
+            .min()
+            .map(|at| Instant::now() + Duration::from_secs(at.saturating_sub(now).max(1) as u64));
+        [renew, self.credentials.next_try()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}
+
+/// One reconcile against a mocked API server: each scenario states the requests it expects, in
+/// order, with the answers (`fixtures`).
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use http::Method;
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::fixtures::{
+        self, Exchange, api, kubeconfig_secret, owned_secret, token_secret, unreachable, workloads,
+    };
+
+    const SECRETS: &str = "/api/v1/namespaces/argocd/secrets";
+
+    /// What the API server answers to a write: the object, with a resourceVersion.
+    fn written(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "Secret",
+               "metadata": {"name": name, "namespace": "argocd", "resourceVersion": "21", "uid": "new"}})
+    }
+
+    fn counter(metrics: &crate::reporting::metrics::Metrics, verb: &str, outcome: &str) -> u64 {
+        let labels = vec![("verb", verb.to_string()), ("outcome", outcome.to_string())];
+        metrics.writes.get_or_create(&labels).get()
+    }
+
+    fn reasons(log: &fixtures::Log) -> Vec<String> {
+        log.events
+            .iter()
+            .filter_map(|e| e["reason"].as_str().map(String::from))
+            .collect()
+    }
+
+    fn decoded(value: &Value) -> String {
+        let bytes: k8s_openapi::ByteString =
+            serde_json::from_value(value.clone()).expect("base64 data");
+        String::from_utf8(bytes.0).expect("UTF-8")
+    }
+
+    #[tokio::test]
+    async fn a_new_cluster_gets_its_argo_cd_secret() {
+        let (client, server) = api(vec![Exchange::new(
+            Method::POST,
+            SECRETS,
+            201,
+            written("cluster-prod-eu-1"),
+        )]);
+        let (mut reconciler, metrics) = fixtures::reconciler(
+            &client,
+            &[],
+            vec![kubeconfig_secret("prod-eu-1")],
+            vec![],
+            unreachable(),
+        );
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        let log = server.await.expect("the scenario's requests");
+        assert_eq!(report.ending, Ending::Synced);
+        assert_eq!((report.writes, report.replan), (1, false));
+        assert_eq!(counter(&metrics, "create", "ok"), 1);
+        let body = &log.requests[0].body;
+        assert_eq!(body["metadata"]["name"], "cluster-prod-eu-1");
+        assert_eq!(
+            body["metadata"]["labels"]["argocd.argoproj.io/secret-type"],
+            "cluster"
+        );
+        assert_eq!(
+            decoded(&body["data"]["server"]),
+            "https://prod-eu-1-api.example.net:6443"
+        );
+    }
+
+    /// Regression (issue 46): a create refused as stale (409, made meanwhile) plans again at
+    /// once, from fresh caches, rather than backing off as a failure does.
+    #[tokio::test]
+    async fn a_conflict_plans_again() {
+        let (client, server) = api(vec![Exchange::refused(
+            Method::POST,
+            SECRETS,
+            409,
+            "AlreadyExists",
+        )]);
+        let (mut reconciler, metrics) = fixtures::reconciler(
+            &client,
+            &[],
+            vec![kubeconfig_secret("prod-eu-1")],
+            vec![],
+            unreachable(),
+        );
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        server.await.expect("the scenario's requests");
+        assert_eq!(report.ending, Ending::RequestFailed);
+        assert!(report.replan, "a stale request plans again");
+        assert_eq!(counter(&metrics, "create", "conflict"), 1);
+    }
+
+    #[tokio::test]
+    async fn a_forbidden_request_is_reported_and_not_replanned() {
+        let (client, server) = api(vec![Exchange::refused(
+            Method::POST,
+            SECRETS,
+            403,
+            "Forbidden",
+        )]);
+        let (mut reconciler, metrics) = fixtures::reconciler(
+            &client,
+            &[],
+            vec![kubeconfig_secret("prod-eu-1")],
+            vec![],
+            unreachable(),
+        );
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        server.await.expect("the scenario's requests");
+        assert_eq!(report.ending, Ending::RequestFailed);
+        assert!(!report.replan, "a refusal backs off instead");
+        assert_eq!(counter(&metrics, "create", "error"), 1);
+    }
+
+    /// An input without kubeconfig Secrets beside Argo CD Secrets capi2argo made looks like a
+    /// failed read: allowEmpty holds, nothing is written, and the Secrets say why.
+    #[tokio::test]
+    async fn a_held_guard_writes_nothing() {
+        let (client, server) = api(vec![]);
+        let owned = vec![
+            owned_secret("a", "https://a.example:6443"),
+            owned_secret("b", "https://b.example:6443"),
+        ];
+        let (mut reconciler, metrics) =
+            fixtures::reconciler(&client, &[], vec![], owned, unreachable());
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        let log = server.await.expect("the scenario's requests");
+        assert_eq!(report.ending, Ending::PlanErrors);
+        assert_eq!(report.writes, 0);
+        assert!(log.requests.is_empty());
+        assert_eq!(
+            reasons(&log),
+            ["GuardHeld", "GuardHeld"],
+            "an Event on each Secret kept"
+        );
+        let held = vec![("guard", "allowEmpty".to_string())];
+        assert_eq!(metrics.guard_held.get_or_create(&held).get(), 1);
+    }
+
+    /// A workload cluster that cannot be reached keeps its current token: the Argo CD Secret is
+    /// made with it, the token Secret is not touched, and an Event says so.
+    #[tokio::test]
+    async fn a_failed_mint_keeps_the_current_token() {
+        let (client, server) = api(vec![Exchange::new(
+            Method::POST,
+            SECRETS,
+            201,
+            written("cluster-prod-eu-1"),
+        )]);
+        let hours = |h: u64| Duration::from_secs(h * 3600);
+        let token = token_secret(
+            "prod-eu-1",
+            "kube-system/argocd-manager admin",
+            hours(20),
+            hours(24),
+        );
+        let (mut reconciler, metrics) = fixtures::reconciler(
+            &client,
+            &["credentials=serviceAccount"],
+            vec![kubeconfig_secret("prod-eu-1")],
+            vec![token],
+            unreachable(),
+        );
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        let log = server.await.expect("the scenario's requests");
+        assert_eq!(report.ending, Ending::Synced);
+        assert!(!report.replan);
+        let config = decoded(&log.requests[0].body["data"]["config"]);
+        assert!(config.contains("the-current-token"), "{config}");
+        assert_eq!(reasons(&log), ["TokenRefreshFailed"]);
+        assert_eq!(metrics.token_failing.get(), 1);
+        let failed = vec![("outcome", "error".to_string())];
+        assert_eq!(metrics.tokens.get_or_create(&failed).get(), 1);
+    }
+
+    /// A token minted in the workload cluster is kept in its token Secret, and the plan is made
+    /// again from it at once (the Argo CD Secret is written by that next plan, not this one).
+    #[tokio::test]
+    async fn a_minted_token_is_kept_and_the_plan_made_again() {
+        let rbac = "/apis/rbac.authorization.k8s.io/v1";
+        let applied = |kind: &str, name: &str| {
+            let group = if kind == "ServiceAccount" {
+                "v1"
+            } else {
+                "rbac.authorization.k8s.io/v1"
+            };
+            json!({"apiVersion": group, "kind": kind, "metadata": {"name": name}})
+        };
+        let list = |kind: &str| json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": {}, "items": []});
+        let role = "capi2argo-argocd-manager";
+        let (workload, workload_server) = api(vec![
+            Exchange::new(
+                Method::PATCH,
+                "/api/v1/namespaces/kube-system/serviceaccounts/argocd-manager",
+                200,
+                applied("ServiceAccount", "argocd-manager"),
+            ),
+            Exchange::new(
+                Method::PATCH,
+                &format!("{rbac}/clusterroles/{role}"),
+                200,
+                applied("ClusterRole", role),
+            ),
+            Exchange::new(
+                Method::PATCH,
+                &format!("{rbac}/clusterrolebindings/{role}"),
+                200,
+                applied("ClusterRoleBinding", role),
+            ),
+            Exchange::new(
+                Method::GET,
+                &format!("{rbac}/clusterrolebindings"),
+                200,
+                list("ClusterRoleBindingList"),
+            ),
+            Exchange::new(
+                Method::GET,
+                &format!("{rbac}/clusterroles"),
+                200,
+                list("ClusterRoleList"),
+            ),
+            Exchange::new(
+                Method::GET,
+                &format!("{rbac}/rolebindings"),
+                200,
+                list("RoleBindingList"),
+            ),
+            Exchange::new(Method::GET, &format!("{rbac}/roles"), 200, list("RoleList")),
+            Exchange::new(
+                Method::POST,
+                "/api/v1/namespaces/kube-system/serviceaccounts/argocd-manager/token",
+                201,
+                json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                       "metadata": {"name": "argocd-manager"}, "spec": {"audiences": []},
+                       "status": {"token": "a-fresh-token", "expirationTimestamp": "2099-01-01T00:00:00Z"}}),
+            ),
+        ]);
+        let (client, server) = api(vec![Exchange::new(
+            Method::POST,
+            SECRETS,
+            201,
+            written("token-cluster-prod-eu-1"),
+        )]);
+        let (mut reconciler, metrics) = fixtures::reconciler(
+            &client,
+            &["credentials=serviceAccount"],
+            vec![kubeconfig_secret("prod-eu-1")],
+            vec![],
+            workloads(workload.clone()),
+        );
+        drop(workload);
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        let log = server.await.expect("the management cluster's requests");
+        workload_server
+            .await
+            .expect("the workload cluster's requests");
+        assert!(report.replan, "new tokens plan again");
+        assert_eq!(report.writes, 1);
+        let token = &log.requests[0].body;
+        assert_eq!(token["metadata"]["name"], "token-cluster-prod-eu-1");
+        assert_eq!(decoded(&token["data"]["token"]), "a-fresh-token");
+        assert_eq!(
+            token["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+            "capi2argo"
+        );
+        let ok = vec![("outcome", "ok".to_string())];
+        assert_eq!(metrics.tokens.get_or_create(&ok).get(), 1);
+    }
+}
