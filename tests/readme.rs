@@ -12,7 +12,7 @@ use crate::common::{self, TempDir};
 /// Who runs each command of the README and the book. A command missing here fails
 /// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it. The install
 /// commands of the release and the image are listed by the tests that run them as written
-/// (`release::INSTALL`, `release::NPM_INSTALL`, `registry::README`).
+/// (`common::INSTALL`, `common::NPM_INSTALL`, `registry::README`).
 const COMMANDS: &[(&str, &str)] = &[
     (
         "cargo install --locked --path .",
@@ -68,7 +68,7 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "make release",
-        "release:: tests (make test runs make release first and points them at dist/release)",
+        "the release suite's dist:: tests (tests/release/; make test runs make release first and points them at dist/release)",
     ),
     (
         "make oci-images push-images REGISTRY=registry.example.com/capi2argo",
@@ -224,8 +224,8 @@ fn every_readme_command_is_run_by_a_test() {
     let listed: BTreeSet<String> = COMMANDS
         .iter()
         .map(|(c, _)| *c)
-        .chain(crate::release::INSTALL)
-        .chain([crate::release::NPM_INSTALL])
+        .chain(common::INSTALL)
+        .chain([common::NPM_INSTALL])
         .chain(crate::registry::README)
         .map(squeeze)
         .collect();

@@ -3,34 +3,13 @@
 
 use std::process::Command;
 
+use crate::common::well_formed;
+
 #[path = "../build/commit.rs"]
 mod commit;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// `capi2argo <version> (<7 hex digits> <YYYY-MM-DD>)`, `(<7 hex digits>)` or `(commit unknown)`.
-pub fn well_formed(line: &str, version: &str) -> Option<String> {
-    let inner = line
-        .strip_prefix(&format!("capi2argo {version} ("))?
-        .strip_suffix(")\n")?;
-    let hex7 = |t: &str| t.len() == 7 && t.bytes().all(|b| b.is_ascii_hexdigit());
-    let date = |t: &str| {
-        let b = t.as_bytes();
-        t.len() == 10
-            && b[4] == b'-'
-            && b[7] == b'-'
-            && t.bytes()
-                .enumerate()
-                .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
-    };
-    let ok = inner == "commit unknown"
-        || hex7(inner)
-        || inner
-            .split_once(' ')
-            .is_some_and(|(h, d)| hex7(h) && date(d));
-    ok.then(|| inner.to_string())
 }
 
 /// Built from this checkout, the binary names HEAD's commit and date as git gives them (unless

@@ -256,3 +256,36 @@ pub fn free_port() -> u16 {
         .expect("a free port")
         .port()
 }
+
+/// The README's install commands, as written (tests/readme.rs holds the README to them).
+pub const INSTALL: [&str; 3] = [
+    "(cd dist/release && sha256sum --check SHA256SUMS)",
+    "mkdir -p ~/.local/bin && tar -xzf dist/release/capi2argo-0.1.0-x86_64-unknown-linux-musl.tar.gz -C ~/.local/bin --strip-components=1 capi2argo-0.1.0-x86_64-unknown-linux-musl/capi2argo",
+    "~/.local/bin/capi2argo --version",
+];
+
+/// The book's install of the npm package from the release (tests/readme.rs holds the book to it).
+pub const NPM_INSTALL: &str = "npm install ../capi2argo/dist/release/capi2argo-capi2argo-0.1.0.tgz";
+
+/// `capi2argo <version> (<7 hex digits> <YYYY-MM-DD>)`, `(<7 hex digits>)` or `(commit unknown)`.
+pub fn well_formed(line: &str, version: &str) -> Option<String> {
+    let inner = line
+        .strip_prefix(&format!("capi2argo {version} ("))?
+        .strip_suffix(")\n")?;
+    let hex7 = |t: &str| t.len() == 7 && t.bytes().all(|b| b.is_ascii_hexdigit());
+    let date = |t: &str| {
+        let b = t.as_bytes();
+        t.len() == 10
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && t.bytes()
+                .enumerate()
+                .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+    };
+    let ok = inner == "commit unknown"
+        || hex7(inner)
+        || inner
+            .split_once(' ')
+            .is_some_and(|(h, d)| hex7(h) && date(d));
+    ok.then(|| inner.to_string())
+}

@@ -7,7 +7,7 @@
 //! `make test` builds the release first and names it in CAPI2ARGO_RELEASE_DIR; without it these
 //! tests say loudly that they are skipped.
 
-use crate::common::{self, TempDir, ok, root, text};
+use crate::common::{self, INSTALL, NPM_INSTALL, TempDir, ok, root, text};
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -15,16 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 const VERSION: &str = env!("CARGO_PKG_VERSION");
-
-/// The README's install commands, as written (tests/readme.rs holds the README to them).
-pub const INSTALL: [&str; 3] = [
-    "(cd dist/release && sha256sum --check SHA256SUMS)",
-    "mkdir -p ~/.local/bin && tar -xzf dist/release/capi2argo-0.1.0-x86_64-unknown-linux-musl.tar.gz -C ~/.local/bin --strip-components=1 capi2argo-0.1.0-x86_64-unknown-linux-musl/capi2argo",
-    "~/.local/bin/capi2argo --version",
-];
-
-/// The book's install of the npm package from the release (tests/readme.rs holds the book to it).
-pub const NPM_INSTALL: &str = "npm install ../capi2argo/dist/release/capi2argo-capi2argo-0.1.0.tgz";
 
 /// The Linux targets, each with its ELF machine.
 const TARGETS: [(&str, &str); 2] = [

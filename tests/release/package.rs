@@ -9,7 +9,6 @@
 //! and target/crates-io, so they neither wait for nor replace the checkout's own builds.
 
 use crate::common::{TempDir, ok, root, text};
-use crate::version;
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -32,9 +31,10 @@ const PACKAGES: [(&str, &str); 4] = [
 
 /// What cargo says about packages whose tests and benchmarks need the repository (fixtures,
 /// golden cases, tools) and are therefore not in the `.crate`: expected, and nothing else.
-const EXPECTED_WARNINGS: [&str; 4] = [
+const EXPECTED_WARNINGS: [&str; 5] = [
     "warning: ignoring test `parity` as `tests/parity.rs` is not included in the published package",
     "warning: ignoring test `integration` as `tests/tests.rs` is not included in the published package",
+    "warning: ignoring test `release` as `tests/release/main.rs` is not included in the published package",
     "warning: ignoring test `golden` as `tests/golden.rs` is not included in the published package",
     "warning: ignoring benchmark `core` as `benches/core.rs` is not included in the published package",
 ];
@@ -75,7 +75,7 @@ fn commit_of(binary: &Path) -> String {
         .expect("binary runs");
     ok(&out, "--version");
     let line = text(&out.stdout);
-    version::well_formed(&line, VERSION).unwrap_or_else(|| panic!("--version: {line:?}"))
+    crate::common::well_formed(&line, VERSION).unwrap_or_else(|| panic!("--version: {line:?}"))
 }
 
 /// HEAD's hash, when git can tell.
@@ -328,6 +328,12 @@ fn crates_io_install(stand_in: &Path) {
         .current_dir(&work.0)
         .env("CARGO_HOME", work.path("cargo-home"))
         .env("CARGO_INSTALL_ROOT", work.path("root"))
+        // What is checked is the install from the .crates, not the optimizer: the release
+        // profile's whole-program optimization (fat LTO, one codegen unit), which the release
+        // binaries get in `make musl`, would take minutes of a test run for nothing it checks.
+        .env("CARGO_PROFILE_RELEASE_LTO", "false")
+        .env("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16")
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "1")
         .env("CARGO_TARGET_DIR", dir.join("build"))
         .output()
         .expect("sh runs");
