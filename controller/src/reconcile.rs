@@ -9,7 +9,7 @@ use capi2argo_core::{NoFiles, Plan, Severity};
 use crate::credentials::{Credentials, MintError};
 use crate::reading::Caches;
 use crate::reporting::Reporter;
-use crate::reporting::events::{self, Said};
+use crate::reporting::events::{self, ObjectEvent};
 use crate::reporting::metrics::PlanOutcome;
 use crate::requests::{Refusal, Writer};
 use crate::settings::Settings;
@@ -226,7 +226,7 @@ impl Reconciler {
             return done;
         }
         let minted = self.credentials.mint(due).await;
-        let mut said: Vec<Said> = Vec::new();
+        let mut said: Vec<ObjectEvent> = Vec::new();
         for (need, result) in minted {
             let why = need.due.map_or("", |d| d.describe());
             let kept = match result {
@@ -282,7 +282,7 @@ impl Reconciler {
     /// whose token Secrets the plan deleted; one that fails says so (its tokens expire on their
     /// own) and is not tried again.
     async fn revoke(&mut self, plan: &Plan, may_write: &(dyn Fn() -> bool + Sync)) {
-        let mut said: Vec<Said> = Vec::new();
+        let mut said: Vec<ObjectEvent> = Vec::new();
         for delete in &plan.token_deletes {
             if !may_write() {
                 break;
@@ -308,7 +308,7 @@ impl Reconciler {
         delete: &capi2argo_core::TokenDelete,
         account: &capi2argo_core::ServiceAccount,
         error: &MintError,
-    ) -> Said {
+    ) -> ObjectEvent {
         tracing::warn!(kubeconfig = %delete.kubeconfig, error = %error, "the ServiceAccount could not be deleted in the workload cluster; its tokens expire on their own");
         let note = format!(
             "the ServiceAccount {account} and its RBAC could not be deleted in the workload cluster: {error}. Its tokens expire on their own; delete it by hand to revoke them now"

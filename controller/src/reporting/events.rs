@@ -14,7 +14,7 @@ const EVENTS_PER_RECONCILE: usize = 50;
 const NOTE_BYTES: usize = 1000;
 
 /// An Event and the object it is on.
-pub type Said = (ObjectReference, Event);
+pub type ObjectEvent = (ObjectReference, Event);
 
 /// A Warning Event.
 pub fn warning(reason: &str, action: &str, note: &str) -> Event {
@@ -29,7 +29,7 @@ pub fn warning(reason: &str, action: &str, note: &str) -> Event {
 
 /// Publishes `events`, at most [`EVENTS_PER_RECONCILE`]; one that cannot be recorded is only
 /// logged.
-pub async fn publish(recorder: &Recorder, events: Vec<Said>) {
+pub async fn publish(recorder: &Recorder, events: Vec<ObjectEvent>) {
     for (reference, event) in events.into_iter().take(EVENTS_PER_RECONCILE) {
         if let Err(error) = recorder.publish(&event, &reference).await {
             tracing::debug!(error = %error, "an Event could not be recorded");

@@ -16,12 +16,12 @@ use capi2argo_core::{
 use kube::runtime::events::Recorder;
 
 use crate::reading::Caches;
-use events::Said;
+use events::ObjectEvent;
 use metrics::{APPLICATION_EFFECTS, GUARDS, Metrics, PlanOutcome, STATES};
 
 /// What the last reconcile said, so logs and Events say what changed, not everything again.
 #[derive(Default)]
-struct LastSaid {
+struct LastReported {
     results: BTreeSet<String>,
     /// The plan's lines (an unchanged Secret's are not said).
     lines: BTreeSet<String>,
@@ -34,7 +34,7 @@ struct LastSaid {
 pub struct Reporter {
     pub metrics: Metrics,
     recorder: Recorder,
-    last: LastSaid,
+    last: LastReported,
     /// How many days before a certificate stops being valid it is said.
     expiry_days: u32,
 }
@@ -44,7 +44,7 @@ impl Reporter {
         Reporter {
             metrics,
             recorder,
-            last: LastSaid::default(),
+            last: LastReported::default(),
             expiry_days,
         }
     }
@@ -103,7 +103,7 @@ impl Reporter {
     /// Metrics and Events from what the plan says of each cluster and guard.
     pub async fn observe(&mut self, plan: &Plan, now: i64, caches: &Caches) {
         self.plan_metrics(plan);
-        let mut said: Vec<Said> = Vec::new();
+        let mut said: Vec<ObjectEvent> = Vec::new();
         let mut states = BTreeMap::new();
         for c in &plan.clusters {
             states.insert(c.source.clone(), c.state);
@@ -214,7 +214,7 @@ impl Reporter {
     }
 
     /// Publishes Events.
-    pub async fn publish(&self, said: Vec<Said>) {
+    pub async fn publish(&self, said: Vec<ObjectEvent>) {
         events::publish(&self.recorder, said).await;
     }
 
@@ -234,7 +234,7 @@ impl Reporter {
 }
 
 /// A Warning Event on a cluster's source, about its conversion.
-fn on_source(caches: &Caches, source: &SecretId, reason: &str, note: String) -> Said {
+fn on_source(caches: &Caches, source: &SecretId, reason: &str, note: String) -> ObjectEvent {
     (
         events::source(caches, source),
         events::warning(reason, "Convert", &note),
