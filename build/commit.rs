@@ -26,10 +26,9 @@ pub fn describe(
     if let Some(line) = word(git) {
         // `<hash> <date>`, as `git log -1 --format='%h %cs'` prints it.
         let mut parts = line.split_whitespace();
-        if let (Some(hash), Some(date)) = (parts.next(), parts.next()) {
-            if is_hex(hash) {
-                return format!("{} {date}", short(hash));
-            }
+        let hash_and_date = parts.next().zip(parts.next());
+        if let Some((hash, date)) = hash_and_date.filter(|(hash, _)| is_hex(hash)) {
+            return format!("{} {date}", short(hash));
         }
     }
     if let Some(sha1) = vcs_info.and_then(vcs_info_sha1) {

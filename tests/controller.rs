@@ -1180,9 +1180,11 @@ fn the_controller_binaries_are_static_for_both_platforms() {
         .arg("--version")
         .output()
         .expect("qemu runs");
-    assert_eq!(
-        text(&out.stdout).trim(),
-        format!("capi2argo-controller {}", env!("CARGO_PKG_VERSION"))
+    // The commit it was built from, as the command says its own (build/commit.rs).
+    let line = text(&out.stdout).replace("capi2argo-controller ", "capi2argo ");
+    assert!(
+        common::well_formed(&line, env!("CARGO_PKG_VERSION")).is_some(),
+        "{line}"
     );
 }
 
@@ -1234,6 +1236,12 @@ fn flags_take_what_operators_write_and_refuse_the_rest() {
     assert!(text(&help.stdout).contains("--metrics-bind-address"));
     let twice = run(&["--debounce=1s", "--debounce=2s", "--version"]);
     assert_eq!(twice.status.code(), Some(0), "{}", text(&twice.stderr));
+    // `--version` names the commit, as the command's does.
+    let line = text(&twice.stdout).replace("capi2argo-controller ", "capi2argo ");
+    assert!(
+        common::well_formed(&line, env!("CARGO_PKG_VERSION")).is_some(),
+        "{line}"
+    );
 }
 
 /// The book's size table of the static binaries is what the build made (within 3 %), and the

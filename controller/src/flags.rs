@@ -6,10 +6,19 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
+/// What `--version` prints after the name: the package version and the commit the build came
+/// from, as the command's (build/commit.rs): `0.1.0 (abc1234 2026-11-24)`.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("CAPI2ARGO_BUILD_COMMIT"),
+    ")"
+);
+
 /// capi2argo left running in a management cluster: it watches the kubeconfig Secrets (and
 /// Cluster API's Clusters), plans with capi2argo on every change and carries the plan out.
 #[derive(Debug, Parser)]
-#[command(name = "capi2argo-controller", version, args_override_self = true)]
+#[command(name = "capi2argo-controller", version = VERSION, args_override_self = true)]
 pub struct Flags {
     /// The kubeconfig to reach the API server with (else KUBECONFIG, else the pod's own
     /// ServiceAccount).
