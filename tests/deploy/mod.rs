@@ -8,6 +8,7 @@
 //! recording stand-in (tests/kube/apiserver.py).
 
 mod controller;
+mod network;
 mod pod_security;
 mod sync;
 
@@ -600,7 +601,10 @@ fn the_controller_runs_two_replicas_behind_a_lease() {
         for direction in ["ingress", "egress"] {
             for rule in policy["spec"][direction].as_array().expect(direction) {
                 for port in rule["ports"].as_array().expect("ports") {
-                    assert_eq!(port["protocol"], "TCP", "{variant}: {direction} {port}");
+                    assert!(
+                        port["protocol"] == "TCP" || port["protocol"] == "UDP",
+                        "{variant}: {direction} {port}"
+                    );
                 }
             }
         }
@@ -1157,7 +1161,7 @@ fn beside_deploy(name: &str, kustomizations: &[&str]) -> Vec<Vec<Value>> {
 /// The book's kustomization over a variant (the YAML block whose first line is `# <dir>/…`,
 /// in `page`), written next to a link to this checkout named `capi2argo` as the book lays it
 /// out, rendered by `kubectl kustomize <dir>`: the objects.
-fn books_overlay(page: &str, dir: &str) -> Option<Vec<Value>> {
+pub fn books_overlay(page: &str, dir: &str) -> Option<Vec<Value>> {
     if !common::available(
         "kubectl",
         &["version", "--client"],
