@@ -518,6 +518,58 @@ mod tests {
         assert_eq!(metrics.tokens.get_or_create(&failed).get(), 1);
     }
 
+    /// Regression (issue 47): `serviceAccount: argocd-system/…` failed every cluster with
+    /// `namespaces "argocd-system" not found`: a missing namespace is created first, labelled
+    /// as capi2argo's.
+    #[tokio::test]
+    async fn a_missing_namespace_is_created_for_the_service_account() {
+        let (workload, workload_server) = api(vec![
+            Exchange::refused(
+                Method::GET,
+                "/api/v1/namespaces/argocd-system",
+                404,
+                "NotFound",
+            ),
+            Exchange::new(
+                Method::PATCH,
+                "/api/v1/namespaces/argocd-system",
+                200,
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "argocd-system"}}),
+            ),
+            // Then the ServiceAccount, which this scenario refuses: the rest is the test above's.
+            Exchange::refused(
+                Method::PATCH,
+                "/api/v1/namespaces/argocd-system/serviceaccounts/argocd-manager",
+                403,
+                "Forbidden",
+            ),
+        ]);
+        let (client, server) = api(vec![]);
+        let (mut reconciler, _) = fixtures::reconciler(
+            &client,
+            &[
+                "credentials=serviceAccount",
+                "serviceAccount=argocd-system/argocd-manager",
+            ],
+            vec![kubeconfig_secret("prod-eu-1")],
+            vec![],
+            workloads(workload.clone()),
+        );
+        drop(workload);
+        reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        let log = workload_server
+            .await
+            .expect("the workload cluster's requests");
+        let namespace = &log.requests[1].body;
+        assert_eq!(namespace["kind"], "Namespace");
+        assert_eq!(
+            namespace["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+            "capi2argo"
+        );
+        server.await.expect("the management cluster's requests");
+    }
+
     /// A token minted in the workload cluster is kept in its token Secret, and the plan is made
     /// again from it at once (the Argo CD Secret is written by that next plan, not this one).
     #[tokio::test]
@@ -534,6 +586,12 @@ mod tests {
         let list = |kind: &str| json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": {}, "items": []});
         let role = "capi2argo-argocd-manager";
         let (workload, workload_server) = api(vec![
+            Exchange::new(
+                Method::GET,
+                "/api/v1/namespaces/kube-system",
+                200,
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kube-system"}}),
+            ),
             Exchange::new(
                 Method::PATCH,
                 "/api/v1/namespaces/kube-system/serviceaccounts/argocd-manager",

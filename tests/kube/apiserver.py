@@ -8,7 +8,9 @@ their messages, list metadata, watch framing, bookmarks, managedFields, validati
 tests/kube/selftest.py checks each behaviour below.
 
 Resources (RESOURCES below), each kept as the JSON objects it was given or sent:
-  v1: secrets, configmaps, serviceaccounts (+ serviceaccounts/token), services;
+  v1: secrets, configmaps, serviceaccounts (+ serviceaccounts/token), services, namespaces (the
+      four every cluster has and each one an object given lives in exist from the start; nothing
+      is refused for its namespace's absence);
   apps/v1: deployments (+ /status); policy/v1: poddisruptionbudgets (+ /status);
   networking.k8s.io/v1: networkpolicies;
   cluster.x-k8s.io: clusters (+ clusters/status), in the versions --capi names;
@@ -240,6 +242,7 @@ RESOURCES = [
     Resource("", ["v1"], "configmaps", "ConfigMap", True),
     Resource("", ["v1"], "serviceaccounts", "ServiceAccount", True, subresources=["token"]),
     Resource("", ["v1"], "services", "Service", True),
+    Resource("", ["v1"], "namespaces", "Namespace", False, create_on_update=True),
     Resource("apps", ["v1"], "deployments", "Deployment", True, status=True),
     Resource("policy", ["v1"], "poddisruptionbudgets", "PodDisruptionBudget", True, status=True),
     Resource("networking.k8s.io", ["v1"], "networkpolicies", "NetworkPolicy", True),
@@ -414,6 +417,19 @@ class Store:
             meta.setdefault("resourceVersion", str(self.rv))
             meta.setdefault("uid", str(uuid.uuid4()))
             self.objects[key_of(res, meta.get("namespace"), meta.get("name", ""))] = obj
+        # The namespaces a cluster has from the start, and those the objects given live in.
+        namespaces = resource_for("", "namespaces")
+        if namespaces is not None:
+            wanted = {"default", "kube-system", "kube-public", "kube-node-lease"}
+            wanted.update(k[2] for k in self.objects if k[2])
+            for name in sorted(wanted):
+                key = key_of(namespaces, None, name)
+                self.objects.setdefault(key, {
+                    "apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": name, "uid": str(uuid.uuid4()), "resourceVersion": str(self.rv),
+                                 "labels": {"kubernetes.io/metadata.name": name}},
+                    "spec": {"finalizers": ["kubernetes"]}, "status": {"phase": "Active"},
+                })
 
     def next_rv(self):
         self.rv += 1

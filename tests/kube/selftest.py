@@ -513,6 +513,21 @@ class Patches(Case):
         self.assertEqual([r["contentType"] for r in patches[:3]], [MERGE, STRATEGIC, "application/json-patch+json"])
         self.assertEqual([r["code"] for r in patches], [200, 200, 200, 415, 422])
 
+    def test_namespaces_every_cluster_has_and_one_applied(self):
+        # A real server has these four, and each namespace an object lives in; another is 404
+        # until it is made (kube-apiserver v1.32: GET, then server-side apply creates it).
+        for name in ("default", "kube-system", "kube-public", "kube-node-lease"):
+            got = self.ok(200, self.api.request("GET", f"/api/v1/namespaces/{name}"))
+            self.assertEqual(got["metadata"]["labels"], {"kubernetes.io/metadata.name": name})
+        code, body, _ = self.api.request("GET", "/api/v1/namespaces/argocd-system")
+        self.assertEqual((code, body["message"]), (404, 'namespaces "argocd-system" not found'))
+        made = self.ok(201, self.api.request(
+            "PATCH", "/api/v1/namespaces/argocd-system?fieldManager=capi2argo&force=true",
+            {"apiVersion": "v1", "kind": "Namespace",
+             "metadata": {"name": "argocd-system", "labels": {"app.kubernetes.io/managed-by": "capi2argo"}}}, APPLY))
+        self.assertEqual(made["metadata"]["labels"]["app.kubernetes.io/managed-by"], "capi2argo")
+        self.ok(200, self.api.request("GET", "/api/v1/namespaces/argocd-system"))
+
     def test_server_side_apply_creates_or_merges_and_records_the_manager(self):
         rbac = "/apis/rbac.authorization.k8s.io/v1"
         objects = [

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use capi2argo_core::well_known::{MANAGED_BY, MANAGED_BY_LABEL};
 use capi2argo_core::{Grant, Granted};
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
@@ -36,6 +36,7 @@ pub struct Minted {
 pub async fn mint(client: &Client, grant: &Grant, ttl: i64) -> Result<Minted, MintError> {
     let account = &grant.account;
     let labels = labels(grant);
+    ensure_namespace(client, &account.namespace, &labels).await?;
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &account.namespace);
     let sa = ServiceAccount {
         metadata: meta(&account.name, Some(&account.namespace), &labels),
@@ -97,6 +98,32 @@ pub async fn mint(client: &Client, grant: &Grant, ttl: i64) -> Result<Minted, Mi
         token: status.token,
         expires: status.expiration_timestamp.0.as_second(),
     })
+}
+
+/// Creates the ServiceAccount's namespace where it is missing (server-side, labelled as the
+/// ServiceAccount is). One that exists is left as it is: applying would claim its labels (a
+/// `kube-system` marked as capi2argo's).
+async fn ensure_namespace(
+    client: &Client,
+    name: &str,
+    labels: &BTreeMap<String, String>,
+) -> Result<(), MintError> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let found = namespaces
+        .get_opt(name)
+        .await
+        .map_err(|source| MintError::Api {
+            what: format!("reading the namespace {name}"),
+            source,
+        })?;
+    if found.is_some() {
+        return Ok(());
+    }
+    let namespace = Namespace {
+        metadata: meta(name, None, labels),
+        ..Namespace::default()
+    };
+    apply(&namespaces, name, &namespace, "the namespace").await
 }
 
 /// Deletes the ServiceAccount and every RBAC object set up for it.
