@@ -13,7 +13,7 @@ use crate::convert::argocd::SECRET_TYPE_LABEL;
 use krm::finding::Severity;
 use krm::object::SecretId;
 
-use super::plan::{Action, Step, Steps};
+use super::decision::{Action, Steps};
 use super::scan::Scan;
 use super::{Ctx, Output};
 
@@ -115,7 +115,7 @@ impl Judging {
             }
         }
         for step in &steps.steps {
-            let id = identity(ctx, step);
+            let id = step.secret_before(ctx);
             let known = at.contains_key(&id);
             let view = |secret: &SecretId| {
                 step.view.as_deref().map(|v| ClusterView {
@@ -207,14 +207,6 @@ impl Judging {
             );
         }
     }
-}
-
-/// The cluster a step is about, as the Secret it had before the plan (the Secret the step
-/// writes, for a cluster that had none).
-pub(super) fn identity(ctx: &Ctx, step: &Step) -> SecretId {
-    step.old
-        .map(|i| SecretId::of(ctx.object(i)))
-        .unwrap_or_else(|| step.secret.clone())
 }
 
 #[cfg(test)]
@@ -526,7 +518,7 @@ mod tests {
             .iter()
             .find(|e| e.secret.name == "cluster-mgmt");
         assert!(
-            mgmt.is_some_and(|e| matches!(e.action, crate::reconcile::plan::Action::Kept { .. })),
+            mgmt.is_some_and(|e| matches!(e.action, crate::reconcile::Action::Kept { .. })),
             "{:?}",
             plan.entries
         );
@@ -699,7 +691,7 @@ mod tests {
         let creates: Vec<String> = plan
             .entries
             .iter()
-            .filter(|e| matches!(e.action, crate::reconcile::plan::Action::Create))
+            .filter(|e| matches!(e.action, crate::reconcile::Action::Create))
             .map(|e| e.secret.name.clone())
             .collect();
         assert!(creates.is_empty(), "{creates:?}");

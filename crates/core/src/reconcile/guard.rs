@@ -11,70 +11,16 @@ use crate::config::MaxPrune;
 use krm::finding::Severity;
 
 use super::Ctx;
-use super::applications::{Judging, identity};
+use super::applications::Judging;
 use super::changes::ROTATED;
+use super::decision::{Action, Guard, Held, Step, Steps};
 use super::ids::SecretId;
 use super::outcome::ClusterState;
-use super::plan::{Action, Steps};
 use super::scan::Scan;
 use crate::appsets::{AppRef, ApplicationEffect, Applications, ordered};
 
 /// What ApplicationSets do with a cluster that goes: said once, in every guard's error.
 const APPLICATIONSET_EFFECT: &str = "ApplicationSets delete the Applications they generated for a cluster whose Secret goes or is renamed, and the Applications' finalizers undeploy what they deployed";
-
-/// A guard: the setting that lets through what it holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Guard {
-    /// `allowEmpty`: prunes of a source the input holds no kubeconfig Secret of.
-    AllowEmpty,
-    /// `maxPrune`: more prunes than it allows.
-    MaxPrune,
-    /// `allowRename`: renames, replacements and take-overs.
-    AllowRename,
-    /// `maxCredentialChanges`: more Argo CD Secrets moved between `admin` and `serviceAccount`
-    /// credentials than it allows.
-    MaxCredentialChanges,
-    /// `maxApplicationDeletes`: an ApplicationSet would delete more of its Applications than it
-    /// allows.
-    MaxApplicationDeletes,
-}
-
-impl Guard {
-    /// The setting's name.
-    pub fn setting(self) -> &'static str {
-        match self {
-            Guard::AllowEmpty => "allowEmpty",
-            Guard::MaxPrune => "maxPrune",
-            Guard::AllowRename => "allowRename",
-            Guard::MaxCredentialChanges => "maxCredentialChanges",
-            Guard::MaxApplicationDeletes => "maxApplicationDeletes",
-        }
-    }
-
-    /// Every guard, in the order they run.
-    pub const ALL: [Guard; 5] = [
-        Guard::AllowEmpty,
-        Guard::MaxPrune,
-        Guard::AllowRename,
-        Guard::MaxCredentialChanges,
-        Guard::MaxApplicationDeletes,
-    ];
-}
-
-/// A guard that held part of the plan back: what it said, and the Argo CD Secrets it kept as
-/// they are.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Held {
-    /// Which guard.
-    pub guard: Guard,
-    /// Its error, as the results hold it.
-    pub message: String,
-    /// The Secrets it kept, in the plan's order.
-    pub secrets: Vec<SecretId>,
-    /// The Applications an ApplicationSet would have deleted had it not held (judged from the
-    /// ApplicationSets and Applications of the input).
-    pub applications: Vec<AppRef>,
-}
 
 /// Runs the guards over the plan, in order, then announces the prunes and renames that pass.
 pub(super) fn check(
@@ -181,7 +127,7 @@ fn max_application_deletes(
     let mut held = Vec::new();
     let mut relabelled: BTreeSet<String> = BTreeSet::new();
     for step in &mut steps.steps {
-        let id = identity(ctx, step);
+        let id = step.secret_before(ctx);
         if !clusters.contains(&id) {
             continue;
         }
@@ -271,7 +217,7 @@ pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applic
 /// workload clusters refuse, a NetworkPolicy in the way) would cut Argo CD off the whole fleet.
 fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
     let service_account = ctx.config.access.mode == access::CredentialMode::ServiceAccount;
-    let moves = |ctx: &Ctx, step: &super::plan::Step| {
+    let moves = |ctx: &Ctx, step: &Step| {
         matches!(step.action, Action::Update { .. } | Action::Rename { .. })
             && step.old.is_some_and(|old| {
                 let had = ctx
@@ -520,7 +466,7 @@ fn allow_rename(ctx: &mut Ctx, steps: &mut Steps) {
 }
 
 /// A rename held: what the entry shows is the Secret as it stays.
-fn keep_as_it_was(step: &mut super::plan::Step, reason: String) {
+fn keep_as_it_was(step: &mut Step, reason: String) {
     let Action::Rename {
         from,
         from_cluster,

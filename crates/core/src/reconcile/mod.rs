@@ -17,6 +17,7 @@ mod applications;
 mod changes;
 mod collide;
 mod convert;
+mod decision;
 mod draft;
 mod fleet;
 mod guard;
@@ -37,10 +38,10 @@ use yaml::Limits;
 
 use outcome::Outcomes;
 
-pub use guard::{Guard, Held};
+pub use decision::{Action, Guard, Held};
 pub use ids::SecretId;
 pub use outcome::{ClusterOutcome, ClusterState};
-pub use plan::{Action, Entry, Plan};
+pub use plan::{Entry, Plan};
 pub use reads::cut_unread;
 pub use tokens::TokenDelete;
 

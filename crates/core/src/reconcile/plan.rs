@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::tokens::TokenDelete;
 use crate::access;
-use crate::appsets::{Applications, ClusterView};
+use crate::appsets::Applications;
 use crate::config::Mode;
 use crate::convert::argocd::OWNED_LABEL;
 use crate::convert::kubeconfig::without_userinfo;
@@ -19,59 +19,12 @@ use yaml::Node;
 
 use super::collide::Outcome;
 use super::convert::{Conversion, Strength, Unsettled};
+use super::decision::{Action, Held, Step, Steps};
 use super::draft::Draft;
-use super::guard::Held;
 use super::ids::{SecretId, SourceKey};
 use super::outcome::{ClusterOutcome, ClusterState};
 use super::scan::{Owned, Scan};
 use super::{Ctx, Output};
-
-/// What happens to one Argo CD cluster Secret.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
-    /// A new Secret for a cluster seen for the first time.
-    Create,
-    /// The Secret is rewritten in place; what changed (data keys and `config` fields by path,
-    /// labels and annotations by key — never a value).
-    Update {
-        /// What changed, by path.
-        changed: Vec<String>,
-    },
-    /// The Secret is already what the conversion gives.
-    Unchanged,
-    /// The cluster's Secret changes identity: its Argo CD `name` changes in place, it is replaced
-    /// by a Secret of another name (`from`) made from the same kubeconfig Secret, or another
-    /// kubeconfig Secret takes it over (`from_source`).
-    Rename {
-        /// The Secret as it is now (the same as the entry's own Secret for a rename in place).
-        from: SecretId,
-        /// Its Argo CD cluster name now.
-        from_cluster: String,
-        /// The kubeconfig Secret it was made from, when another one now makes it.
-        from_source: Option<SecretId>,
-    },
-    /// The Secret is removed: its kubeconfig Secret is gone or no longer converted.
-    Prune,
-    /// The Secret stays exactly as it is, for this reason.
-    Kept {
-        /// Why, in a few words.
-        reason: String,
-    },
-}
-
-impl Action {
-    /// The action's word, as the plan view prints it.
-    pub fn word(&self) -> &'static str {
-        match self {
-            Action::Create => "create",
-            Action::Update { .. } => "update",
-            Action::Unchanged => "unchanged",
-            Action::Rename { .. } => "rename",
-            Action::Prune => "prune",
-            Action::Kept { .. } => "kept",
-        }
-    }
-}
 
 /// One Argo CD cluster Secret in the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,64 +81,6 @@ pub struct Plan {
     /// What the plan makes Argo CD's ApplicationSets do to Applications, judged from the
     /// ApplicationSets and Applications of the input (none there: nothing judged).
     pub applications: Applications,
-}
-
-/// One decision, with what carrying it out needs.
-pub(super) struct Step<'x, 'a> {
-    pub action: Action,
-    pub secret: SecretId,
-    pub cluster: String,
-    pub server: String,
-    pub source: Option<SecretId>,
-    /// The kubeconfig's cluster entry, for a conversion (a guard's hint: `nameFrom`).
-    pub entry: Option<String>,
-    /// The owned Secret in the input this step updates, keeps, renames away or prunes.
-    pub old: Option<usize>,
-    /// The new Secret, for a create, an update or a rename.
-    pub out: Option<Out<'x, 'a>>,
-    /// The new Secret as Argo CD's ApplicationSet controller sees it, when the input holds
-    /// ApplicationSets or Applications to judge.
-    pub view: Option<Box<ClusterView>>,
-    /// The name of the source that made (or would make) the Secret.
-    pub source_name: String,
-    /// The kubeconfig Secrets of the cluster (none for an owned Secret alone).
-    pub members: Vec<SourceKey>,
-    pub strength: Option<Strength>,
-    /// An owned Secret this run manages (of a source it reads, in its Argo CD namespace and
-    /// `allowedNamespaces`): what `maxPrune` counts.
-    pub managed: bool,
-    /// The order of conversion: new Secrets go out in it, whenever their step was decided.
-    pub seq: usize,
-    /// The outcome of the cluster whose conversion this step places.
-    pub outcome: Option<usize>,
-}
-
-/// The decisions, and the text of the new Secrets they write.
-pub(super) struct Steps<'x, 'a> {
-    pub steps: Vec<Step<'x, 'a>>,
-    pub store: TextStore,
-    /// The guards that held part of the plan back.
-    pub held: Vec<Held>,
-    /// Owned Secrets whose login would move to Argo CD's pods' cloud identity (the Secret the
-    /// step writes, the owned one at its input index, and the warning's field and message):
-    /// said once the guards have decided, for the steps that still write.
-    pub login_moves: Vec<(SecretId, usize, String, String)>,
-}
-
-impl Steps<'_, '_> {
-    /// Warns of each login move a step still carries out after the guards.
-    pub fn report_login_moves(&mut self, ctx: &mut Ctx) {
-        for (secret, at, field, message) in std::mem::take(&mut self.login_moves) {
-            let writes = self.steps.iter().any(|s| {
-                s.secret == secret
-                    && s.old == Some(at)
-                    && matches!(s.action, Action::Update { .. } | Action::Rename { .. })
-            });
-            if writes {
-                ctx.report(at, Severity::Warning, Some(&field), message);
-            }
-        }
-    }
 }
 
 /// Makes the plan: every surviving conversion placed on the Secret of its name, then every owned

@@ -7,7 +7,7 @@ use krm::finding::Severity;
 use krm::{self, Out};
 
 use super::Ctx;
-use super::plan::{Action, Steps};
+use super::decision::{Action, Steps};
 use super::scan::Scan;
 
 /// Writes the output to `sink`; the input items at `gone` (token Secrets no one uses) are left out.

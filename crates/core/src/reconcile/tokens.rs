@@ -8,9 +8,9 @@ use crate::access::{self, AdminAccess, Grant};
 use krm::finding::Severity;
 
 use super::Ctx;
+use super::decision::{Action, Steps};
 use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterState;
-use super::plan::{Action, Steps};
 use super::scan::Scan;
 
 /// A token Secret the plan deletes.

@@ -11,10 +11,10 @@ use yaml::{Node, Value};
 
 use crate::validate::expiry;
 
-use super::guard::Held;
+use super::decision::{Action, Held};
 use super::ids::SecretId;
 use super::outcome::{ClusterOutcome, ClusterState};
-use super::plan::{Action, Entry, Plan, Write};
+use super::plan::{Entry, Plan, Write};
 use crate::request::Request;
 use krm::{Preconditions, Secret};
 
