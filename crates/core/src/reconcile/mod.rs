@@ -24,6 +24,7 @@ mod guard;
 mod ids;
 mod outcome;
 mod plan;
+mod public;
 mod reads;
 mod render;
 mod scan;
@@ -41,7 +42,7 @@ use outcome::Outcomes;
 pub use decision::{Action, Guard, Held};
 pub use ids::SecretId;
 pub use outcome::{ClusterOutcome, ClusterState};
-pub use plan::{Entry, Plan};
+pub use public::{Entry, Plan};
 pub use reads::cut_unread;
 pub use tokens::TokenDelete;
 
@@ -146,7 +147,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     ctx.results.sort_by_key(|f| f.severity);
     let revocable: Vec<_> = needs.iter().chain(&revocable).cloned().collect();
     let token_deletes = tokens::deletes(&mut ctx, &scan, &steps, &revocable);
-    let mut plan = plan::public(&mut ctx, &steps, run.output);
+    let mut plan = public::plan(&mut ctx, &steps, run.output);
     plan.credentials = config.access.mode;
     plan.applications = judged.unwrap_or_default();
     plan.tokens = needs;

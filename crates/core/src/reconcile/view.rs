@@ -14,7 +14,7 @@ use crate::validate::expiry;
 use super::decision::{Action, Held};
 use super::ids::SecretId;
 use super::outcome::{ClusterOutcome, ClusterState};
-use super::plan::{Entry, Plan, Write};
+use super::public::{Entry, Plan, Write};
 use crate::request::Request;
 use krm::{Preconditions, Secret};
 

@@ -1,0 +1,170 @@
+//! The plan as people and tools see it ([`Plan`]): one entry per Argo CD cluster Secret, what
+//! became of each cluster, what the guards held back, the tokens and token Secrets of
+//! `credentials: serviceAccount`, what ApplicationSets do to Applications, and (for
+//! `capi2argo plan`) the Secrets to write. Made last, from every step's decisions;
+//! [`view`](super::view) shows it.
+
+use krm::Out;
+use yaml::Node;
+
+use crate::access;
+use crate::appsets::Applications;
+
+use super::decision::{Action, Held, Step, Steps};
+use super::ids::{SecretId, SourceKey};
+use super::outcome::ClusterOutcome;
+use super::tokens::TokenDelete;
+use super::{Ctx, Output};
+
+/// One Argo CD cluster Secret in the plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// What happens to it.
+    pub action: Action,
+    /// The Secret written, or the existing one kept or removed.
+    pub secret: SecretId,
+    /// Its Argo CD cluster name (`name` key): the new one where the Secret is written.
+    pub cluster: String,
+    /// Its server (`server` key), without any user and password the URL carries.
+    pub server: String,
+    /// The kubeconfig Secret it is (or was) made from.
+    pub source: Option<SecretId>,
+    /// The `metadata.uid` and `metadata.resourceVersion` of the existing Secret, when the input
+    /// has them (what `kubectl get` prints): a write or a deletion can be made conditional on
+    /// them, so it changes that Secret as it was read and nothing else.
+    pub uid: Option<String>,
+    /// See `uid`.
+    pub resource_version: Option<String>,
+}
+
+/// A Secret the plan writes, as a tree (only when the plan alone is made).
+#[derive(Debug, Clone)]
+pub(crate) struct Write {
+    pub node: Node<'static>,
+    /// It replaces a Secret of its name (else it is new).
+    pub replaces: bool,
+    /// The replaced Secret's `metadata.resourceVersion`, when the input has it.
+    pub resource_version: Option<String>,
+}
+
+/// What happens to every Argo CD cluster Secret the function owns or would write, after the
+/// guards. Secret values are never part of it.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// One entry per Secret, in the order of their namespaces and names.
+    pub entries: Vec<Entry>,
+    /// What became of each cluster, in the order of their kubeconfig Secrets: one that failed
+    /// to convert is here even when it never had an Argo CD Secret.
+    pub clusters: Vec<ClusterOutcome>,
+    /// The guards that held part of the plan back, in the order they ran.
+    pub guards: Vec<Held>,
+    /// The Secrets to create or replace, in the order they are written.
+    pub(crate) writes: Vec<Write>,
+    /// What Argo CD's cluster Secrets log in with (`credentials`).
+    pub credentials: access::CredentialMode,
+    /// `credentials: serviceAccount`: every converted cluster's token, and whether a new one is
+    /// due (the controller mints those).
+    pub tokens: Vec<access::TokenNeed>,
+    /// Token Secrets no Argo CD Secret logs in with any more: deleted after the plan's other
+    /// requests.
+    pub token_deletes: Vec<TokenDelete>,
+    /// What the plan makes Argo CD's ApplicationSets do to Applications, judged from the
+    /// ApplicationSets and Applications of the input (none there: nothing judged).
+    pub applications: Applications,
+}
+
+/// The plan as people and tools see it, in the order of the Secrets' names; with the Secrets
+/// to write when only the plan is made.
+pub(super) fn plan(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
+    let mut outcomes = std::mem::take(&mut ctx.outcomes);
+    for s in &steps.steps {
+        if s.action == Action::Prune {
+            continue;
+        }
+        let outcome = match (s.outcome, &s.source) {
+            (Some(at), _) => outcomes.get(at),
+            // A Secret kept for a cluster that failed this time is still its Secret.
+            (None, Some(source)) => outcomes
+                .of_key(&SourceKey::of(&source.namespace, &source.name))
+                .filter(|o| o.secret.is_none()),
+            (None, None) => None,
+        };
+        if let Some(o) = outcome {
+            o.secret = Some(s.secret.clone());
+        }
+    }
+    let ctx = &*ctx;
+    let metadata = |at: Option<usize>, key: &str| {
+        at.and_then(|i| {
+            ctx.item(i)
+                .node
+                .path(&["metadata", key])
+                .and_then(Node::as_str)
+                .map(String::from)
+        })
+    };
+    let mut entries: Vec<Entry> = steps
+        .steps
+        .iter()
+        .map(|s| Entry {
+            action: s.action.clone(),
+            secret: s.secret.clone(),
+            cluster: s.cluster.clone(),
+            server: s.server.clone(),
+            source: s.source.clone(),
+            uid: metadata(s.old, "uid"),
+            resource_version: metadata(s.old, "resourceVersion"),
+        })
+        .collect();
+    entries.sort_unstable_by(|a, b| {
+        let key = |e: &Entry| {
+            (
+                e.secret.clone(),
+                e.action.word(),
+                e.cluster.clone(),
+                e.server.clone(),
+                e.source.clone(),
+                e.uid.clone(),
+            )
+        };
+        key(a).cmp(&key(b))
+    });
+    let writes = if output == Output::PlanOnly {
+        steps
+            .steps
+            .iter()
+            .filter_map(|s| write_of(s, &metadata))
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Plan {
+        entries,
+        writes,
+        clusters: outcomes.finish(),
+        guards: steps.held.clone(),
+        credentials: access::CredentialMode::Admin,
+        tokens: Vec::new(),
+        token_deletes: Vec::new(),
+        applications: Applications::default(),
+    }
+}
+
+/// The write a step makes, when only the plan is made (its new Secret kept as a tree).
+fn write_of(
+    step: &Step,
+    metadata: &dyn Fn(Option<usize>, &str) -> Option<String>,
+) -> Option<Write> {
+    let Some(Out::New(node)) = &step.out else {
+        return None;
+    };
+    let replaces = matches!(step.action, Action::Update { .. })
+        || matches!(&step.action, Action::Rename { from, .. } if *from == step.secret);
+    Some(Write {
+        node: node.clone(),
+        replaces,
+        resource_version: replaces
+            .then(|| metadata(step.old, "resourceVersion"))
+            .flatten(),
+    })
+}
