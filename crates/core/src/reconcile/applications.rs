@@ -17,20 +17,27 @@ use super::decision::{Action, Steps};
 use super::scan::Scan;
 use super::{Ctx, Output};
 
-/// What judging needs, taken from the scan.
-pub(super) struct Judging {
+/// What the judgment of a plan's effect on Applications is made from, taken from the scan: the
+/// input's ApplicationSets and Applications, the Argo CD clusters before the plan, and the
+/// ApplicationSet controller's policy.
+pub(super) struct JudgmentInputs {
     appsets: Vec<AppSet>,
     apps: Vec<App>,
     before: Vec<ClusterView>,
     policy: ControllerPolicy,
 }
 
-impl Judging {
+impl JudgmentInputs {
     /// The input's ApplicationSets and Applications, the clusters Argo CD knows now, and the
     /// ApplicationSet controller's policy; `None` when the input holds neither kind (nothing to
     /// judge, nothing spent). Says when the input reads as less than it should — unless the host
     /// `listed` them itself ([`crate::Options::host_listed`]), and none is none.
-    pub fn of(ctx: &mut Ctx, scan: &mut Scan, output: Output, listed: bool) -> Option<Judging> {
+    pub fn of(
+        ctx: &mut Ctx,
+        scan: &mut Scan,
+        output: Output,
+        listed: bool,
+    ) -> Option<JudgmentInputs> {
         let appsets = std::mem::take(&mut scan.appsets);
         let apps = std::mem::take(&mut scan.apps);
         if appsets.is_empty() && apps.is_empty() {
@@ -72,7 +79,7 @@ impl Judging {
             }
             policy = read;
         }
-        Some(Judging {
+        Some(JudgmentInputs {
             appsets,
             apps,
             before,

@@ -27,7 +27,7 @@ pub(super) struct Draft<'x, 'a> {
     /// already (an unchanged Secret is never written, so its text is not kept).
     pub out: Option<Out<'x, 'a>>,
     /// The Secret as the ApplicationSet controller would see it, when there is something to
-    /// judge (`Ctx::judging`).
+    /// judge (`Ctx::judges_applications`).
     pub view: Option<Box<ClusterView>>,
 }
 
@@ -78,7 +78,7 @@ pub(super) fn draft<'x, 'a>(
     }
     let node = secret.to_node(ctx.config.data_field, true);
     let view = ctx
-        .judging
+        .judges_applications
         .then(|| Box::new(ClusterView::of(Object::new(&node))));
     // The policy validate enforces by default: what convert writes, validate accepts.
     let checked = validate::check_dated(&node, &ctx.config.validation_policy(), ctx.now);

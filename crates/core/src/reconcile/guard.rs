@@ -11,7 +11,7 @@ use crate::config::MaxPrune;
 use krm::finding::Severity;
 
 use super::Ctx;
-use super::applications::Judging;
+use super::applications::JudgmentInputs;
 use super::changes::ROTATED;
 use super::decision::{Action, Guard, Held, Step, Steps};
 use super::ids::SecretId;
@@ -27,14 +27,14 @@ pub(super) fn check(
     ctx: &mut Ctx,
     scan: &Scan,
     steps: &mut Steps,
-    judging: Option<(&Judging, &Applications)>,
+    judgment: Option<(&JudgmentInputs, &Applications)>,
 ) {
     allow_empty(ctx, scan, steps);
     max_prune(ctx, steps);
     allow_rename(ctx, steps);
     max_credential_changes(ctx, steps);
-    if let Some((judging, unguarded)) = judging {
-        max_application_deletes(ctx, steps, judging, unguarded);
+    if let Some((inputs, unguarded)) = judgment {
+        max_application_deletes(ctx, steps, inputs, unguarded);
     }
     hold_twins(ctx, steps);
     announce(ctx, steps);
@@ -83,7 +83,7 @@ fn hold_twins(ctx: &mut Ctx, steps: &mut Steps) {
 fn max_application_deletes(
     ctx: &mut Ctx,
     steps: &mut Steps,
-    judging: &Judging,
+    inputs: &JudgmentInputs,
     unguarded: &Applications,
 ) {
     // Judged again only when an earlier guard changed the plan.
@@ -91,7 +91,7 @@ fn max_application_deletes(
     let judged = if steps.held.is_empty() {
         unguarded
     } else {
-        again = judging.judge(ctx, steps);
+        again = inputs.judge(ctx, steps);
         &again
     };
     let setting = ctx.config.max_application_deletes;

@@ -87,15 +87,16 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         now: run.now,
         results: Vec::new(),
         outcomes: Outcomes::default(),
-        judging: false,
+        judges_applications: false,
     };
     let mut scan = scan::scan(&mut scanning);
     if !run.host_listed {
         said_what_was_read(&mut scanning, &scan, run.output);
     }
-    let judging = applications::Judging::of(&mut scanning, &mut scan, run.output, run.host_listed);
+    let judgment =
+        applications::JudgmentInputs::of(&mut scanning, &mut scan, run.output, run.host_listed);
     let results = scanning.results;
-    reads::lighten(input, &scan, config);
+    reads::cut_unread_after_scan(input, &scan, config);
     let mut ctx = Ctx {
         input: &*input,
         config,
@@ -104,7 +105,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         now: run.now,
         results,
         outcomes: Outcomes::default(),
-        judging: judging.is_some(),
+        judges_applications: judgment.is_some(),
     };
     let mut converted = convert::convert_all(&mut ctx, &scan, run.output);
     let needs = std::mem::take(&mut converted.tokens);
@@ -127,16 +128,16 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     }
     // What the plan would do to Applications before any guard holds a step back: what each
     // guard then protects.
-    let unguarded = judging.as_ref().map(|j| j.judge(&ctx, &steps));
-    let judge = judging.as_ref().zip(unguarded.as_ref());
+    let unguarded = judgment.as_ref().map(|j| j.judge(&ctx, &steps));
+    let judge = judgment.as_ref().zip(unguarded.as_ref());
     guard::check(&mut ctx, &scan, &mut steps, judge);
     // A fleet's judgment is the plan's dearest part: made again only when a guard held a step.
-    let judged = match &judging {
+    let judged = match &judgment {
         Some(j) if !steps.held.is_empty() => Some(j.judge(&ctx, &steps)),
         _ => unguarded.clone(),
     };
-    if let (Some(judging), Some(judged)) = (&judging, &judged) {
-        judging.report(&mut ctx, judged);
+    if let (Some(judgment), Some(judged)) = (&judgment, &judged) {
+        judgment.report(&mut ctx, judged);
     }
     if let (Some(before), Some(after)) = (&unguarded, &judged) {
         guard::protected(&mut steps, before, after);
@@ -228,7 +229,7 @@ struct Ctx<'x, 'a> {
     /// What becomes of each cluster, as the steps decide it.
     outcomes: Outcomes,
     /// The input holds ApplicationSets or Applications: each new Secret is kept as they see it.
-    judging: bool,
+    judges_applications: bool,
 }
 
 impl<'x, 'a> Ctx<'x, 'a> {
@@ -299,7 +300,7 @@ mod tests {
             now: None,
             results: Vec::new(),
             outcomes: Outcomes::default(),
-            judging: false,
+            judges_applications: false,
         };
         let scan = scan::scan(&mut ctx);
         (scan, ctx.results)

@@ -140,7 +140,7 @@ fn retain(node: &mut Node, keep: impl Fn(&str) -> bool) -> bool {
 /// Once the scan has looked at every item: the trees of items of kinds it does not read go
 /// (they keep their text), and of each kubeconfig Secret what conversion and its results do not
 /// read (its owners stay for a source whose rule picks among its Secrets by them).
-pub(super) fn lighten(input: &mut Input, scan: &Scan, config: &Config) {
+pub(super) fn cut_unread_after_scan(input: &mut Input, scan: &Scan, config: &Config) {
     if input.form == (krm::Form::ResourceList { json: true }) {
         return;
     }
