@@ -13,9 +13,9 @@ use crate::convert::argocd::SECRET_TYPE_LABEL;
 use krm::finding::Severity;
 use krm::object::SecretId;
 
+use super::context::{Ctx, Output};
 use super::decision::{Action, Steps};
 use super::scan::Scan;
-use super::{Ctx, Output};
 
 /// What the judgment of a plan's effect on Applications is made from, taken from the scan: the
 /// input's ApplicationSets and Applications, the Argo CD clusters before the plan, and the

@@ -23,7 +23,7 @@ use crate::convert::kubeconfig::without_userinfo;
 use krm::finding::Severity;
 use krm::object::Object;
 
-use super::Ctx;
+use super::context::Ctx;
 use super::convert::{Conversion, Unsettled};
 use super::ids::SecretId;
 use super::outcome::ClusterState;

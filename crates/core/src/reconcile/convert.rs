@@ -19,11 +19,12 @@ use krm::TextStore;
 use krm::finding::{Finding, Severity};
 use krm::object::Object;
 
+use super::context::{Ctx, Output};
 use super::draft::{self, Draft};
+use super::fleet;
 use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterState;
 use super::scan::{Candidate, Scan};
-use super::{Ctx, Output, fleet};
 
 /// How a new Secret logs in, and why it is a fallback: a rename may not weaken either.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use krm::{Out, TextStore};
 
 use crate::appsets::{AppRef, ClusterView};
 
-use super::Ctx;
+use super::context::Ctx;
 use super::convert::Strength;
 use super::ids::{SecretId, SourceKey};
 

@@ -12,9 +12,9 @@ use krm::object::{Object, PATH_ANNOTATION};
 use krm::{Form, Out, TextStore, store};
 
 use super::changes::changes;
+use super::context::{Ctx, Output};
 use super::ids::SecretId;
 use super::scan::Scan;
-use super::{Ctx, Output};
 
 /// A drafted Argo CD Secret.
 pub(super) struct Draft<'x, 'a> {

@@ -9,7 +9,7 @@ use krm::finding::{Finding, Severity};
 use krm::object::Object;
 use yaml::Node;
 
-use super::Ctx;
+use super::context::Ctx;
 use super::ids::ObjectKey;
 use super::scan::Scan;
 

@@ -10,9 +10,9 @@ use crate::access;
 use crate::config::MaxPrune;
 use krm::finding::Severity;
 
-use super::Ctx;
 use super::applications::JudgmentInputs;
 use super::changes::ROTATED;
+use super::context::Ctx;
 use super::decision::{Action, Guard, Held, Step, Steps};
 use super::ids::SecretId;
 use super::outcome::ClusterState;

@@ -16,6 +16,7 @@
 mod applications;
 mod changes;
 mod collide;
+mod context;
 mod convert;
 mod decision;
 mod draft;
@@ -33,11 +34,13 @@ pub mod view;
 
 use crate::config::Config;
 use krm::finding::{Finding, ResourceRef, Severity};
-use krm::object::Object;
-use krm::{self, Input, Item};
+use krm::{self, Input};
 use yaml::Limits;
 
+use context::Ctx;
 use outcome::Outcomes;
+
+pub use context::Output;
 
 pub use decision::{Action, Guard, Held};
 pub use ids::SecretId;
@@ -53,15 +56,6 @@ pub struct Reconciled {
     pub results: Vec<Finding>,
     /// What happened to each Argo CD cluster Secret, after the guards.
     pub plan: Plan,
-}
-
-/// Whether the output is written, or only the plan made (for `capi2argo plan`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Output {
-    /// The output goes to the sink.
-    Resources,
-    /// Nothing goes to the sink; the plan keeps the new Secrets as trees, to be shown.
-    PlanOnly,
 }
 
 /// What a run gives reconciliation besides its input and configuration.
@@ -215,49 +209,6 @@ fn said_what_was_read(ctx: &mut Ctx, scan: &scan::Scan, output: Output) {
             ),
         };
         ctx.report_config(Severity::Warning, None, message);
-    }
-}
-
-/// What every step reads (the input, the settings) and where results go.
-struct Ctx<'x, 'a> {
-    input: &'x Input<'a>,
-    config: &'x Config,
-    limits: &'x Limits,
-    function_config: Option<ResourceRef>,
-    now: Option<i64>,
-    results: Vec<Finding>,
-    /// What becomes of each cluster, as the steps decide it.
-    outcomes: Outcomes,
-    /// The input holds ApplicationSets or Applications: each new Secret is kept as they see it.
-    judges_applications: bool,
-}
-
-impl<'x, 'a> Ctx<'x, 'a> {
-    fn item(&self, index: usize) -> &'x Item<'a> {
-        &self.input.items[index]
-    }
-
-    fn object(&self, index: usize) -> Object<'x, 'a> {
-        Object::new(&self.item(index).node)
-    }
-
-    /// A result about input item `index`.
-    fn report(&mut self, index: usize, severity: Severity, field: Option<&str>, message: String) {
-        let object = self.object(index);
-        let mut finding = object.finding(Finding::new(severity, message));
-        if let Some(field) = field {
-            finding = finding.at(field);
-        }
-        self.results.push(finding);
-    }
-
-    /// A result about the configuration (the functionConfig, when there is one).
-    fn report_config(&mut self, severity: Severity, field: Option<String>, message: String) {
-        let mut finding = Finding::new(severity, message).on(self.function_config.clone(), None);
-        if let Some(field) = field {
-            finding = finding.at(field);
-        }
-        self.results.push(finding);
     }
 }
 

@@ -13,8 +13,8 @@ use krm::finding::Severity;
 use krm::object::Object;
 use krm::{Out, TextStore};
 
-use super::Ctx;
 use super::collide::Outcome;
+use super::context::Ctx;
 use super::convert::{Conversion, Strength, Unsettled};
 use super::decision::{Action, Step, Steps};
 use super::draft::Draft;

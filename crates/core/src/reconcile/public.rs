@@ -10,11 +10,11 @@ use yaml::Node;
 use crate::access;
 use crate::appsets::Applications;
 
+use super::context::{Ctx, Output};
 use super::decision::{Action, Held, Step, Steps};
 use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterOutcome;
 use super::tokens::TokenDelete;
-use super::{Ctx, Output};
 
 /// One Argo CD cluster Secret in the plan.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use krm::finding::Severity;
 use krm::{self, Out};
 
-use super::Ctx;
+use super::context::Ctx;
 use super::decision::{Action, Steps};
 use super::scan::Scan;
 

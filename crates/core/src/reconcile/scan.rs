@@ -17,7 +17,7 @@ use krm::finding::{Finding, Severity};
 use krm::object::Object;
 use yaml::{Node, same_content};
 
-use super::Ctx;
+use super::context::Ctx;
 use super::ids::{ObjectKey, SecretId, SourceKey};
 
 /// What to do with a kubeconfig given as it is instead of in a Secret.

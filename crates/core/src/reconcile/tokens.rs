@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use crate::access::{self, AdminAccess, Grant};
 use krm::finding::Severity;
 
-use super::Ctx;
+use super::context::Ctx;
 use super::decision::{Action, Steps};
 use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterState;
