@@ -15,7 +15,7 @@ use krm::object::SecretId;
 
 use super::context::{Ctx, Output};
 use super::decision::{Action, Steps};
-use super::scan::Scan;
+use super::found::Scan;
 
 /// What the judgment of a plan's effect on Applications is made from, taken from the scan: the
 /// input's ApplicationSets and Applications, the Argo CD clusters before the plan, and the

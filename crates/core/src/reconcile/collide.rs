@@ -25,9 +25,9 @@ use krm::object::Object;
 
 use super::context::Ctx;
 use super::convert::{Conversion, Unsettled};
+use super::found::Scan;
 use super::ids::SecretId;
 use super::outcome::ClusterState;
-use super::scan::Scan;
 
 /// An owned Argo CD Secret two clusters both map to: kept as it is, for this reason.
 #[derive(Debug)]

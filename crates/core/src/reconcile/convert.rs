@@ -22,9 +22,9 @@ use krm::object::Object;
 use super::context::{Ctx, Output};
 use super::draft::{self, Draft};
 use super::fleet;
+use super::found::{Candidate, Scan};
 use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterState;
-use super::scan::{Candidate, Scan};
 
 /// How a new Secret logs in, and why it is a fallback: a rename may not weaken either.
 #[derive(Debug, Clone)]

@@ -13,8 +13,8 @@ use krm::{Form, Out, TextStore, store};
 
 use super::changes::changes;
 use super::context::{Ctx, Output};
+use super::found::Scan;
 use super::ids::SecretId;
-use super::scan::Scan;
 
 /// A drafted Argo CD Secret.
 pub(super) struct Draft<'x, 'a> {

@@ -10,8 +10,8 @@ use krm::object::Object;
 use yaml::Node;
 
 use super::context::Ctx;
+use super::found::Scan;
 use super::ids::ObjectKey;
-use super::scan::Scan;
 
 /// Which inventory entries some cluster used: one that none used is most likely a typo.
 pub(super) struct Used(Vec<Vec<bool>>);

@@ -14,9 +14,9 @@ use super::applications::JudgmentInputs;
 use super::changes::ROTATED;
 use super::context::Ctx;
 use super::decision::{Action, Guard, Held, Step, Steps};
+use super::found::Scan;
 use super::ids::SecretId;
 use super::outcome::ClusterState;
-use super::scan::Scan;
 use crate::appsets::{AppRef, ApplicationEffect, Applications, ordered};
 
 /// What ApplicationSets do with a cluster that goes: said once, in every guard's error.

@@ -21,6 +21,7 @@ mod convert;
 mod decision;
 mod draft;
 mod fleet;
+mod found;
 mod guard;
 mod ids;
 mod outcome;
@@ -168,7 +169,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
 /// (whose ignore label, lifecycle and metadata are then lost), or, for a plan, no Secret of Argo
 /// CD's namespace at all (every cluster then looks new, and nothing can be pruned or renamed).
 /// Not asked when the host listed it all from the API server: there, absent is absent.
-fn said_what_was_read(ctx: &mut Ctx, scan: &scan::Scan, output: Output) {
+fn said_what_was_read(ctx: &mut Ctx, scan: &found::Scan, output: Output) {
     if ctx.input.items.is_empty() {
         let message = "the input holds no resources: nothing was read, so nothing is converted (an empty file, or a `kubectl get` that failed?)";
         ctx.report_config(Severity::Warning, None, message.into());
@@ -240,7 +241,7 @@ mod tests {
     }
 
     /// Scans a YAML stream alone: what the scan found, and its results.
-    pub(super) fn scan_of(input: &str, config: &Config) -> (scan::Scan, Vec<Finding>) {
+    pub(super) fn scan_of(input: &str, config: &Config) -> (found::Scan, Vec<Finding>) {
         let limits = Limits::default();
         let parsed = krm::parse(input.as_bytes(), &limits).expect("input parses");
         let mut ctx = Ctx {

@@ -18,9 +18,9 @@ use super::context::Ctx;
 use super::convert::{Conversion, Strength, Unsettled};
 use super::decision::{Action, Step, Steps};
 use super::draft::Draft;
+use super::found::{Owned, Scan};
 use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterState;
-use super::scan::{Owned, Scan};
 
 /// Makes the plan: every surviving conversion placed on the Secret of its name, then every owned
 /// Secret no conversion placed.

@@ -13,7 +13,8 @@ use krm::object::{Object, file_annotations, is_tool_annotation};
 use krm::{self, Input, Item, NAMING_KEYS};
 use yaml::{Node, Value};
 
-use super::scan::{self, Scan};
+use super::found::Scan;
+use super::scan;
 
 /// The kinds conversion reads beyond their metadata: kubeconfig and Argo CD Secrets, CAPI
 /// Clusters and control planes (for lifecycle and version).

@@ -8,7 +8,7 @@ use krm::{self, Out};
 
 use super::context::Ctx;
 use super::decision::{Action, Steps};
-use super::scan::Scan;
+use super::found::Scan;
 
 /// Writes the output to `sink`; the input items at `gone` (token Secrets no one uses) are left out.
 pub(super) fn render(
@@ -41,7 +41,7 @@ pub(super) fn render(
         }
     }
     // A copy goes wherever its first goes: out when the first is removed or rewritten.
-    for &super::scan::Copy { copy, first } in &scan.copies {
+    for &super::found::SecondCopy { copy, first } in &scan.copies {
         if removed.contains(&first) || replaced.contains_key(&first) {
             removed.insert(copy);
             let what = ctx.object(copy).resource_ref();

@@ -9,9 +9,9 @@ use krm::finding::Severity;
 
 use super::context::Ctx;
 use super::decision::{Action, Steps};
+use super::found::Scan;
 use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterState;
-use super::scan::Scan;
 
 /// A token Secret the plan deletes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,129 @@
+//! What the scan found (step 1's result, [`Scan`]): the kubeconfig Secrets a source takes, the
+//! Argo CD Secrets the function owns and those it does not, the Clusters and control planes,
+//! token Secrets, ApplicationSets and Applications, and what could not be taken. Every later
+//! step reads it; none of them needs the scanning itself.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::access;
+use crate::appsets;
+use crate::sources::Variant;
+
+use super::ids::{ObjectKey, SecretId, SourceKey};
+
+/// A kubeconfig Secret found in the input.
+#[derive(Debug)]
+pub(super) struct Candidate {
+    pub index: usize,
+    /// Which of the config's sources took it.
+    pub source: usize,
+    pub id: SecretId,
+    pub cluster: String,
+    pub variant: Variant,
+}
+
+impl Candidate {
+    pub fn key(&self) -> SourceKey {
+        SourceKey::of(&self.id.namespace, &self.id.name)
+    }
+}
+
+/// An Argo CD cluster Secret in the input that is not the function's: never touched, but no
+/// Secret of the function's may give Argo CD a second cluster of its server or name.
+#[derive(Debug)]
+pub(super) struct Foreign {
+    pub index: usize,
+    pub name: String,
+    pub server: String,
+}
+
+/// An owned Argo CD Secret in the input, and the kubeconfig Secret its labels name.
+#[derive(Debug)]
+pub(super) struct Owned {
+    pub index: usize,
+    pub source: SourceKey,
+    /// The source (`capi2argo.dev/source`, the default source when absent) that made it.
+    pub kind: String,
+    /// Why it cannot be decided on (its metadata is unsound, it is given twice): kept as it is.
+    pub held: Option<&'static str>,
+}
+
+/// A kubeconfig Secret the scan could not take, and why: its Argo CD Secrets stay as they are,
+/// never pruned for it.
+#[derive(Debug)]
+pub(super) struct Untaken {
+    pub key: SourceKey,
+    pub why: &'static str,
+}
+
+/// A second copy of an object (same identity, same content) and the first copy it follows:
+/// replaced or pruned with it, kept with it, so a second run finds one copy and changes nothing.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct SecondCopy {
+    pub copy: usize,
+    pub first: usize,
+}
+
+/// What the scan found, hashed for lookups.
+#[derive(Debug, Default)]
+pub(super) struct Scan {
+    pub candidates: Vec<Candidate>,
+    pub owned: Vec<Owned>,
+    /// CAPI Clusters by namespace and name (kind `Cluster`).
+    pub clusters: HashMap<ObjectKey, usize>,
+    /// Control plane objects by namespace, kind and name (for the Kubernetes version).
+    pub control_planes: HashMap<ObjectKey, usize>,
+    pub held: Vec<Untaken>,
+    pub copies: Vec<SecondCopy>,
+    /// Every Secret of the input by namespace and name (the first of two that share them).
+    pub secrets: HashMap<SecretId, usize>,
+    /// Argo CD cluster Secrets that are not the function's.
+    pub foreign: Vec<Foreign>,
+    /// Kubeconfig Secrets the settings leave to another run (`allowedNamespaces`, a preset's
+    /// `labels`): their Argo CD Secrets are that run's.
+    pub excluded: HashSet<SourceKey>,
+    /// The kubeconfig Secrets of the input whose names their Argo CD Secrets' labels cannot
+    /// hold as they are (cut and hashed to a label value), by that label key.
+    pub real_names: HashMap<SourceKey, SecretId>,
+    /// Token Secrets of Argo CD's namespace, by the kubeconfig Secret each is for.
+    pub tokens: HashMap<SecretId, access::TokenSecret>,
+    /// Token Secrets for a kubeconfig Secret that already has one: never read, deleted.
+    pub token_extras: Vec<(SecretId, access::TokenSecret)>,
+    /// Argo CD's ApplicationSets and Applications: what the plan does to them is judged.
+    pub appsets: Vec<appsets::AppSet>,
+    pub apps: Vec<appsets::App>,
+    /// Argo CD's `argocd-cmd-params-cm` (in its namespace): the ApplicationSet controller's
+    /// policy.
+    pub controller_params: Option<usize>,
+}
+
+impl Scan {
+    /// How many kubeconfig Secrets the config's source `source` took.
+    pub fn taken_by(&self, source: usize) -> usize {
+        self.candidates
+            .iter()
+            .filter(|c| c.source == source)
+            .count()
+    }
+
+    /// The owned Argo CD Secret at input index `index`.
+    pub fn owned_at(&self, index: usize) -> Option<&Owned> {
+        self.owned.iter().find(|o| o.index == index)
+    }
+
+    /// The CAPI Cluster `name` in `namespace`.
+    pub fn cluster(&self, namespace: &str, name: &str) -> Option<usize> {
+        self.clusters
+            .get(&ObjectKey::new(namespace, "Cluster", name))
+            .copied()
+    }
+
+    /// The kubeconfig Secret an owned Secret's labels name: its real namespace and name when it
+    /// is in the input (the labels hold long names cut and hashed), else the labels as they are.
+    pub fn source_id(&self, owned: &Owned) -> SecretId {
+        self.real_names
+            .get(&owned.source)
+            .cloned()
+            .unwrap_or_else(|| SecretId::new(&owned.source.namespace, &owned.source.name))
+    }
+}
