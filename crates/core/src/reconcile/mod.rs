@@ -15,6 +15,7 @@
 
 mod applications;
 mod changes;
+mod choice;
 mod collide;
 mod context;
 mod convert;
