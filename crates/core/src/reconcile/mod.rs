@@ -1,17 +1,23 @@
 //! Reconciliation, in five steps, each a module of its own, each taking what the one before
 //! gave:
 //!
-//! 1. [`scan`]: find the kubeconfig Secrets, the Argo CD Secrets the function owns, the Clusters;
-//! 2. [`convert`]: make each cluster's Argo CD Secret (fleet metadata from [`fleet`]), and
-//!    settle which conversions are one cluster ([`collide`]);
+//! 1. [`scan`]: find the kubeconfig Secrets, the Argo CD Secrets the function owns, the Clusters
+//!    (what it found: [`found`]);
+//! 2. [`convert`]: make each cluster's Argo CD Secret from the kubeconfig Secret [`choice`]
+//!    picks (fleet metadata from [`fleet`]), and settle which conversions are one cluster
+//!    ([`collide`]);
 //! 3. [`plan`]: decide, for every Argo CD Secret the function owns or would write, what happens
-//!    to it — create, update, unchanged, rename, prune or kept, and why — as a value;
+//!    to it — create, update, unchanged, rename, prune or kept, and why — as a value, in the
+//!    words of [`decision`];
 //! 4. [`guard`]: hold back what the settings do not allow (`allowEmpty`, `maxPrune`,
-//!    `allowRename`);
+//!    `allowRename`, and what [`applications`] judges ApplicationSets would delete), then
+//!    [`tokens`]: the token Secrets no Argo CD Secret uses any more;
 //! 5. [`render`]: write the output the plan describes.
 //!
-//! Nothing is written before the plan has passed its guards; the plan itself is what
-//! `capi2argo plan` shows ([`view`]).
+//! Nothing is written before the plan has passed its guards; the plan itself ([`public`]) is
+//! what `capi2argo plan` shows ([`view`]). What every step reads and reports to is
+//! [`context`]'s. A step imports only the modules below it, never a step that comes after it,
+//! so the order above is the order of the code.
 
 mod applications;
 mod changes;
