@@ -9,7 +9,7 @@
 //! (`deleteInCluster`, `removeFinalizerOnInvalidDestination`).
 
 mod effects;
-pub(crate) mod params;
+pub(crate) mod generators;
 pub(crate) mod read;
 pub(crate) mod selector;
 pub(crate) mod template;
