@@ -45,7 +45,8 @@ pub mod internals {
     /// Argo CD's ApplicationSet rules: label selectors, name templates, the cluster generator's
     /// parameters.
     pub mod appsets {
-        pub use crate::appsets::generators::{Lookup, Params, cluster_params};
+        pub use crate::appsets::generators::cluster_params;
+        pub use crate::appsets::params::{Lookup, Params};
         pub use crate::appsets::read::ClusterView;
         pub use crate::appsets::selector::Selector;
         pub use crate::appsets::template::{Rendered, Syntax, Template, sanitize_name};

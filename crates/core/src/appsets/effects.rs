@@ -4,7 +4,8 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
-use super::generators::{ClusterKey, Eval, Lookup, Set, Unjudged};
+use super::generators::{ClusterKey, Eval, Set, Unjudged};
+use super::params::Lookup;
 use super::read::{App, AppSet, ClusterView, GenKind, Generator};
 use super::template::{Rendered, Template};
 use super::{AppRef, ControllerPolicy, IN_CLUSTER_SERVER, ordered, ordered_map};

@@ -10,116 +10,12 @@
 
 use std::collections::BTreeMap;
 
+use super::params::{Lookup, Params};
 use super::read::{ClusterView, GenKind, Generator};
 use super::selector::Selector;
 use super::template::{Rendered, Syntax, Template, sanitize_name};
 use super::{IN_CLUSTER_SERVER, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL, ordered_map};
 use krm::object::SecretId;
-
-/// A parameter looked up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup<'p> {
-    Found(&'p str),
-    /// Not a value but a map (`metadata.labels`): of strings, whose missing keys index to `""`,
-    /// or of anything.
-    Map {
-        strings: bool,
-    },
-    /// No such parameter.
-    Missing,
-    /// Its value is one the plan cannot know.
-    Unknown,
-}
-
-/// One parameter set, its keys flat (`metadata.labels.env`, as Argo CD flattens them for
-/// fasttemplate and for post-selectors).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Params {
-    values: BTreeMap<String, Option<String>>,
-    /// The maps among the parameters, by flat path, and whether each holds strings (a Go
-    /// template walks them).
-    maps: BTreeMap<String, bool>,
-    /// Every key is here: no generator the plan cannot evaluate adds its own.
-    complete: bool,
-}
-
-impl Params {
-    /// Known values only.
-    #[cfg(test)]
-    pub fn known(pairs: impl IntoIterator<Item = (String, String)>) -> Params {
-        Params {
-            values: ordered_map(pairs.into_iter().map(|(k, v)| (k, Some(v)))),
-            maps: BTreeMap::new(),
-            complete: true,
-        }
-    }
-
-    /// What a generator the plan cannot evaluate gives: keys and values unknown.
-    pub fn unknown() -> Params {
-        Params::default()
-    }
-
-    pub fn is_complete(&self) -> bool {
-        self.complete
-    }
-
-    pub fn get(&self, key: &str) -> Lookup<'_> {
-        match self.values.get(key) {
-            Some(Some(v)) => Lookup::Found(v),
-            Some(None) => Lookup::Unknown,
-            None => match self.maps.get(key) {
-                Some(&strings) => Lookup::Map { strings },
-                None if self
-                    .values
-                    .keys()
-                    .any(|k| k.strip_prefix(key).is_some_and(|r| r.starts_with('.'))) =>
-                {
-                    Lookup::Map { strings: false }
-                }
-                None if self.complete => Lookup::Missing,
-                None => Lookup::Unknown,
-            },
-        }
-    }
-
-    /// The keys whose values differ between two sets (a key only one has included).
-    pub fn differing(&self, other: &Params) -> Vec<String> {
-        let mut keys: Vec<String> = self
-            .values
-            .iter()
-            .filter(|(k, v)| other.values.get(*k) != Some(*v))
-            .map(|(k, _)| k.clone())
-            .collect();
-        keys.extend(
-            other
-                .values
-                .keys()
-                .filter(|k| !self.values.contains_key(*k))
-                .cloned(),
-        );
-        keys
-    }
-
-    /// A key's value made unknown, when it has one.
-    fn forget(&mut self, key: &str) {
-        if let Some(v) = self.values.get_mut(key) {
-            *v = None;
-        }
-    }
-
-    /// `other`'s keys merged in: where both have a key, `other` wins when `over`.
-    fn merge(&mut self, other: &Params, over: bool) {
-        for (k, v) in &other.values {
-            if over || !self.values.contains_key(k) {
-                self.values.insert(k.clone(), v.clone());
-            }
-        }
-        for (k, v) in &other.maps {
-            self.maps.entry(k.clone()).or_insert(*v);
-        }
-        self.complete &= other.complete;
-    }
-}
 
 /// Which Argo CD cluster a parameter set came from.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -10,6 +10,7 @@
 
 mod effects;
 pub(crate) mod generators;
+pub(crate) mod params;
 pub(crate) mod read;
 pub(crate) mod selector;
 pub(crate) mod template;

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use super::generators::{Lookup, Params};
+use super::params::{Lookup, Params};
 
 /// How a template's text is read: fasttemplate's tags, or a Go template with the
 /// ApplicationSet's `goTemplateOptions` that matter to a name (`missingkey=…`).
