@@ -10,6 +10,7 @@
 
 mod effects;
 pub(crate) mod generators;
+mod judgment;
 pub(crate) mod params;
 pub(crate) mod read;
 pub(crate) mod selector;
@@ -23,7 +24,7 @@ use yaml::Node;
 pub use effects::{
     AppChange, AppSetPlan, ApplicationEffect, ApplicationResources, Applications, Leaves, Stranded,
 };
-pub(crate) use effects::{Fleets, judge};
+pub(crate) use judgment::{Fleets, judge};
 pub(crate) use read::{App, AppSet, ClusterView, app, app_set, is_application, is_application_set};
 
 pub(crate) use crate::convert::argocd::SECRET_TYPE_LABEL;
