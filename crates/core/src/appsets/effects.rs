@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use super::AppRef;
+use super::argo::AppRef;
 use krm::object::SecretId;
 
 /// Why an Application goes.

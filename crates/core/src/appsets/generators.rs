@@ -10,11 +10,13 @@
 
 use std::collections::BTreeMap;
 
+use super::argo::{IN_CLUSTER_SERVER, SECRET_TYPE_CLUSTER};
+use super::ordered::ordered_map;
 use super::params::{Lookup, Params};
 use super::read::{ClusterView, GenKind, Generator};
 use super::selector::Selector;
 use super::template::{Rendered, Syntax, Template, sanitize_name};
-use super::{IN_CLUSTER_SERVER, SECRET_TYPE_CLUSTER, SECRET_TYPE_LABEL, ordered_map};
+use crate::convert::argocd::SECRET_TYPE_LABEL;
 use krm::object::SecretId;
 
 /// Which Argo CD cluster a parameter set came from.

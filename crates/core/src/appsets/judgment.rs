@@ -4,14 +4,16 @@
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+use super::argo::{AppRef, IN_CLUSTER_SERVER};
 use super::effects::{
     AppChange, AppSetPlan, ApplicationEffect, ApplicationResources, Applications, Leaves, Stranded,
 };
 use super::generators::{ClusterKey, Eval, Set, Unjudged};
+use super::ordered::{ordered, ordered_map};
 use super::params::Lookup;
+use super::policy::ControllerPolicy;
 use super::read::{App, AppSet, ClusterView, GenKind, Generator};
 use super::template::{Rendered, Template};
-use super::{AppRef, ControllerPolicy, IN_CLUSTER_SERVER, ordered, ordered_map};
 use crate::convert::meta::is_dns1123_subdomain;
 use krm::object::SecretId;
 

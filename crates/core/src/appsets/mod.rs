@@ -7,203 +7,34 @@
 //! generator_spec_processor.go, applicationset/utils/utils.go (templates, finalizers),
 //! applicationset/utils/policy.go and applicationset/controllers/applicationset_controller.go
 //! (`deleteInCluster`, `removeFinalizerOnInvalidDestination`).
+//!
+//! Bottom to top, each module importing only those before it: [`ordered`](mod@ordered),
+//! [`argo`] (what Argo CD's objects are known by), [`policy`] (the controller's), [`selector`],
+//! [`params`] (a parameter set), [`template`] (the name templates, reading parameter sets),
+//! [`read`] (ApplicationSets and Applications, their templates' syntax), [`generators`] (their
+//! parameter sets for a fleet), [`effects`] (what ApplicationSets do) and [`judgment`] (which
+//! computes it). This module only declares and re-exports them.
 
+mod argo;
 mod effects;
 pub(crate) mod generators;
 mod judgment;
+mod ordered;
 pub(crate) mod params;
+mod policy;
 pub(crate) mod read;
 pub(crate) mod selector;
 pub(crate) mod template;
 
-use std::fmt;
-
-use krm::object::Object;
-use yaml::Node;
-
+pub use argo::AppRef;
+// Reconciliation's tests build cluster Secrets of the local cluster's server.
+#[cfg(test)]
+pub(crate) use argo::IN_CLUSTER_SERVER;
 pub use effects::{
     AppChange, AppSetPlan, ApplicationEffect, ApplicationResources, Applications, Leaves, Stranded,
 };
 pub(crate) use judgment::{Fleets, judge};
+pub(crate) use ordered::ordered;
+pub(crate) use policy::is_controller_params;
+pub use policy::{CMD_PARAMS, ControllerPolicy};
 pub(crate) use read::{App, AppSet, ClusterView, app, app_set, is_application, is_application_set};
-
-pub(crate) use crate::convert::argocd::SECRET_TYPE_LABEL;
-
-/// The value of Argo CD's secret-type label on a cluster Secret.
-pub(crate) const SECRET_TYPE_CLUSTER: &str = "cluster";
-
-/// The local cluster's server: Argo CD knows it without a Secret.
-pub(crate) const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";
-
-/// The items, ordered: inserted one by one, since collecting into a B-tree sorts first, and every
-/// sort of another type is code of its own that each WebAssembly module carries.
-pub(crate) fn ordered<T: Ord>(items: impl IntoIterator<Item = T>) -> std::collections::BTreeSet<T> {
-    let mut set = std::collections::BTreeSet::new();
-    for item in items {
-        set.insert(item);
-    }
-    set
-}
-
-/// The pairs, by key (the last of a key wins), inserted one by one as [`ordered`] says why.
-pub(crate) fn ordered_map<K: Ord, V>(
-    pairs: impl IntoIterator<Item = (K, V)>,
-) -> std::collections::BTreeMap<K, V> {
-    let mut map = std::collections::BTreeMap::new();
-    for (k, v) in pairs {
-        map.insert(k, v);
-    }
-    map
-}
-
-/// An Application or ApplicationSet, by namespace and name.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct AppRef {
-    /// Its namespace (`default` when none is written).
-    pub namespace: String,
-    /// Its name.
-    pub name: String,
-}
-
-impl AppRef {
-    pub(crate) fn of(object: Object) -> AppRef {
-        AppRef {
-            namespace: object.namespace().to_string(),
-            name: object.name().unwrap_or_default().to_string(),
-        }
-    }
-}
-
-impl fmt::Display for AppRef {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
-
-/// The ConfigMap Argo CD's components read their flags from.
-pub const CMD_PARAMS: &str = "argocd-cmd-params-cm";
-const POLICY_PARAM: &str = "applicationsetcontroller.policy";
-const OVERRIDE_PARAM: &str = "applicationsetcontroller.enable.policy.override";
-
-/// Whether an item is Argo CD's `argocd-cmd-params-cm` in its namespace.
-pub(crate) fn is_controller_params(object: Object, argo_namespace: &str) -> bool {
-    object.is(Some("v1"), "ConfigMap")
-        && object.name() == Some(CMD_PARAMS)
-        && object.namespace() == argo_namespace
-}
-
-/// The ApplicationSet controller's own policy (its `--policy` flag, or
-/// `applicationsetcontroller.policy` in `argocd-cmd-params-cm`), and whether an
-/// ApplicationSet's `syncPolicy.applicationsSync` may override it (`--enable-policy-override`,
-/// on by default only when no policy is set).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ControllerPolicy {
-    /// `sync`, `create-only`, `create-update` or `create-delete`; `None`: not set (`sync`).
-    pub policy: Option<String>,
-    /// `None`: the controller's default.
-    pub allow_override: Option<bool>,
-}
-
-impl ControllerPolicy {
-    /// What `argocd-cmd-params-cm` says, over what the settings say; the keys it sets that
-    /// the settings set otherwise.
-    pub(crate) fn with_params(&self, object: Object) -> (ControllerPolicy, Vec<&'static str>) {
-        let get = |key| object.node.path(&["data", key]).and_then(Node::as_str);
-        let mut policy = self.clone();
-        let mut differ = Vec::new();
-        if let Some(p) = get(POLICY_PARAM).map(str::trim) {
-            let p = (!p.is_empty()).then(|| p.to_string());
-            if self.policy.is_some() && self.policy != p {
-                differ.push(POLICY_PARAM);
-            }
-            policy.policy = p;
-        }
-        if let Some(o) = get(OVERRIDE_PARAM).and_then(go_bool) {
-            let o = Some(o);
-            if self.allow_override.is_some() && self.allow_override != o {
-                differ.push(OVERRIDE_PARAM);
-            }
-            policy.allow_override = o;
-        }
-        (policy, differ)
-    }
-
-    /// The policy an ApplicationSet is synced with (utils.DefaultPolicy), and whether it lets
-    /// Applications be deleted.
-    pub fn effective(&self, appset: Option<&str>) -> (String, bool) {
-        let controller = self.policy.clone().unwrap_or_default();
-        let allow = self.allow_override.unwrap_or(controller.is_empty());
-        let word = match appset {
-            Some(own) if allow => own.to_string(),
-            _ if controller.is_empty() => "sync".to_string(),
-            _ => controller,
-        };
-        let deletes = !matches!(word.as_str(), "create-only" | "create-update");
-        (word, deletes)
-    }
-}
-
-/// A boolean as argo-cd's `env.ParseBoolFromEnv` reads the variable a ConfigMap key becomes:
-/// `true` or `false` in any case (`strings.EqualFold`, whose folding also takes U+017F `ſ` for
-/// `s`); anything else, the empty string included, is no value and leaves the default.
-fn go_bool(value: &str) -> Option<bool> {
-    let folded: String = value
-        .chars()
-        .map(|c| match c {
-            '\u{17f}' => 's',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect();
-    match folded.as_str() {
-        "true" => Some(true),
-        "false" => Some(false),
-        _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Regression: `"True"` was read as false, and a value Argo CD ignores as false rather than
-    /// as the default.
-    #[test]
-    fn the_override_is_read_as_argo_cd_reads_it() {
-        for (value, want) in [
-            ("true", Some(true)),
-            ("True", Some(true)),
-            ("TRUE", Some(true)),
-            ("False", Some(false)),
-            ("fal\u{17f}e", Some(false)),
-            ("", None),
-            ("yes", None),
-            (" true", None),
-        ] {
-            assert_eq!(go_bool(value), want, "{value:?}");
-        }
-    }
-
-    #[test]
-    fn an_application_sets_policy_counts_only_where_the_controller_lets_it() {
-        let default = ControllerPolicy::default();
-        assert_eq!(default.effective(None), ("sync".into(), true));
-        assert_eq!(
-            default.effective(Some("create-only")),
-            ("create-only".into(), false)
-        );
-        let strict = ControllerPolicy {
-            policy: Some("sync".into()),
-            allow_override: None,
-        };
-        assert_eq!(strict.effective(Some("create-only")), ("sync".into(), true));
-        let open = ControllerPolicy {
-            policy: Some("create-delete".into()),
-            allow_override: Some(true),
-        };
-        assert_eq!(
-            open.effective(Some("create-update")),
-            ("create-update".into(), false)
-        );
-        assert_eq!(open.effective(None), ("create-delete".into(), true));
-    }
-}

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 #[cfg(test)]
-use super::ordered_map;
+use super::ordered::ordered_map;
 
 /// A parameter looked up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,9 +9,9 @@
 use krm::object::{Object, is_tool_annotation};
 use yaml::Node;
 
+use super::argo::{AppRef, IN_CLUSTER_SERVER};
 use super::selector::{Selector, SelectorError};
 use super::template::Syntax;
-use super::{AppRef, IN_CLUSTER_SERVER};
 
 /// Argo CD's API group and version for ApplicationSets and Applications.
 pub const ARGO_API_VERSION: &str = "argoproj.io/v1alpha1";
