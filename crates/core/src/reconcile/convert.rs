@@ -4,25 +4,23 @@
 use std::collections::BTreeMap;
 
 use crate::access;
-use crate::config::{Mode, NameFrom};
-use crate::convert::argocd::{ClusterConfig, ClusterSecret};
-use crate::convert::kubeconfig::{self, without_userinfo};
+use crate::convert::argocd::ClusterSecret;
 use crate::convert::login::Login;
-use crate::convert::meta as names;
 use crate::fleet::cluster;
 use crate::profiles;
-use crate::sources::{Kind, SERVER_ANNOTATION, SOURCE_LABEL};
+use crate::sources::{Kind, SOURCE_LABEL};
 use crate::validate::expiry::instant;
 use krm::TextStore;
-use krm::finding::{Finding, Severity};
-use krm::object::Object;
+use krm::finding::Severity;
 
-use super::choice::{self, Chosen, Read};
+use super::argo_secret;
+use super::choice;
 use super::context::{Ctx, Output};
 use super::draft::{self, Draft};
 use super::fleet;
 use super::found::{Candidate, Scan};
 use super::ids::{SecretId, SourceKey};
+use super::lifecycle;
 use super::outcome::ClusterState;
 
 /// How a new Secret logs in, and why it is a fallback: a rename may not weaken either.
@@ -92,16 +90,6 @@ pub(super) struct Converted<'x, 'a> {
     pub revocable: Vec<access::TokenNeed>,
 }
 
-/// The name of a cluster's Argo CD Secret (in the config's Argo CD namespace).
-pub(super) fn secret_name(ctx: &Ctx, namespace: &str, cluster: &str) -> String {
-    let base = if ctx.config.namespaced_names {
-        format!("cluster-{namespace}-{cluster}")
-    } else {
-        format!("cluster-{cluster}")
-    };
-    names::dns1123_subdomain(&base)
-}
-
 /// One Argo CD Secret per cluster (its kubeconfig Secrets grouped), fleet metadata applied,
 /// each drafted as it is made.
 pub(super) fn convert_all<'x, 'a>(
@@ -144,13 +132,13 @@ pub(super) fn convert_all<'x, 'a>(
             ctx.outcomes.set(outcome, ClusterState::Ignored, reason);
             continue;
         }
-        if capi_cluster.is_some_and(|at| lifecycle_skips(ctx, at)) {
+        if capi_cluster.is_some_and(|at| lifecycle::lifecycle_skips(ctx, at)) {
             let why = "skipNotReady: the Cluster is being deleted or not initialised";
             ctx.outcomes.set(outcome, ClusterState::Skipped, why);
             converted.unsettled.push(unsettled(why));
             continue;
         }
-        if profile.is_some_and(|at| profile_skips(ctx, at)) {
+        if profile.is_some_and(|at| lifecycle::profile_skips(ctx, at)) {
             let why = "skipNotReady: the ClusterProfile is being deleted or its control plane is not healthy";
             ctx.outcomes.set(outcome, ClusterState::Skipped, why);
             converted.unsettled.push(unsettled(why));
@@ -179,7 +167,9 @@ pub(super) fn convert_all<'x, 'a>(
             chosen.degraded.clone(),
             chosen.read.reachable,
         );
-        let Some((mut secret, read, entry)) = cluster_secret(ctx, namespace, name, chosen) else {
+        let Some((mut secret, read, entry)) =
+            argo_secret::cluster_secret(ctx, namespace, name, chosen)
+        else {
             failed(ctx, &mut converted);
             continue;
         };
@@ -325,243 +315,4 @@ fn token_login(
         scan.tokens.get(&kubeconfig),
         of,
     )
-}
-
-/// Reports where the Cluster stands in its life; whether it gets no Argo CD Secret this time.
-fn lifecycle_skips(ctx: &mut Ctx, at: usize) -> bool {
-    let life = cluster::lifecycle(&ctx.item(at).node);
-    let skip = ctx.config.skip_not_ready && life.not_ready();
-    let outcome = if skip {
-        "skipped (skipNotReady): no Argo CD Secret this time, an existing one is kept"
-    } else {
-        "Argo CD may fail to reach it (skipNotReady=true waits)"
-    };
-    let conditions = if cluster::is_v1beta2(&ctx.item(at).node) {
-        "status.conditions"
-    } else {
-        "status.v1beta2.conditions"
-    };
-    if life.deleting {
-        let marked = ctx
-            .item(at)
-            .node
-            .path(&["metadata", "deletionTimestamp"])
-            .is_some_and(|t| !t.is_null());
-        let field = if marked {
-            "metadata.deletionTimestamp"
-        } else {
-            conditions
-        };
-        let message = format!("the Cluster is being deleted: {outcome}");
-        ctx.report(at, Severity::Warning, Some(field), message);
-    }
-    if life.initialized == Some(false) {
-        let message = format!("the Cluster's control plane is not initialised yet: {outcome}");
-        ctx.report(at, Severity::Warning, Some("status"), message);
-    }
-    for c in &life.unavailable {
-        let why = match (c.reason.is_empty(), c.message.is_empty()) {
-            (false, false) => format!(" ({}: {})", c.reason, c.message),
-            (false, true) => format!(" ({})", c.reason),
-            _ => String::new(),
-        };
-        let message = format!(
-            "the Cluster's condition {} is False{why}: {outcome}",
-            c.type_
-        );
-        ctx.report(at, Severity::Warning, Some(conditions), message);
-    }
-    skip
-}
-
-/// Reports where a ClusterProfile's cluster stands (being deleted, its control plane not
-/// healthy as its cluster manager says); whether it gets no Argo CD Secret this time.
-fn profile_skips(ctx: &mut Ctx, at: usize) -> bool {
-    let node = &ctx.item(at).node;
-    let deleting = node
-        .path(&["metadata", "deletionTimestamp"])
-        .is_some_and(|t| !t.is_null());
-    let unhealthy = profiles::condition(node, profiles::CONTROL_PLANE_HEALTHY)
-        .filter(|(healthy, _, _)| !healthy)
-        .map(
-            |(_, reason, message)| match (reason.is_empty(), message.is_empty()) {
-                (false, false) => format!(" ({reason}: {message})"),
-                (false, true) => format!(" ({reason})"),
-                _ => String::new(),
-            },
-        );
-    let skip = ctx.config.skip_not_ready && (deleting || unhealthy.is_some());
-    let outcome = if skip {
-        "skipped (skipNotReady): no Argo CD Secret this time, an existing one is kept"
-    } else {
-        "Argo CD may fail to reach it (skipNotReady=true waits)"
-    };
-    if deleting {
-        let message = format!("the ClusterProfile is being deleted: {outcome}");
-        ctx.report(
-            at,
-            Severity::Warning,
-            Some("metadata.deletionTimestamp"),
-            message,
-        );
-    }
-    if let Some(why) = unhealthy {
-        let message = format!(
-            "the ClusterProfile's condition {} is False{why}: {outcome}",
-            profiles::CONTROL_PLANE_HEALTHY
-        );
-        ctx.report(at, Severity::Warning, Some("status.conditions"), message);
-    }
-    skip
-}
-
-/// The Argo CD Secret of a cluster from the kubeconfig chosen for it: its server, its login (or
-/// none in pull mode), its names.
-fn cluster_secret<'x>(
-    ctx: &mut Ctx<'x, '_>,
-    namespace: &str,
-    cluster: &str,
-    chosen: Chosen<'_, 'x>,
-) -> Option<(ClusterSecret, Read<'x>, String)> {
-    let member = chosen.member;
-    let mut read = chosen.read;
-    let field = read.field.clone();
-    let connection = read.connection.take()?;
-    let object = ctx.object(member.index);
-    let server = match server_of(ctx, object, &connection.server, &field) {
-        Ok(server) => server,
-        Err(finding) => {
-            ctx.results.push(object.finding(finding));
-            return None;
-        }
-    };
-    let (server, config) = match ctx.config.mode {
-        Mode::Pull => pulled(ctx, object, &field, server, connection.config),
-        Mode::Push => {
-            pushed(ctx, object, &field, &server, &connection.config);
-            (server, connection.config)
-        }
-    };
-    let from_kubeconfig = ctx.config.name_from == NameFrom::Kubeconfig
-        || ctx.config.sources[member.source].names_from_kubeconfig();
-    let named = if from_kubeconfig {
-        connection.cluster_entry.as_str()
-    } else {
-        cluster
-    };
-    let cluster_name = if ctx.config.namespaced_names {
-        format!("{namespace}-{named}")
-    } else {
-        named.to_string()
-    };
-    let profiled = ctx.config.sources[member.source].kind == Kind::ClusterProfiles;
-    let secret = ClusterSecret {
-        secret_name: if profiled && !ctx.config.namespaced_names {
-            profiles::names::secret_name(cluster)
-        } else {
-            secret_name(ctx, namespace, cluster)
-        },
-        namespace: ctx.config.argo_namespace.clone(),
-        cluster_name,
-        server,
-        config,
-        source_name: member.id.name.clone(),
-        source_namespace: member.id.namespace.clone(),
-        annotations: Vec::new(),
-        fields: Default::default(),
-        shard: None,
-    };
-    Some((secret, read, connection.cluster_entry))
-}
-
-/// Pull mode: the login left out, and any user and password in the server's or proxy's URL.
-fn pulled(
-    ctx: &mut Ctx,
-    object: Object,
-    field: &str,
-    server: String,
-    config: ClusterConfig,
-) -> (String, ClusterConfig) {
-    let mut config = config.without_login();
-    let (clean, had) = without_userinfo(&server);
-    let (proxy, proxy_had) = match &config.proxy_url {
-        Some(p) => {
-            let (p, had) = without_userinfo(p);
-            (Some(p), had)
-        }
-        None => (None, false),
-    };
-    if !(had || proxy_had) {
-        return (server, config);
-    }
-    config.proxy_url = proxy;
-    ctx.results.push(
-        object.finding(
-            Finding::info(
-                "pull mode: the user and password in the server or proxy URL are left out",
-            )
-            .at(field),
-        ),
-    );
-    (clean, config)
-}
-
-/// Push mode: warnings for credentials in URLs and for a token that expires on its own.
-fn pushed(ctx: &mut Ctx, object: Object, field: &str, server: &str, config: &ClusterConfig) {
-    let in_url = without_userinfo(server).1
-        || config
-            .proxy_url
-            .as_deref()
-            .is_some_and(|p| without_userinfo(p).1);
-    if in_url {
-        ctx.results.push(object.finding(
-            Finding::warning(
-                "kubeconfig server or proxy-url carries a user and password in the URL; they go into the Argo CD Secret as they are",
-            )
-            .at(field),
-        ));
-    }
-    if config.login() == Login::Expiring {
-        ctx.results.push(object.finding(
-            Finding::warning(
-                "kubeconfig token expires on its own (an EKS token lasts 15 minutes): Argo CD loses access to the cluster; give it a login it renews (the provider's user kubeconfig, or argocd-k8s-auth)",
-            )
-            .at(field),
-        ));
-    }
-}
-
-/// The server Argo CD connects to: the kubeconfig's, or the Secret's server annotation. A
-/// kubeconfig pointing at an address only its own pod can reach gets a warning saying how
-/// to give the right one.
-fn server_of(ctx: &mut Ctx, object: Object, server: &str, field: &str) -> Result<String, Finding> {
-    if let Some(set) = object.annotation(SERVER_ANNOTATION) {
-        let set = set.trim_end_matches('/');
-        if !kubeconfig::is_http_url(set) {
-            return Err(Finding::error(format!(
-                "{SERVER_ANNOTATION} is not an https:// (or http://) URL with a host"
-            ))
-            .at("metadata.annotations"));
-        }
-        ctx.results.push(
-            object.finding(
-                Finding::info(format!(
-                    "the server comes from the {SERVER_ANNOTATION} annotation, not the kubeconfig"
-                ))
-                .at("metadata.annotations"),
-            ),
-        );
-        return Ok(set.to_string());
-    }
-    // Under every source: a bare host name is a Service of the writer's own namespace
-    // (HyperShift's `kube-apiserver`), or a name only DNS search domains of some hosts resolve.
-    if let Some(reach) = kubeconfig::unreachable_host(server) {
-        ctx.results.push(object.finding(
-            Finding::warning(format!(
-                "the kubeconfig's server is {reach}: Argo CD cannot reach it there; give the address it can reach in the {SERVER_ANNOTATION} annotation"
-            ))
-            .at(field),
-        ));
-    }
-    Ok(server.to_string())
 }

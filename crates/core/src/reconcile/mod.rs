@@ -3,9 +3,9 @@
 //!
 //! 1. [`scan`]: find the kubeconfig Secrets, the Argo CD Secrets the function owns, the Clusters
 //!    (what it found: [`found`]);
-//! 2. [`convert`]: make each cluster's Argo CD Secret from the kubeconfig Secret [`choice`]
-//!    picks (fleet metadata from [`fleet`]), and settle which conversions are one cluster
-//!    ([`collide`]);
+//! 2. [`convert`]: make each cluster's Argo CD Secret ([`argo_secret`]) from the kubeconfig
+//!    Secret [`choice`] picks, unless its [`lifecycle`] skips it (fleet metadata from
+//!    [`fleet`]), and settle which conversions are one cluster ([`collide`]);
 //! 3. [`plan`]: decide, for every Argo CD Secret the function owns or would write, what happens
 //!    to it — create, update, unchanged, rename, prune or kept, and why — as a value, in the
 //!    words of [`decision`];
@@ -20,6 +20,7 @@
 //! so the order above is the order of the code.
 
 mod applications;
+mod argo_secret;
 mod changes;
 mod choice;
 mod collide;
@@ -31,6 +32,7 @@ mod fleet;
 mod found;
 mod guard;
 mod ids;
+mod lifecycle;
 mod outcome;
 mod plan;
 mod public;
