@@ -17,7 +17,6 @@ use crate::lease::Lease;
 use crate::reading::Caches;
 use crate::reconcile::{Ending, Reconciler, Report};
 use crate::reporting::metrics::{Metrics, exposition};
-use crate::run::Started;
 use crate::serve::{Routes, not_found, serve};
 
 /// The longest a change waits for more before the plan is made, however busy the fleet.
@@ -26,6 +25,20 @@ use crate::serve::{Routes, not_found, serve};
 const DEBOUNCE_AT_MOST: Duration = Duration::from_secs(2);
 /// How long the Lease's release may take on the way out.
 const RELEASE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// The controller, started: what the loop and `--once` run.
+pub struct Started {
+    pub client: Client,
+    pub caches: Arc<Caches>,
+    pub reconciler: Reconciler,
+    pub metrics: Metrics,
+    pub registry: Registry,
+    /// Who this replica is, for the Lease and Events.
+    pub identity: String,
+    /// Where /metrics and the probes are served (`None`: off).
+    pub metrics_at: Option<SocketAddr>,
+    pub health_at: Option<SocketAddr>,
+}
 
 /// Whether this replica may write: it leads, and is not stopping.
 struct Writable {

@@ -1,18 +1,16 @@
 //! The controller's life, composed: settings and a client, the caches the settings read, the
 //! reconciler; then one reconcile (`--once`), or the probes, the Lease and the loop until SIGTERM.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use capi2argo_core::well_known::{APPLICATION_SETS, APPLICATIONS, CLUSTER_PROFILES, CLUSTERS};
 use kube::runtime::events::{Recorder, Reporter as EventSource};
 use kube::{Client, Config};
-use prometheus_client::registry::Registry;
 
 use crate::credentials::{Credentials, workload};
 use crate::flags::{Flags, bind_address};
-use crate::follow;
+use crate::follow::{self, Started};
 use crate::reading::{Caches, ReadFailed, ReadMode};
 use crate::reconcile::{Ending, Reconciler};
 use crate::reporting::Reporter;
@@ -52,20 +50,6 @@ impl StartError {
             _ => "nothing was read or changed",
         }
     }
-}
-
-/// The controller, started: what the loop and `--once` run.
-pub struct Started {
-    pub client: Client,
-    pub caches: Arc<Caches>,
-    pub reconciler: Reconciler,
-    pub metrics: Metrics,
-    pub registry: Registry,
-    /// Who this replica is, for the Lease and Events.
-    pub identity: String,
-    /// Where /metrics and the probes are served (`None`: off).
-    pub metrics_at: Option<SocketAddr>,
-    pub health_at: Option<SocketAddr>,
 }
 
 /// Runs the controller as the flags say; how it ended.
