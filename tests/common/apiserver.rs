@@ -165,8 +165,24 @@ impl StandIn {
             .collect()
     }
 
-    /// Every object it holds now.
+    /// Every object it holds now but the namespaces (a cluster's own four and those its objects
+    /// live in, there from the start: [`StandIn::namespaces`] has them).
     pub fn objects(&self) -> Vec<Value> {
+        self.everything()
+            .into_iter()
+            .filter(|o| o["kind"] != "Namespace")
+            .collect()
+    }
+
+    /// The namespaces it holds now.
+    pub fn namespaces(&self) -> Vec<Value> {
+        self.everything()
+            .into_iter()
+            .filter(|o| o["kind"] == "Namespace")
+            .collect()
+    }
+
+    fn everything(&self) -> Vec<Value> {
         serde_json::from_slice(&fs::read(self.dir.path("store.json")).expect("store"))
             .expect("JSON")
     }

@@ -169,6 +169,7 @@ import copy
 import datetime
 import http.server
 import json
+import os
 import re
 import secrets as randomness
 import ssl
@@ -456,8 +457,10 @@ class Store:
         return gone
 
     def persist(self):
-        with open(self.path, "w") as f:
+        # Written aside and renamed into place: a test reading the store never sees half of it.
+        with open(self.path + ".new", "w") as f:
             json.dump(list(self.objects.values()) + self.others, f, indent=1)
+        os.replace(self.path + ".new", self.path)
 
     def of(self, res):
         return {k: o for k, o in self.objects.items() if k[:2] == (res.group, res.plural)}
