@@ -100,4 +100,18 @@ fn the_helper_passes_flags_through_and_reads_the_request_log() {
     );
     assert_eq!(requests[1].query["fieldManager"], "helper");
     assert!(api.objects()[0]["metadata"]["managedFields"][0]["operation"] == "Apply");
+    // The namespaces every cluster has are there from the start, apart from the objects.
+    let namespaces: Vec<String> = api
+        .namespaces()
+        .iter()
+        .map(|n| {
+            n["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    for name in ["default", "kube-system", "kube-public", "kube-node-lease"] {
+        assert!(namespaces.iter().any(|n| n == name), "{namespaces:?}");
+    }
 }
