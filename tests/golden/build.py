@@ -1354,6 +1354,18 @@ def appset_cases():
     }
     write("appset-guard-max-deletes", kpt_package(package, config_map(maxPrune="100%")))
     write("appset-guard-max-deletes-allowed", kpt_package(package, config_map(maxPrune="100%", maxApplicationDeletes="3")))
+    # Regression (issue 47): five of twelve clusters deleted on purpose meets maxPrune first and,
+    # once that is let through, maxApplicationDeletes: the plan names both overrides at once.
+    text = (kubectl_list([ok("fleet", c) for c in twelve[5:]], uid_prefix="0c1a")
+            + "---\n" + kubectl_list([owned("fleet", c) for c in twelve], uid_prefix="7e2b")
+            + "---\n" + kubectl_list(
+                [example_appset("guestbook", "- clusters:\n    selector:\n      matchLabels:\n        argocd.argoproj.io/secret-type: cluster\n", "{{.name}}-guestbook")]
+                + [application("guestbook", f"{c}-guestbook", srv(c)) for c in twelve],
+                uid_prefix="a995"))
+    write("guard-every-override-at-once", text, args=["plan"])
+    # The overrides it names, given: the whole change goes through, no guard holds.
+    write("guard-every-override-at-once-given", text,
+          args=["plan", "--set", "maxPrune=5", "--set", "maxApplicationDeletes=5"])
 
     # A mass relabel: the label an ApplicationSet selects on was put on the Argo CD Secrets by
     # hand; a run writes them without it. No Secret is deleted, so no other guard counts it.

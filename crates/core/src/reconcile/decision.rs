@@ -95,6 +95,9 @@ pub(super) struct Steps<'x, 'a> {
     pub store: TextStore,
     /// The guards that held part of the plan back.
     pub held: Vec<Held>,
+    /// When a guard held: every setting the whole change needs to go through in one run
+    /// (`maxPrune=5`, …), judged on the plan before any guard held it.
+    pub overrides: Vec<String>,
     /// Owned Secrets whose login would move to Argo CD's pods' cloud identity (the Secret the
     /// step writes, the owned one at its input index, and the warning's field and message):
     /// said once the guards have decided, for the steps that still write.

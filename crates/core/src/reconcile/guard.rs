@@ -17,7 +17,7 @@ use super::decision::{Action, Guard, Held, Step, Steps};
 use super::found::Scan;
 use super::ids::SecretId;
 use super::outcome::ClusterState;
-use crate::appsets::{AppRef, ApplicationEffect, Applications, ordered};
+use crate::appsets::{AppRef, AppSetPlan, ApplicationEffect, Applications, ordered};
 
 /// What ApplicationSets do with a cluster that goes: said once, in every guard's error.
 const APPLICATIONSET_EFFECT: &str = "ApplicationSets delete the Applications they generated for a cluster whose Secret goes or is renamed, and the Applications' finalizers undeploy what they deployed";
@@ -29,6 +29,10 @@ pub(super) fn check(
     steps: &mut Steps,
     judgment: Option<(&JudgmentInputs, &Applications)>,
 ) {
+    // Judged first, on the whole change: a guard that holds would otherwise hide from the
+    // guards after it what the change does, and a deliberate mass change would take one run
+    // per guard to find out.
+    let overrides = overrides(ctx, scan, steps, judgment.map(|(_, unguarded)| unguarded));
     allow_empty(ctx, scan, steps);
     max_prune(ctx, steps);
     allow_rename(ctx, steps);
@@ -37,7 +41,94 @@ pub(super) fn check(
         max_application_deletes(ctx, steps, inputs, unguarded);
     }
     hold_twins(ctx, steps);
+    if !steps.held.is_empty() {
+        if overrides.len() > 1 {
+            let held: Vec<&str> = ordered(steps.held.iter().map(|h| h.guard.setting()))
+                .into_iter()
+                .collect();
+            let holding = match held.as_slice() {
+                [one] => format!("the guard {one} holds"),
+                many => format!("the guards {} hold", many.join(" and ")),
+            };
+            ctx.report_config(
+                Severity::Error,
+                None,
+                format!(
+                    "{holding} this change back; if all of it is meant, one run with {} lets it through, every guard it meets at once (each guard's result says what it holds)",
+                    overrides.join(" ")
+                ),
+            );
+        }
+        steps.overrides = overrides;
+    }
     announce(ctx, steps);
+}
+
+/// Every setting the whole change needs to go through in one run, each guard judged on the plan
+/// as no guard has held it yet, by the rule the guard holds by (`would_hold_*`): what the user
+/// gives once for a deliberate mass change.
+fn overrides(
+    ctx: &Ctx,
+    scan: &Scan,
+    steps: &Steps,
+    unguarded: Option<&Applications>,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let emptied: usize = empty_sources(ctx, scan)
+        .iter()
+        .map(|source| {
+            steps
+                .steps
+                .iter()
+                .filter(|s| s.action == Action::Prune && s.source_name == *source)
+                .count()
+        })
+        .sum();
+    if emptied > 0 {
+        out.push("allowEmpty=true".to_string());
+    }
+    let renamed = renames(steps);
+    if renamed > 0 && !ctx.config.allow_rename {
+        out.push("allowRename=true".to_string());
+    }
+    // With the renames let through, maxPrune counts them with the prunes.
+    let pruned = prunes(steps) + renamed;
+    if pruned > ctx.config.max_prune.limit(managed(steps)) {
+        out.push(format!("maxPrune={pruned}"));
+    }
+    let moved = credential_moves(ctx, steps);
+    if moved > ctx.config.access.max_changes.limit(managed(steps)) {
+        out.push(format!("maxCredentialChanges={moved}"));
+    }
+    if let Some(judged) = unguarded {
+        let setting = ctx.config.max_application_deletes;
+        let most = judged
+            .sets
+            .iter()
+            .map(|set| (deleted_by(set).len(), setting.limit(set.applications)))
+            .filter(|(deleted, limit)| deleted > limit)
+            .map(|(deleted, _)| deleted)
+            .max();
+        if let Some(most) = most {
+            out.push(format!("maxApplicationDeletes={most}"));
+        }
+    }
+    out
+}
+
+/// The sources of which the input holds nothing, while `allowEmpty` is false: their owned
+/// Secrets are what an empty or broken input would prune.
+fn empty_sources(ctx: &Ctx, scan: &Scan) -> Vec<String> {
+    if ctx.config.allow_empty {
+        return Vec::new();
+    }
+    ctx.config
+        .sources
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| scan.taken_by(*index) == 0)
+        .map(|(_, source)| source.name.clone())
+        .collect()
 }
 
 /// A new Secret of the server of one a guard kept is held with it: Argo CD would otherwise
@@ -99,12 +190,7 @@ fn max_application_deletes(
     let mut clusters: BTreeSet<SecretId> = BTreeSet::new();
     let mut most = 0;
     for set in &judged.sets {
-        let deleted: Vec<&AppRef> = ordered(set.deletes().filter_map(|c| match &c.effect {
-            ApplicationEffect::Delete { application, .. } => Some(application),
-            _ => None,
-        }))
-        .into_iter()
-        .collect();
+        let deleted = deleted_by(set);
         let limit = setting.limit(set.applications);
         if deleted.len() <= limit {
             continue;
@@ -174,6 +260,16 @@ fn max_application_deletes(
     said(ctx, steps, Guard::MaxApplicationDeletes, message, held);
 }
 
+/// The Applications an ApplicationSet's plan deletes, each once.
+fn deleted_by(set: &AppSetPlan) -> Vec<&AppRef> {
+    ordered(set.deletes().filter_map(|c| match &c.effect {
+        ApplicationEffect::Delete { application, .. } => Some(application),
+        _ => None,
+    }))
+    .into_iter()
+    .collect()
+}
+
 /// A guard held: its error, said on the configuration, and what it kept.
 fn said(ctx: &mut Ctx, steps: &mut Steps, guard: Guard, message: String, secrets: Vec<SecretId>) {
     ctx.report_config(Severity::Error, None, message.clone());
@@ -217,17 +313,7 @@ pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applic
 /// workload clusters refuse, a NetworkPolicy in the way) would cut Argo CD off the whole fleet.
 fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
     let service_account = ctx.config.access.mode == access::CredentialMode::ServiceAccount;
-    let moves = |ctx: &Ctx, step: &Step| {
-        matches!(step.action, Action::Update { .. } | Action::Rename { .. })
-            && step.old.is_some_and(|old| {
-                let had = ctx
-                    .object(old)
-                    .annotation(access::EXPIRES_ANNOTATION)
-                    .is_some();
-                had != service_account
-            })
-    };
-    let moved = steps.steps.iter().filter(|s| moves(ctx, s)).count();
+    let moved = credential_moves(ctx, steps);
     let owned = managed(steps);
     let setting = ctx.config.access.max_changes;
     let limit = setting.limit(owned);
@@ -239,13 +325,19 @@ fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
     } else {
         ("a ServiceAccount token", "the admin credential")
     };
+    // What to check first depends on the way the move goes.
+    let check = if service_account {
+        "Check first that Argo CD reaches the clusters with their tokens (`capi2argo plan` lists each; the docs' rollout)"
+    } else {
+        "Check first that Argo CD is meant to hold each cluster's admin credential again (the kubeconfig Secrets' own; the token Secrets then go)"
+    };
     let message = format!(
-        "this run would move {moved} of the {owned} owned Argo CD cluster Secrets from {from} to {to}, more than maxCredentialChanges={setting} allows ({limit}): none is moved, each keeps what it logs in with. Check first that Argo CD reaches the clusters with their tokens (`capi2argo plan` lists each; the docs' rollout), then let the move through with maxCredentialChanges={moved} (or a percentage)"
+        "this run would move {moved} of the {owned} owned Argo CD cluster Secrets from {from} to {to}, more than maxCredentialChanges={setting} allows ({limit}): none is moved, each keeps what it logs in with. {check}, then let the move through with maxCredentialChanges={moved} (or a percentage)"
     );
     ctx.report_config(Severity::Error, None, message.clone());
     let mut held = Vec::new();
     for i in 0..steps.steps.len() {
-        if !moves(ctx, &steps.steps[i]) {
+        if !moves_credential(ctx, &steps.steps[i]) {
             continue;
         }
         let step = &mut steps.steps[i];
@@ -265,18 +357,41 @@ fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
     });
 }
 
+/// Whether a step moves an owned Secret between the admin credential and a ServiceAccount
+/// token: its old Secret carries a token's expiry, and the settings' mode says the other.
+fn moves_credential(ctx: &Ctx, step: &Step) -> bool {
+    let service_account = ctx.config.access.mode == access::CredentialMode::ServiceAccount;
+    matches!(step.action, Action::Update { .. } | Action::Rename { .. })
+        && step.old.is_some_and(|old| {
+            let had = ctx
+                .object(old)
+                .annotation(access::EXPIRES_ANNOTATION)
+                .is_some();
+            had != service_account
+        })
+}
+
+/// How many steps move a Secret's credential.
+fn credential_moves(ctx: &Ctx, steps: &Steps) -> usize {
+    steps
+        .steps
+        .iter()
+        .filter(|s| moves_credential(ctx, s))
+        .count()
+}
+
 /// `allowEmpty`: owned Secrets of a source, and not one kubeconfig Secret of that source in the
 /// input, is what an empty or broken input looks like (a failed `kubectl get`, a selector with
 /// a typo, a package rendered without its Secrets): none of them is pruned.
 fn allow_empty(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
-    if ctx.config.allow_empty {
-        return;
-    }
+    let emptied = empty_sources(ctx, scan);
     let mut empty: BTreeMap<String, (&str, Vec<SecretId>)> = BTreeMap::new();
-    for (index, source) in ctx.config.sources.iter().enumerate() {
-        if scan.taken_by(index) > 0 {
-            continue;
-        }
+    for source in ctx
+        .config
+        .sources
+        .iter()
+        .filter(|s| emptied.contains(&s.name))
+    {
         let held = hold(
             steps,
             |name| name == source.name,

@@ -59,6 +59,7 @@ pub(super) fn plan<'x, 'a>(
         steps: planner.steps,
         store,
         held: Vec::new(),
+        overrides: Vec::new(),
         login_moves: planner.login_moves,
     }
 }

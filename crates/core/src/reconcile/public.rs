@@ -58,6 +58,9 @@ pub struct Plan {
     pub clusters: Vec<ClusterOutcome>,
     /// The guards that held part of the plan back, in the order they ran.
     pub guards: Vec<Held>,
+    /// When a guard held: every setting (`maxPrune=5`, …) the whole change needs to go through
+    /// in one run, judged on the plan before any guard held it.
+    pub overrides: Vec<String>,
     /// The Secrets to create or replace, in the order they are written.
     pub(crate) writes: Vec<Write>,
     /// What Argo CD's cluster Secrets log in with (`credentials`).
@@ -143,6 +146,7 @@ pub(super) fn plan(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
         writes,
         clusters: outcomes.finish(),
         guards: steps.held.clone(),
+        overrides: steps.overrides.clone(),
         credentials: access::CredentialMode::Admin,
         tokens: Vec::new(),
         token_deletes: Vec::new(),

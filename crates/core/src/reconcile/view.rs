@@ -179,6 +179,17 @@ impl Plan {
         self.token_lines(out);
         self.application_lines(out);
         out.push_str(&format!("plan: {}\n", counts.join(", ")));
+        if !self.overrides.is_empty() {
+            let given: Vec<String> = self
+                .overrides
+                .iter()
+                .map(|o| format!("--set {o}"))
+                .collect();
+            out.push_str(&format!(
+                "held: if all of the change is meant, one run with {} lets it through\n",
+                given.join(" ")
+            ));
+        }
     }
 
     /// What the plan makes ApplicationSets do that no entry shows (the local cluster's), what
@@ -382,6 +393,14 @@ impl Plan {
             ("guards", Node::seq(guards)),
             ("summary", Node::map(summary)),
         ];
+        if !self.overrides.is_empty() {
+            let given = self
+                .overrides
+                .iter()
+                .map(|o| Node::string(o.clone()))
+                .collect();
+            fields.push(("overrides", Node::seq(given)));
+        }
         if let Some(summary) = self.application_summary() {
             let sets = self
                 .applications
