@@ -64,10 +64,12 @@ pub mod internals {
 pub mod well_known {
     pub use crate::access::{MANAGED_BY, MANAGED_BY_LABEL, TOKEN_LABEL, TOKEN_LABEL_VALUE};
     pub use crate::appsets::CMD_PARAMS;
+    pub use crate::config::installed::{CONTROLLER_LABEL, SETTINGS_LABELS};
     pub use crate::convert::argocd::{OWNED_LABEL, SECRET_TYPE_LABEL};
     pub use crate::read_set::{
         APPLICATION_SETS, APPLICATIONS, CLUSTER_PROFILES, CLUSTERS, CONFIG_MAPS, SECRETS,
     };
+    pub use crate::sources::capi::CLUSTER_NAME_LABEL;
 }
 
 pub use access::{AdminAccess, CredentialMode, Due, Grant, Granted, ServiceAccount, TokenNeed};
@@ -107,6 +109,9 @@ mod tests {
         assert_eq!(OWNED_LABEL, "capi-to-argocd/owned");
         // argo-cd common/common.go: ArgoCDCmdParamsConfigMapName.
         assert_eq!(CMD_PARAMS, "argocd-cmd-params-cm");
+        // cluster-api api/core/v1beta2 (ClusterNameLabel): what a kubeconfig Secret names its
+        // Cluster by.
+        assert_eq!(CLUSTER_NAME_LABEL, "cluster.x-k8s.io/cluster-name");
         // Kubernetes' recommended labels (app.kubernetes.io/managed-by).
         assert_eq!(MANAGED_BY_LABEL, "app.kubernetes.io/managed-by");
         assert_eq!(MANAGED_BY, "capi2argo");

@@ -1,7 +1,7 @@
 //! One run of the function: the input read once, the configuration read once, the resources
 //! the configuration brings along, reconciliation, and the output in the input's form.
 
-use crate::config::{Config, ConfigError, Task};
+use crate::config::{Config, ConfigError, Task, installed};
 use crate::reconcile::{Output, Plan, Run, cut_unread, reconcile};
 use crate::validate;
 use krm::finding::{Finding, ResourceRef};
@@ -140,7 +140,16 @@ fn execute(
         let lines: Vec<String> = errors.iter().map(ToString::to_string).collect();
         return Err(RunError::FunctionConfig(lines.join("\n")));
     }
-    let fc = override_doc.as_ref().or(parsed.function_config.as_ref());
+    // Where no settings are given (`--fn-config`, a ResourceList's own), an installed
+    // controller's, read beside the fleet, are taken: the plan then says what it will do.
+    let installed = (override_doc.is_none() && parsed.function_config.is_none())
+        .then(|| installed::find(&parsed.items))
+        .flatten()
+        .map(|found| (found.settings.clone().into_owned(), found.note));
+    let fc = override_doc
+        .as_ref()
+        .or(parsed.function_config.as_ref())
+        .or(installed.as_ref().map(|(settings, _)| settings));
     let config = match Config::from_parts(fc, &options.overrides, limits) {
         Ok(config) => config,
         Err(errors) => {
@@ -168,8 +177,12 @@ fn execute(
     }
     slim(&mut parsed.items);
     parsed.items.extend(extra_sources(&config, files, limits)?);
+    let notes = installed
+        .map(|(_, note)| vec![Finding::info(note).on(fc_ref.clone(), None)])
+        .unwrap_or_default();
     let run = Run {
         limits,
+        notes,
         function_config: fc_ref,
         now: options.now,
         output,

@@ -11,6 +11,7 @@ use yaml::Limits;
 use yaml::Node;
 
 pub mod access;
+pub mod installed;
 mod keys;
 
 pub use keys::{KEYS, Key, settings_help};

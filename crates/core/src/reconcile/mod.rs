@@ -71,6 +71,8 @@ pub struct Reconciled {
 /// What a run gives reconciliation besides its input and configuration.
 pub struct Run<'r> {
     pub limits: &'r Limits,
+    /// Results the run made before reconciling (where its settings came from).
+    pub notes: Vec<Finding>,
     /// The functionConfig, for results about the configuration.
     pub function_config: Option<ResourceRef>,
     /// The host's time (Unix seconds), when it gives one: certificates are checked against it.
@@ -89,7 +91,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         limits: run.limits,
         function_config: run.function_config.clone(),
         now: run.now,
-        results: Vec::new(),
+        results: run.notes,
         outcomes: Outcomes::default(),
         judges_applications: false,
     };
@@ -240,6 +242,7 @@ mod tests {
         let mut out = String::new();
         let run = Run {
             limits: &limits,
+            notes: Vec::new(),
             function_config: None,
             now: None,
             output: Output::Resources,

@@ -8,6 +8,7 @@
 
 use crate::appsets;
 use crate::config::Config;
+use crate::config::installed;
 use crate::profiles;
 use krm::object::{Object, file_annotations, is_tool_annotation};
 use krm::{self, Input, Item, NAMING_KEYS};
@@ -65,6 +66,24 @@ pub fn cut_unread(item: &mut Node) -> bool {
     }
     if object.name() == Some(appsets::CMD_PARAMS) {
         return item.retain_keys(&["apiVersion", "kind", "metadata", "data"]);
+    }
+    // An installed controller's settings, and the Deployment that says which of them it mounts
+    // (config::installed): where no other settings are given, a plan takes them.
+    if installed::is_settings(object) {
+        return item.retain_keys(&["apiVersion", "kind", "metadata", "data"]);
+    }
+    if installed::is_controller(object) {
+        let mut cut = item.retain_keys(&["apiVersion", "kind", "metadata", "spec"]);
+        for (at, keep) in [
+            (&["spec"][..], "template"),
+            (&["spec", "template"][..], "spec"),
+            (&["spec", "template", "spec"][..], "volumes"),
+        ] {
+            if let Some(node) = path_mut(item, at) {
+                cut |= retain(node, |k| k == keep);
+            }
+        }
+        return cut;
     }
     // A ClusterProfile is read whole (its status says how to reach the cluster), but for what
     // the API server keeps of who wrote which field.
@@ -194,4 +213,9 @@ pub(super) fn cut_unread_after_scan(input: &mut Input, scan: &Scan, config: &Con
             not_tools(annotations);
         }
     }
+}
+
+/// The node at `path` below `node`, to change.
+fn path_mut<'n, 'a>(node: &'n mut Node<'a>, path: &[&str]) -> Option<&'n mut Node<'a>> {
+    path.iter().try_fold(node, |n, key| n.get_mut(key))
 }

@@ -4,7 +4,7 @@
 //! two Secrets of one cluster wins — and the `sources` setting picks and adjusts them
 //! ([`setting`]). Cluster API is a preset like the others.
 
-mod capi;
+pub(crate) mod capi;
 mod clusterprofile;
 mod crossplane;
 mod gardener;
