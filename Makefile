@@ -224,7 +224,20 @@ RELEASE_TARGETS := $(MUSL_TARGET) $(ARM64_TARGET)
 # The images' platforms, each with the Rust target its binary comes from. Each platform's image is
 # tagged <image>-<platform>; <image> itself is the amd64 one, this engine's, which the container
 # tests run.
-PLATFORMS := amd64:$(MUSL_TARGET) arm64:$(ARM64_TARGET)
+PLATFORM_TARGETS := amd64:$(MUSL_TARGET) arm64:$(ARM64_TARGET)
+# The controller image's platforms, as Docker names them, comma between them: this machine's own
+# by default, which needs nothing but a Rust toolchain and a container engine; make test and the
+# release build both (linux/amd64,linux/arm64: the other's binary compiles ring's C code with
+# Debian's cross compiler).
+comma := ,
+HOST_ARCH := $(if $(filter aarch64 arm64,$(shell uname -m)),arm64,amd64)
+PLATFORMS ?= linux/$(HOST_ARCH)
+CONTROLLER_ARCHES = $(patsubst linux/%,%,$(subst $(comma), ,$(PLATFORMS)))
+target_for = $(if $(filter amd64,$(1)),$(MUSL_TARGET),$(ARM64_TARGET))
+# The host's own musl target compiles ring's C code with the host's compiler, whatever
+# .cargo/config.toml names for a cross build to it.
+HOST_TARGET_ENV := $(subst -,_,$(call target_for,$(HOST_ARCH)))
+HOST_CC := CC_$(HOST_TARGET_ENV)=cc AR_$(HOST_TARGET_ENV)=ar
 OCI := target/oci
 
 # The images the container tests run, when a container engine answers (loudly skipped otherwise),
@@ -233,7 +246,7 @@ images:
 	@if ! docker version >/dev/null 2>&1; then \
 	  echo "*** SKIPPED check: images: no container engine answers docker version, so the images were NOT built ***" | tee -a $(LOG); \
 	elif ! command -v skopeo >/dev/null; then \
-	  $(MAKE) --no-print-directory cmp-image controller-image && \
+	  $(MAKE) --no-print-directory cmp-image controller-image PLATFORMS=$(BOTH_PLATFORMS) && \
 	  echo "*** SKIPPED check: image indexes: no skopeo (apt-get install skopeo), so the multi-arch OCI indexes were NOT made ***" | tee -a $(LOG); \
 	else \
 	  $(MAKE) --no-print-directory oci-images; \
@@ -248,7 +261,7 @@ musl:
 # --no-cache: the engine's build cache does not tell platforms apart (a step cached for amd64 is
 # found, then refused, for arm64), and these builds take seconds.
 image: musl
-	set -e; for p in $(PLATFORMS); do \
+	set -e; for p in $(PLATFORM_TARGETS); do \
 	  platform=$${p%%:*}; dir=target/image/$$platform/function; \
 	  rm -rf $$dir && mkdir -p $$dir; \
 	  cp kpt-fn/Dockerfile kpt-fn/passwd target/$${p#*:}/release/capi2argo $$dir/; \
@@ -293,7 +306,9 @@ cmp-image: image $(BUSYBOX_amd64) $(BUSYBOX_arm64)
 	docker tag $(CMP_IMAGE)-amd64 $(CMP_IMAGE)
 
 ## Both images as OCI image indexes (linux/amd64 + linux/arm64): OCI layouts in target/oci/<name>/, tagged v<version> (skopeo converts).
-oci-images: cmp-image controller-image
+BOTH_PLATFORMS := linux/amd64$(comma)linux/arm64
+oci-images: cmp-image
+	$(MAKE) --no-print-directory controller-image PLATFORMS=$(BOTH_PLATFORMS)
 	rm -rf $(OCI) && mkdir -p $(OCI)
 	set -e; for image in $(IMAGE) $(CMP_IMAGE) $(CONTROLLER_IMAGE); do \
 	  name=$${image##*/}; name=$${name%%:*}; \
@@ -365,20 +380,26 @@ $(CARGO_CYCLONEDX):
 # Without Debian's cross compiler (make packages installs it where it can), the aarch64 binary is
 # left out, loudly, and so is the linux/arm64 controller image.
 CONTROLLER_TARGETS = $(MUSL_TARGET) $(if $(shell command -v aarch64-linux-gnu-gcc 2>/dev/null),$(ARM64_TARGET))
+## Static (musl) controller binaries for x86_64 and, with Debian's gcc-aarch64-linux-gnu for ring's C code, aarch64: target/<arch>-unknown-linux-musl/controller/capi2argo-controller.
 controller:
 	@for t in $(CONTROLLER_TARGETS); do rustup target list --installed | grep -qx $$t || rustup target add $$t; done
 	@command -v aarch64-linux-gnu-gcc >/dev/null || echo "*** SKIPPED check: the aarch64 controller: its TLS (ring) has C code, which needs Debian's cross compiler (apt-get install gcc-aarch64-linux-gnu), so it was NOT built ***" | tee -a $(LOG)
-	$(CARGO) build --locked --profile controller $(addprefix --target ,$(CONTROLLER_TARGETS)) -p capi2argo-controller
+	$(HOST_CC) $(CARGO) build --locked --profile controller $(addprefix --target ,$(CONTROLLER_TARGETS)) -p capi2argo-controller
 
-## The controller image for linux/amd64 and linux/arm64 (deploy/'s CronJob and Deployment run it), tagged CONTROLLER_IMAGE-<platform>: FROM scratch, the static binary and a passwd line.
-controller-image: controller
-	set -e; for p in $(PLATFORMS); do \
-	  platform=$${p%%:*}; dir=target/image/$$platform/controller; \
-	  rm -rf $$dir && mkdir -p $$dir; \
-	  cp deploy/image/Dockerfile deploy/image/passwd target/$${p#*:}/controller/capi2argo-controller $$dir/; \
-	  docker build --no-cache --platform linux/$$platform $(if $(BASE),--build-arg BASE=$(BASE)) -t $(CONTROLLER_IMAGE)-$$platform $$dir; \
+## The controller image for PLATFORMS (this machine's by default; PLATFORMS=linux/amd64,linux/arm64 for both), in the local engine: tagged CONTROLLER_IMAGE-<arch>, and CONTROLLER_IMAGE for the first. FROM scratch: the static binary and a passwd line.
+controller-image:
+	@for a in $(CONTROLLER_ARCHES); do t=$$(case $$a in amd64) echo $(MUSL_TARGET);; *) echo $(ARM64_TARGET);; esac); \
+	  rustup target list --installed | grep -qx $$t || rustup target add $$t; done
+	$(HOST_CC) $(CARGO) build --locked --profile controller $(foreach a,$(CONTROLLER_ARCHES),--target $(call target_for,$(a))) -p capi2argo-controller
+	set -e; for arch in $(CONTROLLER_ARCHES); do \
+	  target=$$(case $$arch in amd64) echo $(MUSL_TARGET);; *) echo $(ARM64_TARGET);; esac); \
+	  dir=target/image/$$arch/controller; rm -rf $$dir && mkdir -p $$dir; \
+	  cp deploy/image/Dockerfile deploy/image/passwd target/$$target/controller/capi2argo-controller $$dir/; \
+	  docker build --no-cache --platform linux/$$arch $(if $(BASE),--build-arg BASE=$(BASE)) -t $(CONTROLLER_IMAGE)-$$arch $$dir; \
 	done
-	docker tag $(CONTROLLER_IMAGE)-amd64 $(CONTROLLER_IMAGE)
+	docker tag $(CONTROLLER_IMAGE)-$(firstword $(CONTROLLER_ARCHES)) $(CONTROLLER_IMAGE)
+	@echo "controller-image: $(CONTROLLER_IMAGE) ($(PLATFORMS)) is in the local engine; push it to your registry with"
+	@echo "  docker tag $(CONTROLLER_IMAGE) REGISTRY/capi2argo-controller:v$(VERSION) && docker push REGISTRY/capi2argo-controller:v$(VERSION)"
 
 ## Fuzzing (nightly and cargo-fuzz, installed when missing): each target for FUZZ_SECONDS, seeded from the golden tests and fixtures.
 FUZZ_SECONDS ?= 300

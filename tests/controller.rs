@@ -169,8 +169,29 @@ pub fn kubeconfig_secret(name: &str, server: &str) -> Value {
            "data": {"value": B64.encode(kubeconfig)}})
 }
 
+/// Cluster API's Cluster `name` in `fleet`, provisioned.
+fn capi_cluster(name: &str) -> Value {
+    json!({"apiVersion": "cluster.x-k8s.io/v1beta1", "kind": "Cluster",
+           "metadata": {"name": name, "namespace": "fleet"},
+           "spec": {"controlPlaneEndpoint": {"host": format!("{name}.fleet.example.net"), "port": 6443}},
+           "status": {"phase": "Provisioned", "controlPlaneReady": true, "infrastructureReady": true}})
+}
+
 fn server(name: &str) -> String {
     format!("https://{name}.fleet.example.net:6443")
+}
+
+/// Adds cluster `name`'s kubeconfig Secret and waits for its Argo CD Secret (`what`).
+fn registered_when_added(api: &StandIn, controller: &Controller, name: &str, what: &str) {
+    let (code, _) = api.send(
+        "POST",
+        "/api/v1/namespaces/fleet/secrets",
+        Some(&kubeconfig_secret(name, &server(name))),
+    );
+    assert_eq!(code, 201);
+    eventually(what, controller, || {
+        has_argo_secret(api, &format!("cluster-{name}"))
+    });
 }
 
 /// The Argo CD Secrets in the stand-in now, by name.
@@ -239,7 +260,11 @@ fn no_credentials(logs: &str) {
 /// is served; idle, it writes nothing and asks for nothing but its watches.
 #[test]
 fn a_cluster_is_registered_followed_and_pruned_as_its_secret_changes() {
-    let fleet = [kubeconfig_secret("alpha", &server("alpha"))];
+    let fleet = [
+        kubeconfig_secret("alpha", &server("alpha")),
+        capi_cluster("alpha"),
+        capi_cluster("beta"),
+    ];
     let Some(api) = stand_in("follow", &fleet, &[]) else {
         return;
     };
@@ -257,15 +282,7 @@ fn a_cluster_is_registered_followed_and_pruned_as_its_secret_changes() {
         Some(200)
     );
     // A second cluster appears.
-    let (code, _) = api.send(
-        "POST",
-        "/api/v1/namespaces/fleet/secrets",
-        Some(&kubeconfig_secret("beta", &server("beta"))),
-    );
-    assert_eq!(code, 201);
-    eventually("beta registered", &controller, || {
-        has_argo_secret(&api, "cluster-beta")
-    });
+    registered_when_added(&api, &controller, "beta", "beta registered");
     // alpha's server moves.
     let (_, mut alpha) = api.send(
         "GET",
@@ -386,6 +403,42 @@ fn a_cluster_is_registered_followed_and_pruned_as_its_secret_changes() {
         served.is_subset(&documented) && unsaid.iter().all(|n| quiet.contains(&n.as_str())),
         "docs/src/controller.md's metrics table: served {served:?}, documented {documented:?}"
     );
+
+    // Regression (issue 47): "registered in Argo CD" was visible nowhere a user looks first.
+    // Each write is an Event on the Cluster API Cluster, naming the Argo CD Secret.
+    eventually("an Event on each Cluster", &controller, || {
+        event_objects(&api)
+            .iter()
+            .any(|e| e["reason"] == "Unregistered")
+    });
+    let on_clusters: Vec<(String, String)> = event_objects(&api)
+        .iter()
+        .filter(|e| {
+            ["Registered", "Updated", "Unregistered"]
+                .contains(&e["reason"].as_str().unwrap_or_default())
+        })
+        .map(|e| {
+            assert_eq!(e["regarding"]["kind"], "Cluster", "{e}");
+            assert_eq!(e["type"], "Normal", "{e}");
+            let name = e["regarding"]["name"].as_str().unwrap_or_default();
+            let note = e["note"].as_str().unwrap_or_default();
+            assert!(note.contains(&format!("argocd/cluster-{name}")), "{e}");
+            (
+                e["reason"].as_str().unwrap_or_default().to_string(),
+                name.to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("Registered", "alpha"),
+        ("Registered", "beta"),
+        ("Updated", "alpha"),
+        ("Unregistered", "beta"),
+    ]
+    .iter()
+    .map(|(r, n)| (r.to_string(), n.to_string()))
+    .collect();
+    assert_eq!(on_clusters, expected);
 
     // Idle: no write, and no request but the watches' own.
     let before = api.requests().len();
@@ -524,11 +577,18 @@ fn applications_a_plan_would_delete_are_kept_with_events_and_metrics() {
             argo_secrets(&api).len() == 10
         });
     }
+    // Discovery may say whether Argo CD's ApplicationSets are served (to warn that the guard
+    // sees nothing); no object of Argo CD's is read.
+    let read: Vec<String> = api
+        .requests()
+        .iter()
+        .map(|r| r.path.clone())
+        .filter(|p| p.contains("/namespaces/") || p.ends_with('s'))
+        .filter(|p| p.contains("argoproj.io") || p.contains("configmaps"))
+        .collect();
     assert!(
-        !api.requests()
-            .iter()
-            .any(|r| r.path.contains("argoproj.io") || r.path.contains("configmaps")),
-        "Argo CD's objects were read without readApplications"
+        read.is_empty(),
+        "Argo CD's objects were read without readApplications: {read:?}"
     );
     // Labels put on the Argo CD Secrets by hand, an ApplicationSet selecting on them, and the
     // Applications it generated.
@@ -680,34 +740,34 @@ fn failures_and_expiring_credentials_are_events_and_metrics() {
     no_credentials(&controller.logs());
 }
 
+/// Two replicas with --leader-elect and a Lease of `duration`: the first has registered alpha
+/// and leads, the second is ready, standing by.
+fn leader_and_standby(name: &str, duration: &str) -> Option<(StandIn, Controller, Controller)> {
+    let api = stand_in(name, &[kubeconfig_secret("alpha", &server("alpha"))], &[])?;
+    let lease = [
+        "--leader-elect".to_string(),
+        format!("--leader-election-lease-duration={duration}"),
+        "--leader-election-namespace=argocd".to_string(),
+    ];
+    let lease: Vec<&str> = lease.iter().map(String::as_str).collect();
+    let first = Controller::start(&format!("{name}-first"), &api, &lease)?;
+    eventually("alpha registered by the first", &first, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    let second = Controller::start(&format!("{name}-second"), &api, &lease)?;
+    eventually("the second is ready, standing by", &second, || {
+        second.get(second.health, "/readyz").map(|r| r.0) == Some(200)
+    });
+    Some((api, first, second))
+}
+
 /// Two replicas with --leader-elect: one holds the Lease and writes; killed, the other takes
 /// over within the Lease's duration and registers the next cluster.
 #[test]
 fn the_standby_takes_over_when_the_leader_dies() {
-    let Some(api) = stand_in(
-        "failover",
-        &[kubeconfig_secret("alpha", &server("alpha"))],
-        &[],
-    ) else {
+    let Some((api, mut first, second)) = leader_and_standby("failover", "3s") else {
         return;
     };
-    let lease = [
-        "--leader-elect",
-        "--leader-election-lease-duration=3s",
-        "--leader-election-namespace=argocd",
-    ];
-    let Some(mut first) = Controller::start("failover-first", &api, &lease) else {
-        return;
-    };
-    eventually("alpha registered by the first", &first, || {
-        has_argo_secret(&api, "cluster-alpha")
-    });
-    let Some(second) = Controller::start("failover-second", &api, &lease) else {
-        return;
-    };
-    eventually("the second is ready, standing by", &second, || {
-        second.get(second.health, "/readyz").map(|r| r.0) == Some(200)
-    });
     assert_eq!(first.metric("capi2argo_leader"), Some(1.0));
     assert_eq!(second.metric("capi2argo_leader"), Some(0.0));
     let (_, lease_object) = api.send(
@@ -717,21 +777,45 @@ fn the_standby_takes_over_when_the_leader_dies() {
     );
     assert_eq!(lease_object["spec"]["holderIdentity"], "failover-first");
     first.kill();
-    let (code, _) = api.send(
-        "POST",
-        "/api/v1/namespaces/fleet/secrets",
-        Some(&kubeconfig_secret("beta", &server("beta"))),
-    );
-    assert_eq!(code, 201);
-    eventually("beta registered by the second", &second, || {
-        has_argo_secret(&api, "cluster-beta")
-    });
+    registered_when_added(&api, &second, "beta", "beta registered by the second");
     assert_eq!(second.metric("capi2argo_leader"), Some(1.0));
     let creates = secret_writes(&api)
         .into_iter()
         .filter(|(m, p, _)| m == "POST" && p == "/api/v1/namespaces/argocd/secrets")
         .count();
     assert_eq!(creates, 2, "each cluster created once");
+}
+
+/// Regression (issue 47): a standby took the Lease about 10 s after the leader released it on
+/// SIGTERM; it watches the Lease and takes it as soon as it is let go (the Lease of 15 s, the
+/// deploy/controller default, not waited out), and registers what comes next.
+#[test]
+fn a_standby_takes_over_within_two_seconds_of_a_graceful_stop() {
+    let Some((api, mut first, second)) = leader_and_standby("handover", "15s") else {
+        return;
+    };
+    assert_eq!(second.metric("capi2argo_leader"), Some(0.0));
+    first.terminate();
+    let stopped = Instant::now();
+    let status = first.wait(Duration::from_secs(30));
+    assert_eq!(status.and_then(|s| s.code()), Some(0), "{}", first.logs());
+    let holder = || {
+        let (_, lease) = api.send(
+            "GET",
+            "/apis/coordination.k8s.io/v1/namespaces/argocd/leases/capi2argo-controller",
+            None,
+        );
+        lease["spec"]["holderIdentity"].as_str().map(String::from)
+    };
+    while holder().as_deref() != Some("handover-second") {
+        assert!(
+            stopped.elapsed() < Duration::from_secs(2),
+            "the standby did not take the Lease within 2s of the leader's stop:\n{}",
+            second.logs()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    registered_when_added(&api, &second, "beta", "beta registered by the second");
 }
 
 /// A leader whose Lease is taken from it (its renewals failed, another replica holds it now)
@@ -892,6 +976,77 @@ fn read_applications_with_none_in_the_cluster_is_no_warning() {
     let logs = controller.logs();
     assert!(!logs.contains("holds no ApplicationSet"), "{logs}");
     assert!(!logs.contains("WARN"), "{logs}");
+}
+
+/// Regression (issue 47): settings that turn `readApplications` off where Argo CD's
+/// ApplicationSets are served leave `maxApplicationDeletes` nothing to see; the controller says
+/// so when it starts, in its log and in an Event on its pod.
+#[test]
+fn a_guard_the_settings_leave_blind_is_said_at_start() {
+    let Some(api) = stand_in(
+        "unguarded",
+        &[kubeconfig_secret("alpha", &server("alpha"))],
+        &[],
+    ) else {
+        return;
+    };
+    let Some(controller) =
+        Controller::start("unguarded", &api, &["--set", "readApplications=false"])
+    else {
+        return;
+    };
+    eventually("alpha registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    let logs = controller.logs();
+    assert!(
+        logs.contains("readApplications is false") && logs.contains("maxApplicationDeletes"),
+        "{logs}"
+    );
+    eventually("the Event on the pod", &controller, || {
+        api.objects().iter().any(|o| {
+            o["kind"] == "Event"
+                && o["reason"] == "GuardUnguarded"
+                && o["regarding"]["kind"] == "Pod"
+        })
+    });
+}
+
+/// Regression (issue 47): `/readyz` said only "the caches have not listed yet" when the reason
+/// was a 403; it says what was refused, in the words of the Role that lacks it.
+#[test]
+fn readiness_says_which_read_was_refused() {
+    // Every resource the controller reads but Secrets.
+    let rules = json!([{"apiGroups": ["*"], "resources": ["configmaps", "events", "leases",
+        "namespaces", "clusters", "clusterprofiles", "applicationsets", "applications"],
+        "verbs": ["*"]}]);
+    let Some(api) = StandIn::start_with(
+        "refused",
+        &[kubeconfig_secret("alpha", &server("alpha"))],
+        Options {
+            rules: Some(rules),
+            ..Options::default()
+        },
+    ) else {
+        return;
+    };
+    let Some(controller) = Controller::start("refused", &api, &[]) else {
+        return;
+    };
+    eventually("not ready, saying why", &controller, || {
+        controller
+            .get(controller.health, "/readyz")
+            .is_some_and(|(code, body)| code == 503 && body.contains("forbidden to list Secrets"))
+    });
+    let (_, body) = controller
+        .get(controller.health, "/readyz")
+        .expect("/readyz");
+    assert!(
+        body.starts_with("not ready: forbidden to list Secrets"),
+        "{body}"
+    );
+    assert!(body.contains("cannot list resource \"secrets\""), "{body}");
+    assert!(api.writes().iter().all(|w| !w.path.contains("/secrets")));
 }
 
 /// A ClusterProfile of SIG Multicluster's Cluster Inventory API.

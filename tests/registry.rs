@@ -652,3 +652,149 @@ impl Drop for RemovedAtTheEnd {
         }
     }
 }
+
+/// The README's install of the controller, as a user with one machine and Docker runs it:
+/// `make controller-image` (this machine's platform only: no cross compiler, no qemu, no skopeo,
+/// no kpt), the image pushed to a registry of one's own, `kubectl apply -k` of the README's
+/// kustomization (against the API stand-in), and `kubectl rollout status` once the Deployment's
+/// replicas are ready (set on the stand-in as the Deployment controller would).
+#[test]
+fn the_readmes_controller_install_works_as_written() {
+    use crate::common::apiserver::StandIn;
+    let engine = Command::new("docker")
+        .args(["version", "--format", "{{.Server.Version}}"])
+        .output();
+    if !engine.is_ok_and(|o| o.status.success()) {
+        common::skip(
+            "no container engine answers docker version, so the README's controller install was NOT run",
+        );
+        return;
+    }
+    if !common::available(
+        "docker-registry",
+        &["--version"],
+        "the README's controller install was NOT pushed",
+    ) || !common::available(
+        "kubectl",
+        &["version", "--client"],
+        "the README's controller install was NOT applied",
+    ) {
+        return;
+    }
+    let registry = Registry::start();
+    let namespace = registry.namespace();
+    let readme = fs::read_to_string(root().join("README.md")).expect("README");
+    let section = readme
+        .split("### The controller, in a management cluster")
+        .nth(1)
+        .and_then(|s| s.split("\n### ").next())
+        .expect("the README's controller install");
+    let commands: Vec<&str> = section
+        .split("```sh\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("its commands")
+        .lines()
+        .map(|l| l.split("  #").next().unwrap_or(l).trim())
+        .collect();
+    assert_eq!(commands.len(), 5, "{commands:?}");
+    let as_written =
+        |command: &str, dir: &std::path::Path, kubeconfig: Option<&std::path::Path>| {
+            let mut run = Command::new("sh");
+            run.arg("-c")
+                .arg(command.replace("registry.example.com/capi2argo", &namespace))
+                .current_dir(dir);
+            if let Some(kubeconfig) = kubeconfig {
+                run.env("KUBECONFIG", kubeconfig);
+            }
+            run.output().expect("sh runs")
+        };
+    // The image, for this machine's platform: the binary is the one make test built.
+    let built = as_written(commands[0], &root(), None);
+    ok(&built, commands[0]);
+    let image = format!(
+        "ghcr.io/capi2argo/capi2argo-controller:v{}",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(
+        text(&built.stdout).contains(&format!(
+            "controller-image: {image} (linux/amd64) is in the local engine"
+        )),
+        "{}",
+        text(&built.stdout)
+    );
+    for command in &commands[1..3] {
+        ok(&as_written(command, &root(), None), command);
+    }
+    let pushed = format!(
+        "{namespace}/capi2argo-controller:v{}",
+        env!("CARGO_PKG_VERSION")
+    );
+    let _remove = RemovedAtTheEnd(vec![pushed.clone()]);
+    let (status, _) = http_get(
+        registry.port,
+        &format!(
+            "/v2/capi2argo/capi2argo-controller/manifests/v{}",
+            env!("CARGO_PKG_VERSION")
+        ),
+        "application/vnd.docker.distribution.manifest.v2+json",
+    )
+    .expect("registry answers");
+    assert_eq!(status, 200, "the pushed image is in the registry");
+    // The README's kustomization, beside a checkout named capi2argo.
+    let scratch = TempDir::new("registry", "readme-install");
+    let kustomization = section
+        .split("```yaml\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("its kustomization");
+    fs::create_dir_all(scratch.path("my-controller")).expect("dir");
+    fs::write(
+        scratch.path("my-controller/kustomization.yaml"),
+        kustomization.replace("registry.example.com/capi2argo", &namespace),
+    )
+    .expect("written");
+    std::os::unix::fs::symlink(root(), scratch.path("capi2argo")).expect("symlink");
+    let Some(api) = StandIn::start("readme-install", &[]) else {
+        return;
+    };
+    ok(
+        &as_written(commands[3], &scratch.0, Some(&api.kubeconfig)),
+        commands[3],
+    );
+    let deployment = api
+        .objects()
+        .into_iter()
+        .find(|o| o["kind"] == "Deployment")
+        .expect("the Deployment");
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["containers"][0]["image"],
+        pushed.as_str()
+    );
+    // Both replicas ready, as the Deployment controller would say it.
+    let generation = deployment["metadata"]["generation"].as_i64().unwrap_or(1);
+    let status = serde_json::json!({"status": {
+        "observedGeneration": generation, "replicas": 2, "updatedReplicas": 2,
+        "readyReplicas": 2, "availableReplicas": 2,
+        "conditions": [{"type": "Available", "status": "True"}, {"type": "Progressing", "status": "True", "reason": "NewReplicaSetAvailable"}]}});
+    let patched = Command::new("kubectl")
+        .args([
+            "-n",
+            "argocd",
+            "patch",
+            "deployment",
+            "capi2argo-controller",
+            "--subresource=status",
+            "--type=merge",
+            "-p",
+        ])
+        .arg(status.to_string())
+        .env("KUBECONFIG", &api.kubeconfig)
+        .output()
+        .expect("kubectl runs");
+    ok(&patched, "the Deployment's status");
+    ok(
+        &as_written(commands[4], &scratch.0, Some(&api.kubeconfig)),
+        commands[4],
+    );
+}

@@ -24,9 +24,11 @@ pub struct Flags {
     /// ServiceAccount).
     #[arg(long, value_name = "PATH")]
     pub kubeconfig: Option<PathBuf>,
-    /// The function's settings: a Capi2Argo object or a ConfigMap, as the function takes them.
-    /// Read at start: a change takes a restart (deploy/controller generates the ConfigMap's
-    /// name from its content, so a changed one rolls the Deployment).
+    /// The function's settings: a file holding a Capi2Argo object or a ConfigMap, as the function
+    /// takes them, or a directory holding one file per setting, named for it (a ConfigMap
+    /// mounted as a volume: deploy/controller's). Read at start: a change takes a restart
+    /// (deploy/controller generates the ConfigMap's name from its content, so a changed one
+    /// rolls the Deployment).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// Argo CD's namespace (the pod's own in deploy/controller): the setting argoNamespace,

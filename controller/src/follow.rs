@@ -326,21 +326,18 @@ async fn serve_all(
     Some(servers)
 }
 
-/// /readyz: ready once every cache has listed; otherwise which have not, and why when a read
-/// failed.
+/// /readyz: ready once every cache has listed; otherwise why first (a refusal, a server out of
+/// reach), then which caches wait.
 fn readiness(caches: &Caches) -> crate::serve::Answer {
     let unready = caches.unready();
     if unready.is_empty() {
         return (StatusCode::OK, "text/plain", "ok\n".into());
     }
-    let why = caches
-        .changes
-        .first_failure()
-        .map_or(String::new(), |f| format!(" ({f})"));
-    let body = format!(
-        "the caches have not listed yet: {}{why}\n",
-        unready.join(", ")
-    );
+    let waiting = unready.join(", ");
+    let body = match caches.changes.first_failure() {
+        Some(why) => format!("not ready: {why}\n(not listed yet: {waiting})\n"),
+        None => format!("not ready: the caches have not listed yet: {waiting}\n"),
+    };
     (StatusCode::SERVICE_UNAVAILABLE, "text/plain", body)
 }
 

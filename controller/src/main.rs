@@ -8,6 +8,7 @@
 //! `reporting` (logs, metrics, Events), `lease` (leadership), `serve` (the probes), `follow`
 //! (the loop), composed by `run`.
 
+mod cause;
 mod credentials;
 #[cfg(test)]
 mod fixtures;
@@ -55,10 +56,14 @@ fn main() -> ExitCode {
     ExitCode::from(code)
 }
 
-/// Logs with timestamps, as text or JSON lines, at the level RUST_LOG says (info by default).
+/// Logs with timestamps, as text or JSON lines, at the level RUST_LOG says (info by default,
+/// the controller's own lines).
 fn logs(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    // kube's client logs each failed request as `failed with error client error (Connect)`,
+    // naming neither the cluster nor the cause; the controller's own line says both.
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,kube_client::client::builder=off"));
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)

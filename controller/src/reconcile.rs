@@ -108,6 +108,15 @@ impl Reconciler {
         let (made, refusal) = self.carry_out(&requests, may_write).await;
         let stale = matches!(refusal, Some(Some(Refusal::Stale { .. })));
         let failed = refusal.is_some();
+        // The requests carried out: all those made, but the one refused.
+        let carried = made - usize::from(matches!(refusal, Some(Some(_))));
+        let done: Vec<(capi2argo_core::Verb, capi2argo_core::SecretId)> = requests[..carried]
+            .iter()
+            .map(|r| (r.verb(), r.secret()))
+            .collect();
+        self.reporter
+            .registrations(&plan, &done, &self.caches)
+            .await;
         // Revoked once its token Secret is gone and Argo CD's Secret no longer uses it.
         if !failed && !requests.is_empty() {
             self.revoke(&plan, may_write).await;
@@ -250,13 +259,13 @@ impl Reconciler {
             };
             match kept {
                 Ok(()) => {
-                    self.credentials.kept(need);
+                    self.credentials.kept(&need.kubeconfig);
                     done.kept += 1;
                 }
                 Err(error) => {
-                    let first = self.credentials.failed(need);
+                    let say = self.credentials.failed(&need.kubeconfig, &error);
                     tracing::warn!(cluster = need.cluster, kubeconfig = %need.kubeconfig, error = %error, "no new ServiceAccount token; the cluster keeps its current token until it expires");
-                    if first {
+                    if say {
                         let until = need.expires.map_or(String::new(), |e| {
                             format!(" ({})", capi2argo_core::instant(e))
                         });
@@ -405,6 +414,12 @@ mod tests {
             decoded(&body["data"]["server"]),
             "https://prod-eu-1-api.example.net:6443"
         );
+        // Said where a user looks first: on the cluster (its kubeconfig Secret here, with no
+        // Cluster API Cluster in the caches), naming the Argo CD Secret.
+        assert_eq!(reasons(&log), ["Registered"]);
+        let note = log.events[0]["note"].as_str().expect("a note");
+        assert!(note.contains("argocd/cluster-prod-eu-1"), "{note}");
+        assert_eq!(log.events[0]["regarding"]["name"], "prod-eu-1-kubeconfig");
     }
 
     /// Regression (issue 46): a create refused as stale (409, made meanwhile) plans again at
@@ -512,7 +527,7 @@ mod tests {
         assert!(!report.replan);
         let config = decoded(&log.requests[0].body["data"]["config"]);
         assert!(config.contains("the-current-token"), "{config}");
-        assert_eq!(reasons(&log), ["TokenRefreshFailed"]);
+        assert_eq!(reasons(&log), ["TokenRefreshFailed", "Registered"]);
         assert_eq!(metrics.token_failing.get(), 1);
         let failed = vec![("outcome", "error".to_string())];
         assert_eq!(metrics.tokens.get_or_create(&failed).get(), 1);

@@ -110,6 +110,9 @@ async fn start(flags: &Flags) -> Result<Started, StartError> {
             instance: Some(identity.clone()),
         },
     );
+    if !flags.once {
+        say_unguarded(&client, &settings, &recorder, &identity).await;
+    }
     let reporter = Reporter::new(metrics.clone(), recorder, settings.reads.expiry_days);
     let writer = Writer::new(client.clone(), metrics.clone());
     let credentials = Credentials::new(workload::connector());
@@ -148,6 +151,35 @@ pub fn say_unserved(caches: &Caches) {
             ),
         }
     }
+}
+
+/// Says (log and an Event on this pod) when a guard the controller ships with cannot work under
+/// these settings: Argo CD's ApplicationSets are served, and `readApplications` is off, so
+/// `maxApplicationDeletes` sees none of the Applications a change would make them delete (a
+/// kustomization that replaced the shipped settings drops it without a word otherwise).
+async fn say_unguarded(client: &Client, settings: &Settings, recorder: &Recorder, pod: &str) {
+    if settings.reads.reads(APPLICATION_SETS) {
+        return;
+    }
+    match crate::reading::serves(client, APPLICATION_SETS).await {
+        Ok(true) => {}
+        Ok(false) => return,
+        Err(error) => {
+            tracing::debug!(error = %error, "whether ApplicationSets are served is not known");
+            return;
+        }
+    }
+    let note = "readApplications is false, and this cluster serves Argo CD's ApplicationSets: maxApplicationDeletes sees none of the Applications a change would make them delete. Set readApplications=true (deploy/controller ships it; a kustomization that replaces the settings drops it: merge instead)";
+    tracing::warn!("{note}");
+    let event = crate::reporting::events::warning("GuardUnguarded", "Start", note);
+    let reference = k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some("v1".into()),
+        kind: Some("Pod".into()),
+        namespace: Some(settings.reads.argo_namespace.clone()),
+        name: Some(pod.to_string()),
+        ..Default::default()
+    };
+    crate::reporting::events::publish(recorder, vec![(reference, event)]).await;
 }
 
 /// `--once`: the first reads, one reconcile, its ending as the exit code.

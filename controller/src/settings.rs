@@ -92,9 +92,67 @@ impl Settings {
     }
 }
 
+/// The settings at `path`: a file as it is, or a directory of one file per setting (a mounted
+/// ConfigMap) as the ConfigMap it was mounted from.
 fn read(path: &Path) -> Result<String, SettingsError> {
-    std::fs::read_to_string(path).map_err(|source| SettingsError::Unreadable {
+    let unreadable = |source| SettingsError::Unreadable {
         path: path.display().to_string(),
         source,
+    };
+    if !path.is_dir() {
+        return std::fs::read_to_string(path).map_err(unreadable);
+    }
+    let mut settings = std::collections::BTreeMap::new();
+    for entry in std::fs::read_dir(path).map_err(unreadable)? {
+        let entry = entry.map_err(unreadable)?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        // A ConfigMap volume keeps its data in `..data`, `..<timestamp>` directories: each key
+        // is a link beside them.
+        if name.starts_with("..") || entry.path().is_dir() {
+            continue;
+        }
+        let value = std::fs::read_to_string(entry.path()).map_err(unreadable)?;
+        settings.insert(name, value);
+    }
+    Ok(config_map(&settings))
+}
+
+/// A ConfigMap holding `settings`, as the function takes one as its settings, in JSON (which
+/// YAML reads as it is, and which quotes every value whatever it holds).
+fn config_map(settings: &std::collections::BTreeMap<String, String>) -> String {
+    serde_json::json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "capi2argo-controller-settings"},
+        "data": settings,
     })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// deploy/controller mounts its settings ConfigMap as a directory, as kubelet lays one out:
+    /// each key a link into `..data`.
+    #[test]
+    fn a_mounted_config_map_is_read_as_its_settings() {
+        let dir = std::env::temp_dir().join(format!("capi2argo-settings-{}", std::process::id()));
+        let data = dir.join("..2026_11_27_00_00_00.000000000");
+        std::fs::create_dir_all(&data).expect("dir");
+        for (key, value) in [("maxPrune", "10%"), ("readApplications", "true")] {
+            std::fs::write(data.join(key), value).expect("written");
+            std::os::unix::fs::symlink(format!("..data/{key}"), dir.join(key)).expect("link");
+        }
+        std::os::unix::fs::symlink(data.file_name().expect("a name"), dir.join("..data"))
+            .expect("link");
+        let settings =
+            Settings::new(Some(read(&dir).expect("read")), Vec::new(), &[]).expect("the settings");
+        let reads = settings.reads;
+        assert!(reads.reads(capi2argo_core::well_known::APPLICATIONS));
+        std::fs::remove_dir_all(&dir).expect("removed");
+        // A bad setting there is refused as one given any other way.
+        let bad = config_map(&[("maxPrune".to_string(), "lots".to_string())].into());
+        assert!(Settings::new(Some(bad), Vec::new(), &[]).is_err());
+    }
 }

@@ -8,6 +8,7 @@
 //! recording stand-in (tests/kube/apiserver.py).
 
 mod controller;
+mod lifecycle;
 mod network;
 mod pod_security;
 mod sync;
@@ -283,7 +284,12 @@ fn allowed(controller: bool) -> Vec<Allowed> {
             resource: "leases",
             reads: &[],
             in_argocd: &["create"],
-            named: Some((&["get", "patch"], &["capi2argo-controller"])),
+            // list and watch by name (a metadata.name field selector): a standby sees the
+            // Lease let go at once.
+            named: Some((
+                &["get", "list", "watch", "patch"],
+                &["capi2argo-controller"],
+            )),
         });
     }
     out
@@ -1160,8 +1166,8 @@ fn beside_deploy(name: &str, kustomizations: &[&str]) -> Vec<Vec<Value>> {
 
 /// The book's kustomization over a variant (the YAML block whose first line is `# <dir>/…`,
 /// in `page`), written next to a link to this checkout named `capi2argo` as the book lays it
-/// out, rendered by `kubectl kustomize <dir>`: the objects.
-pub fn books_overlay(page: &str, dir: &str) -> Option<Vec<Value>> {
+/// out: the scratch directory that holds both; `None` after a loud skip without kubectl.
+pub fn books_directory(page: &str, dir: &str) -> Option<TempDir> {
     if !common::available(
         "kubectl",
         &["version", "--client"],
@@ -1196,6 +1202,12 @@ pub fn books_overlay(page: &str, dir: &str) -> Option<Vec<Value>> {
         "{page} shows {dir}/kustomization.yaml"
     );
     std::os::unix::fs::symlink(root(), scratch.path("capi2argo")).expect("symlink");
+    Some(scratch)
+}
+
+/// [`books_directory`]'s kustomization rendered by `kubectl kustomize <dir>`: the objects.
+pub fn books_overlay(page: &str, dir: &str) -> Option<Vec<Value>> {
+    let scratch = books_directory(page, dir)?;
     let out = Command::new("kubectl")
         .args(["kustomize", dir])
         .current_dir(&scratch.0)
@@ -1241,10 +1253,12 @@ fn the_books_overlays_run_the_image_from_your_registry() {
     }
 }
 
-/// The controller's settings from the book's kustomization: the settings file it shows
-/// replaces deploy/controller's, and the Deployment mounts that one.
+/// Regression (issue 47): the book's kustomization replaced the controller's settings, so the
+/// shipped `readApplications: true` went with it and `maxApplicationDeletes` saw nothing. Its
+/// settings now merge: the one it gives, and every one deploy/controller ships; the Deployment
+/// mounts that ConfigMap.
 #[test]
-fn the_books_overlay_replaces_the_controllers_settings() {
+fn the_books_overlay_keeps_the_shipped_settings_beside_its_own() {
     let Some(objects) = books_overlay("controller.md", "my-controller") else {
         return;
     };
@@ -1258,14 +1272,96 @@ fn the_books_overlay_replaces_the_controllers_settings() {
         })
         .collect();
     assert_eq!(settings.len(), 1, "one settings ConfigMap");
-    let text = settings[0]["data"]["capi2argo.yaml"]
-        .as_str()
-        .expect("the settings file");
-    assert!(text.contains("nameFrom: kubeconfig"), "{text}");
+    let data = &settings[0]["data"];
+    assert_eq!(data["nameFrom"], "kubeconfig");
+    let Some((_, shipped)) = render("deploy/controller") else {
+        return;
+    };
+    let shipped = shipped
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap")
+        .expect("the shipped settings");
+    for (key, value) in shipped["data"].as_object().expect("settings") {
+        assert_eq!(&data[key], value, "{key} as shipped");
+    }
+    assert_eq!(data["readApplications"], "true");
     let name = settings[0]["metadata"]["name"].as_str().expect("name");
     let mounted = serde_json::to_string(&pod_template(&objects)["spec"]["volumes"]).expect("JSON");
     assert!(
         mounted.contains(name),
         "the Deployment mounts {name}: {mounted}"
     );
+}
+
+/// Regression (issue 47): a controller-only install had no one-off run for a deliberate mass
+/// change (the book's `create job --from=cronjob` needs the CronJob). The book's `my-once`
+/// overlay, applied with its selector, makes one Job: the controller's image, ServiceAccount and
+/// settings, `--once` and the overrides, Pod Security `restricted`.
+#[test]
+fn the_books_one_off_run_is_one_job_of_the_installs_own() {
+    let Some(objects) = books_overlay("controller.md", "my-once") else {
+        return;
+    };
+    let applied: Vec<&Value> = objects
+        .iter()
+        .filter(|o| o["metadata"]["labels"]["app.kubernetes.io/component"] == "once")
+        .collect();
+    assert_eq!(applied.len(), 1, "the selector applies the Job alone");
+    let job = applied[0];
+    assert_eq!(job["kind"], "Job");
+    assert_eq!(job["metadata"]["namespace"], ARGO_NAMESPACE);
+    let template = &job["spec"]["template"];
+    let spec = &template["spec"];
+    let deployment = pod_template(&objects);
+    assert_eq!(
+        spec["serviceAccountName"],
+        deployment["spec"]["serviceAccountName"]
+    );
+    assert_eq!(
+        spec["volumes"], deployment["spec"]["volumes"],
+        "the install's own settings ConfigMap"
+    );
+    assert_eq!(
+        spec["containers"][0]["image"],
+        deployment["spec"]["containers"][0]["image"]
+    );
+    assert_eq!(
+        spec["containers"][0]["args"],
+        json!([
+            "--config=/etc/capi2argo",
+            "--once",
+            "--set=maxPrune=5",
+            "--set=maxApplicationDeletes=5"
+        ])
+    );
+    assert_eq!(job["spec"]["backoffLimit"], 0);
+    let violations = pod_security::restricted_violations(&template["metadata"], spec);
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+/// What a plan over the fleet finds the installed controller by (`capi2argo plan` takes its
+/// settings: docs/src/running.md): the settings ConfigMap and the Deployment carry the labels
+/// the core names, in every controller variant.
+#[test]
+fn the_installed_settings_carry_the_labels_a_plan_finds_them_by() {
+    use capi2argo_core::well_known::{CONTROLLER_LABEL, SETTINGS_LABELS};
+    for variant in ["deploy/controller", "deploy/controller/namespaced"] {
+        let Some((_, objects)) = render(variant) else {
+            return;
+        };
+        let settings = objects
+            .iter()
+            .find(|o| o["kind"] == "ConfigMap")
+            .expect("the settings ConfigMap");
+        for (key, value) in SETTINGS_LABELS {
+            assert_eq!(settings["metadata"]["labels"][key], value, "{variant}");
+        }
+        let deployment = find(&objects, "Deployment", "capi2argo-controller");
+        assert_eq!(
+            deployment["metadata"]["labels"][CONTROLLER_LABEL.0], CONTROLLER_LABEL.1,
+            "{variant}"
+        );
+        let mounted = &pod_template(&objects)["spec"]["volumes"][0]["configMap"]["name"];
+        assert_eq!(mounted, &settings["metadata"]["name"], "{variant}");
+    }
 }

@@ -197,10 +197,14 @@ fn kubectl_sh(api: &StandIn, command: &str) -> Output {
 /// afterwards, as a cluster would, and the stand-in (an administrator's: no RBAC).
 pub fn install(name: &str, variant: &str, certs: &Certs) -> (StandIn, Vec<Value>) {
     let api = stand_in(&format!("{name}-install"), &[], None, certs);
-    let out = kubectl_sh(
-        &api,
-        crate::readme::listed(&format!("kubectl apply -k {variant}")),
-    );
+    let command = format!("kubectl apply -k {variant}");
+    // The book installs the controller's variants through a kustomization of one's own over
+    // them (registry::the_readmes_controller_install_works_as_written applies that one); the
+    // CronJob's as they are.
+    if !super::is_controller(variant) {
+        crate::readme::listed(&command);
+    }
+    let out = kubectl_sh(&api, &command);
     assert!(
         out.status.success(),
         "kubectl apply -k {variant}: {}",
@@ -638,11 +642,16 @@ fn sync_fails_clearly_and_changes_nothing_when_the_api_server_is_unreachable() {
     );
     let logs = logs(&out, &[]);
     assert_eq!(out.status.code(), Some(3), "{logs}");
+    // Regression (issue 47): the cause in words, and no line of kube's that names neither the
+    // read nor the cause (`failed with error client error (Connect)`).
     assert!(
-        logs.contains("reading Secrets labelled cluster.x-k8s.io/cluster-name: "),
+        logs.contains(
+            "could not list Secrets labelled cluster.x-k8s.io/cluster-name: connection refused"
+        ),
         "{logs}"
     );
     assert!(logs.contains("; nothing was changed"), "{logs}");
+    assert!(!logs.contains("failed with error"), "{logs}");
     for never in ["reconciled", "done", "create ", "delete "] {
         assert!(!logs.contains(never), "{never:?} in:\n{logs}");
     }
@@ -680,11 +689,7 @@ fn sync_fails_clearly_when_any_read_is_refused() {
     let logs = logs(&out, &fleet);
     assert_eq!(out.status.code(), Some(3), "{logs}");
     assert!(
-        logs.contains("reading clusters.cluster.x-k8s.io: "),
-        "{logs}"
-    );
-    assert!(
-        logs.contains("Forbidden") || logs.contains("forbidden"),
+        logs.contains("forbidden to list clusters.cluster.x-k8s.io: "),
         "{logs}"
     );
     assert!(writes(&api).is_empty(), "{:?}", writes(&api));
@@ -1104,7 +1109,7 @@ fn sync_reads_control_planes_and_every_selector_when_asked() {
     let logs_refused = logs(&out, &fleet);
     assert_eq!(out.status.code(), Some(3), "{logs_refused}");
     assert!(
-        logs_refused.contains(&format!("reading {CONTROL_PLANES}: ")),
+        logs_refused.contains(&format!("forbidden to list {CONTROL_PLANES}: ")),
         "{logs_refused}"
     );
     assert!(writes(&api).is_empty());

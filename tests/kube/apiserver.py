@@ -1343,7 +1343,16 @@ def route(req):
         verb = {"GET": "get" if name else "list", "PUT": "update", "PATCH": "patch",
                 "DELETE": "delete" if name else "deletecollection",
                 "POST": "create"}.get(req.method, req.method.lower())
+    # A list or watch of one object by name (a metadata.name field selector) is authorized with
+    # that name, so resourceNames can allow it (as kube-apiserver does).
+    if verb in ("list", "watch") and name is None:
+        terms = [t for t in split_terms(req.query.get("fieldSelector", "")) if t]
+        if len(terms) == 1:
+            key, _, value = terms[0].replace("==", "=").partition("=")
+            if key == "metadata.name" and value and "!" not in key:
+                name = value
     authorize(req.user, verb, res, sub, ns, name)
+    name = None if verb in ("list", "watch") else name
     meta_only = accept_meta(req.accept)
     if watching:
         check_watch(res, req.query)

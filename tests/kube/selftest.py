@@ -590,7 +590,26 @@ class Tokens(Case):
         {"namespace": None, "apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]},
         {"user": "system:serviceaccount:kube-system:argocd-manager", "namespace": "argocd",
          "apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]},
+        {"user": "system:serviceaccount:kube-system:argocd-manager", "namespace": "argocd",
+         "apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "resourceNames": ["mine"],
+         "verbs": ["get", "list", "watch"]},
     ]
+
+    def test_resource_names_allow_a_list_or_watch_by_name(self):
+        # kube-apiserver authorizes a list or watch with a metadata.name field selector by that
+        # name, so a rule's resourceNames can allow it; without the selector it is forbidden.
+        sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "argocd-manager"}}
+        self.ok(201, self.api.request("POST", "/api/v1/namespaces/kube-system/serviceaccounts", sa, token="admin-token"))
+        token = self.ok(201, self.api.request(
+            "POST", "/api/v1/namespaces/kube-system/serviceaccounts/argocd-manager/token",
+            {"spec": {"expirationSeconds": 600}}, token="admin-token"))["status"]["token"]
+        leases = "/apis/coordination.k8s.io/v1/namespaces/argocd/leases"
+        self.ok(200, self.api.get(leases + "?fieldSelector=metadata.name%3Dmine", token=token))
+        self.assertEqual(self.api.get(leases, token=token)[0], 403)
+        self.assertEqual(self.api.get(leases + "?fieldSelector=metadata.name%3Dother", token=token)[0], 403)
+        watch = self.api.watch(leases + "?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dmine", token=token)
+        self.assertEqual(watch.status, 200)
+        watch.close()
 
     def test_token_request_whoami_rbac_and_expiry(self):
         sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "argocd-manager"}}

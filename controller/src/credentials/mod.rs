@@ -7,10 +7,10 @@ mod backoff;
 mod grant;
 pub mod workload;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use capi2argo_core::{Due, Plan, TokenDelete, TokenNeed};
+use capi2argo_core::{Due, Plan, SecretId, TokenDelete, TokenNeed};
 use futures::StreamExt;
 
 use backoff::Backoff;
@@ -29,13 +29,13 @@ pub enum MintError {
     /// Its admin credential cannot reach it (what the plan says of it).
     #[error("{0}")]
     Unreachable(String),
-    #[error("connecting to {server}: {source}")]
+    #[error("connecting to {server}: {}", crate::cause::describe(.source.as_ref()))]
     Connect {
         server: String,
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
-    #[error("{what} in the workload cluster: {source}")]
+    #[error("{what} in the workload cluster: {}", crate::cause::describe(.source))]
     Api {
         what: String,
         #[source]
@@ -51,6 +51,8 @@ pub enum MintError {
 pub struct Credentials {
     connect: Connect,
     backoff: Backoff,
+    /// What each failing cluster failed with last: a new cause is said again.
+    causes: BTreeMap<String, String>,
 }
 
 impl Credentials {
@@ -58,6 +60,7 @@ impl Credentials {
         Credentials {
             connect,
             backoff: Backoff::default(),
+            causes: BTreeMap::new(),
         }
     }
 
@@ -70,6 +73,7 @@ impl Credentials {
             .map(|t| t.kubeconfig.to_string())
             .collect();
         self.backoff.forget_all_but(&live);
+        self.causes.retain(|k, _| live.contains(k));
         plan.tokens
             .iter()
             .filter(|t| t.due.is_some() && t.access.is_ok())
@@ -102,18 +106,20 @@ impl Credentials {
             .await
     }
 
-    /// A token was minted and kept for `need`'s cluster.
-    pub fn kept(&mut self, need: &TokenNeed) {
-        self.backoff.minted(&need.kubeconfig.to_string());
+    /// A token was minted and kept for the cluster of the kubeconfig Secret `kubeconfig`.
+    pub fn kept(&mut self, kubeconfig: &SecretId) {
+        let key = kubeconfig.to_string();
+        self.causes.remove(&key);
+        self.backoff.minted(&key);
     }
 
-    /// No token could be minted or kept for `need`'s cluster: it waits. Whether it is the first
-    /// failure in a row (the one to say in an Event).
-    pub fn failed(&mut self, need: &TokenNeed) -> bool {
-        let key = need.kubeconfig.to_string();
-        let first = !self.backoff.failing().contains(&key);
+    /// No token could be minted or kept for the cluster of `kubeconfig`, for `cause`: it waits.
+    /// Whether to say so in an Event: the first failure in a row, or one whose cause is not the
+    /// last one's (an Event that still said the fixed cause would mislead).
+    pub fn failed(&mut self, kubeconfig: &SecretId, cause: &str) -> bool {
+        let key = kubeconfig.to_string();
         self.backoff.failed(&key);
-        first
+        self.causes.insert(key, cause.to_string()).as_deref() != Some(cause)
     }
 
     /// How many workload clusters are failing now.
@@ -139,5 +145,25 @@ impl Credentials {
                 .await
                 .unwrap_or(Err(MintError::Timeout)),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue 47): the Event kept saying a cause that had been fixed; a failure whose
+    /// cause changed is said again, one that repeats is not.
+    #[test]
+    fn a_failure_is_said_again_when_its_cause_changes() {
+        let mut credentials = Credentials::new(workload::connector());
+        let cluster = SecretId::new("fleet", "a-kubeconfig");
+        assert!(credentials.failed(&cluster, "TLS: the client certificate is X.509 v1"));
+        assert!(!credentials.failed(&cluster, "TLS: the client certificate is X.509 v1"));
+        assert!(credentials.failed(&cluster, "connection refused"));
+        assert_eq!(credentials.failing(), 1);
+        credentials.kept(&cluster);
+        assert_eq!(credentials.failing(), 0);
+        assert!(credentials.failed(&cluster, "connection refused"));
     }
 }

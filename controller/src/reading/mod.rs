@@ -340,6 +340,11 @@ impl Caches {
         self.cached(CLUSTER_PROFILES, id)
     }
 
+    /// The apiVersion and uid of a cached Cluster API Cluster.
+    pub fn cluster(&self, id: &SecretId) -> Option<(String, String)> {
+        self.cached(CLUSTERS, id)
+    }
+
     /// The uid of a cached Application.
     pub fn application_uid(&self, app: &AppRef) -> Option<String> {
         let id = SecretId::new(&app.namespace, &app.name);
@@ -388,6 +393,15 @@ fn describe(resource: &Resource, ns: &Option<String>, selector: Option<&str>) ->
         (None, Some(selector)) => format!("{things} labelled {selector}"),
         (None, None) => format!("every {}", resource.kind),
     }
+}
+
+/// Whether the server serves `resource` (in a version the core reads).
+pub async fn serves(client: &Client, resource: Resource) -> Result<bool, kube::Error> {
+    let found = discover(client, resource.group, resource.versions, |ar| {
+        ar.kind == resource.kind
+    })
+    .await?;
+    Ok(found.is_some())
 }
 
 /// The resource of `group` that `pick` chooses, in the first of `versions` the server serves,

@@ -77,30 +77,43 @@ impl Changes {
     }
 }
 
-/// Why a read failed.
+/// Why a read failed, said as what was refused or what kept the server from answering.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadFailed {
     /// A list (`--once`) was refused or failed.
-    #[error("reading {what}: {source}")]
+    #[error("{}", crate::cause::reading("list", .what, .source))]
     List {
         what: String,
         #[source]
         source: kube::Error,
     },
     /// A watch failed before its first list was in.
-    #[error("reading {what}: {source}")]
+    #[error("{}", watch_failure(.what, .source))]
     Watch {
         what: String,
         #[source]
         source: watcher::Error,
     },
     /// The server's resources could not be discovered.
-    #[error("reading the API server's resources ({what}): {source}")]
+    #[error("{}", crate::cause::reading("discover", &format!("the API server's {}", .what), .source))]
     Discovery {
         what: String,
         #[source]
         source: kube::Error,
     },
+}
+
+/// A watch's failure in words: its list or its watch refused, or the stream broken.
+fn watch_failure(what: &str, error: &watcher::Error) -> String {
+    use crate::cause::{reading, refusal};
+    match error {
+        watcher::Error::InitialListFailed(e) => reading("list", what, e),
+        watcher::Error::WatchStartFailed(e) | watcher::Error::WatchFailed(e) => {
+            reading("watch", what, e)
+        }
+        watcher::Error::WatchError(status) => refusal("watch", what, status),
+        other => format!("could not watch {what}: {other}"),
+    }
 }
 
 /// One watched resource in one scope: its cache, and what it holds.

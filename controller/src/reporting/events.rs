@@ -60,6 +60,40 @@ pub fn source(caches: &Caches, id: &SecretId) -> ObjectReference {
     }
 }
 
+/// An Event's reference to the Cluster API Cluster a kubeconfig Secret is for, when the caches
+/// hold it: its name is the Secret's `cluster.x-k8s.io/cluster-name` label (or, the Secret gone,
+/// the Secret's name without Cluster API's `-kubeconfig`). Else the cluster's source.
+pub fn cluster(caches: &Caches, source: &SecretId) -> ObjectReference {
+    use capi2argo_core::well_known::CLUSTER_NAME_LABEL;
+    let name = caches
+        .secret(source)
+        .and_then(|s| s.metadata.labels.as_ref()?.get(CLUSTER_NAME_LABEL).cloned())
+        .or_else(|| source.name.strip_suffix("-kubeconfig").map(String::from));
+    let id = name.map(|name| SecretId::new(&source.namespace, &name));
+    match id.as_ref().and_then(|id| Some((id, caches.cluster(id)?))) {
+        Some((id, (api_version, uid))) => ObjectReference {
+            api_version: Some(api_version),
+            kind: Some(capi2argo_core::well_known::CLUSTERS.kind.into()),
+            namespace: Some(id.namespace.clone()),
+            name: Some(id.name.clone()),
+            uid: Some(uid),
+            ..ObjectReference::default()
+        },
+        None => self::source(caches, source),
+    }
+}
+
+/// A Normal Event.
+pub fn normal(reason: &str, action: &str, note: &str) -> Event {
+    Event {
+        type_: EventType::Normal,
+        reason: reason.into(),
+        note: Some(truncate(note)),
+        action: action.into(),
+        secondary: None,
+    }
+}
+
 /// An Event's reference to an Application (its uid, when the caches hold it).
 pub fn application(caches: &Caches, app: &AppRef) -> ObjectReference {
     let resource = capi2argo_core::well_known::APPLICATIONS;

@@ -11,7 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use capi2argo_core::{
-    ApplicationEffect, ClusterState, Finding, Guard, Plan, PlanFormat, SecretId, Severity,
+    Action, ApplicationEffect, ClusterOutcome, ClusterState, Finding, Guard, Plan, PlanFormat,
+    SecretId, Severity, Verb,
 };
 use kube::runtime::events::Recorder;
 
@@ -25,7 +26,7 @@ struct LastReported {
     results: BTreeSet<String>,
     /// The plan's lines (an unchanged Secret's are not said).
     lines: BTreeSet<String>,
-    states: BTreeMap<SecretId, ClusterState>,
+    states: States,
     guards: BTreeSet<Guard>,
     expiring: BTreeSet<SecretId>,
 }
@@ -53,25 +54,22 @@ impl Reporter {
     pub fn results(&mut self, results: &[Finding]) {
         let mut now = BTreeSet::new();
         for finding in results {
+            // Only the fields a result has: no empty `field=""`, no `Kind /name`.
             let resource = finding
                 .resource
                 .as_ref()
-                .map(|r| {
-                    format!(
-                        "{} {}/{}",
-                        r.kind,
-                        r.namespace.as_deref().unwrap_or(""),
-                        r.name
-                    )
-                })
-                .unwrap_or_default();
-            let field = finding.field.as_deref().unwrap_or("");
+                .map(|r| match r.namespace.as_deref() {
+                    Some(ns) if !ns.is_empty() => format!("{} {ns}/{}", r.kind, r.name),
+                    _ => format!("{} {}", r.kind, r.name),
+                });
+            let field = finding.field.as_deref();
             let key = format!(
-                "{:?} {resource} {field} {}",
+                "{:?} {resource:?} {field:?} {}",
                 finding.severity, finding.message
             );
             if !self.last.results.contains(&key) {
                 let message = finding.message.as_str();
+                let resource = resource.as_deref();
                 match finding.severity {
                     Severity::Error => tracing::error!(resource, field, "{message}"),
                     Severity::Warning => tracing::warn!(resource, field, "{message}"),
@@ -104,18 +102,14 @@ impl Reporter {
     pub async fn observe(&mut self, plan: &Plan, now: i64, caches: &Caches) {
         self.plan_metrics(plan);
         let mut said: Vec<ObjectEvent> = Vec::new();
-        let mut states = BTreeMap::new();
-        for c in &plan.clusters {
-            states.insert(c.source.clone(), c.state);
-            let before = self.last.states.get(&c.source).copied();
-            if c.state == ClusterState::Failed && before != Some(ClusterState::Failed) {
-                let note = format!(
-                    "cluster {} gets no Argo CD Secret this time: {}",
-                    c.cluster,
-                    c.reason.as_deref().unwrap_or("it failed to convert")
-                );
-                said.push(on_source(caches, &c.source, "ConvertFailed", note));
-            }
+        let (failed, states) = newly_failed(&self.last.states, &plan.clusters);
+        for c in failed {
+            let note = format!(
+                "cluster {} gets no Argo CD Secret this time: {}",
+                c.cluster,
+                c.reason.as_deref().unwrap_or("it failed to convert")
+            );
+            said.push(on_source(caches, &c.source, "ConvertFailed", note));
         }
         self.last.states = states;
         let window = i64::from(self.expiry_days) * 86_400;
@@ -139,6 +133,21 @@ impl Reporter {
         }
         self.last.expiring = expiring;
         let held: BTreeSet<Guard> = plan.guards.iter().map(|h| h.guard).collect();
+        // Every setting the whole change needs, said with each guard: one deliberate mass
+        // change is one run (deploy/controller/once), not one per guard.
+        let let_through = if plan.overrides.is_empty() {
+            String::new()
+        } else {
+            let given: Vec<String> = plan
+                .overrides
+                .iter()
+                .map(|o| format!("--set={o}"))
+                .collect();
+            format!(
+                ". If all of the change is meant, one run with {} lets it through (deploy/controller/once)",
+                given.join(" ")
+            )
+        };
         for h in plan
             .guards
             .iter()
@@ -147,11 +156,12 @@ impl Reporter {
             tracing::warn!(
                 guard = h.guard.setting(),
                 secrets = h.secrets.len(),
-                "a guard holds: {}",
+                "a guard holds: {}{let_through}",
                 h.message
             );
+            let note = format!("{}{let_through}", h.message);
             for secret in &h.secrets {
-                let event = events::warning("GuardHeld", "Keep", &h.message);
+                let event = events::warning("GuardHeld", "Keep", &note);
                 said.push((events::source(caches, secret), event));
             }
             // On each Application the guard kept: Argo CD shows an Application's Events.
@@ -166,6 +176,62 @@ impl Reporter {
             }
         }
         self.last.guards = held;
+        self.publish(said).await;
+    }
+
+    /// Events on each cluster whose Argo CD Secret a request wrote or removed (`done`): on its
+    /// Cluster API Cluster where the caches hold it, else its source — `Registered`, `Updated`,
+    /// `Unregistered`, naming the Argo CD Secret: what a user looks at first.
+    pub async fn registrations(&self, plan: &Plan, done: &[(Verb, SecretId)], caches: &Caches) {
+        let made = |verb: Verb, id: &SecretId| done.iter().any(|(v, d)| *v == verb && d == id);
+        let mut said = Vec::new();
+        for e in &plan.entries {
+            let Some(source) = &e.source else {
+                continue;
+            };
+            let (reason, action, note) = match &e.action {
+                Action::Create if made(Verb::Create, &e.secret) => (
+                    "Registered",
+                    "Register",
+                    format!(
+                        "registered in Argo CD as cluster {} ({}): its Secret {}",
+                        e.cluster, e.server, e.secret
+                    ),
+                ),
+                Action::Update { changed } if made(Verb::Replace, &e.secret) => (
+                    "Updated",
+                    "Update",
+                    format!(
+                        "its Argo CD Secret {} was updated: {}",
+                        e.secret,
+                        changed.join(", ")
+                    ),
+                ),
+                Action::Rename {
+                    from, from_cluster, ..
+                } if made(Verb::Create, &e.secret) || made(Verb::Replace, &e.secret) => (
+                    "Updated",
+                    "Update",
+                    format!(
+                        "renamed in Argo CD from {from_cluster} ({from}) to {} ({})",
+                        e.cluster, e.secret
+                    ),
+                ),
+                Action::Prune if made(Verb::Delete, &e.secret) => (
+                    "Unregistered",
+                    "Unregister",
+                    format!(
+                        "its Argo CD Secret {} was removed: Argo CD no longer knows cluster {}",
+                        e.secret, e.cluster
+                    ),
+                ),
+                _ => continue,
+            };
+            said.push((
+                events::cluster(caches, source),
+                events::normal(reason, action, &note),
+            ));
+        }
         self.publish(said).await;
     }
 
@@ -233,10 +299,72 @@ impl Reporter {
     }
 }
 
+/// Each cluster's state and why, as a reconcile saw them.
+type States = BTreeMap<SecretId, (ClusterState, Option<String>)>;
+
+/// The clusters that failed and were not failing before, or fail for another reason now (a
+/// stale note misleads more than none), and the states to compare the next reconcile with.
+fn newly_failed<'a>(
+    last: &States,
+    clusters: &'a [ClusterOutcome],
+) -> (Vec<&'a ClusterOutcome>, States) {
+    let mut failed = Vec::new();
+    let mut states = States::new();
+    for c in clusters {
+        let now = (c.state, c.reason.clone());
+        if c.state == ClusterState::Failed && last.get(&c.source) != Some(&now) {
+            failed.push(c);
+        }
+        states.insert(c.source.clone(), now);
+    }
+    (failed, states)
+}
+
 /// A Warning Event on a cluster's source, about its conversion.
 fn on_source(caches: &Caches, source: &SecretId, reason: &str, note: String) -> ObjectEvent {
     (
         events::source(caches, source),
         events::warning(reason, "Convert", &note),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outcome(state: ClusterState, reason: &str) -> ClusterOutcome {
+        ClusterOutcome {
+            source: SecretId::new("fleet", "prod-eu-1-kubeconfig"),
+            cluster: "prod-eu-1".into(),
+            secret: None,
+            state,
+            reason: Some(reason.into()),
+            expires: None,
+        }
+    }
+
+    /// Regression (issue 47): an Event kept a cause that had been fixed. A failure is said when
+    /// it begins and again when its reason changes, not at every reconcile.
+    #[test]
+    fn a_conversion_failure_is_said_again_when_its_reason_changes() {
+        let said = |last: &mut States, c: ClusterOutcome| {
+            let clusters = [c];
+            let (failed, now) = newly_failed(last, &clusters);
+            *last = now;
+            failed.len()
+        };
+        let mut last = States::new();
+        let v1 = "the client certificate is X.509 v1";
+        assert_eq!(said(&mut last, outcome(ClusterState::Failed, v1)), 1);
+        assert_eq!(said(&mut last, outcome(ClusterState::Failed, v1)), 0);
+        assert_eq!(
+            said(&mut last, outcome(ClusterState::Failed, "no server")),
+            1
+        );
+        assert_eq!(said(&mut last, outcome(ClusterState::Converted, "")), 0);
+        assert_eq!(
+            said(&mut last, outcome(ClusterState::Failed, "no server")),
+            1
+        );
+    }
 }
