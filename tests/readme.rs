@@ -140,19 +140,31 @@ const COMMANDS: &[(&str, &str)] = &[
     ),
     (
         "kubectl -n argocd delete configmaps -l app.kubernetes.io/part-of=capi2argo,app.kubernetes.io/component=settings --field-selector \"metadata.name!=$(kubectl -n argocd get deployment capi2argo-controller -o jsonpath='{.spec.template.spec.volumes[?(@.name==\"settings\")].configMap.name}')\"",
-        "deploy::lifecycle::the_books_upgrade_and_uninstall_leave_what_they_say (against the stand-in)",
+        "deploy::lifecycle::the_books_one_off_runs_upgrade_and_uninstall_leave_what_they_say (against the stand-in)",
+    ),
+    (
+        "kubectl -n argocd delete job capi2argo-controller-once --ignore-not-found",
+        "deploy::lifecycle::the_books_one_off_runs_upgrade_and_uninstall_leave_what_they_say (against the stand-in, which refuses a Job's changed template as Kubernetes does)",
+    ),
+    (
+        "kubectl apply -k my-once -l app.kubernetes.io/component=once",
+        "deploy::lifecycle::the_books_one_off_runs_upgrade_and_uninstall_leave_what_they_say (against the stand-in, twice)",
+    ),
+    (
+        "kubectl -n argocd logs -f job/capi2argo-controller-once",
+        "not run: the stand-in runs no pods; the Job's log is `capi2argo-controller --once`'s, which controller::once_carries_out_one_plan_and_exits_with_its_code reads",
     ),
     (
         "kubectl delete -k my-controller",
-        "deploy::lifecycle::the_books_upgrade_and_uninstall_leave_what_they_say (against the stand-in)",
+        "deploy::lifecycle::the_books_one_off_runs_upgrade_and_uninstall_leave_what_they_say (against the stand-in)",
     ),
     (
         "kubectl -n argocd delete configmaps -l app.kubernetes.io/part-of=capi2argo,app.kubernetes.io/component=settings",
-        "deploy::lifecycle::the_books_upgrade_and_uninstall_leave_what_they_say (against the stand-in)",
+        "deploy::lifecycle::the_books_one_off_runs_upgrade_and_uninstall_leave_what_they_say (against the stand-in)",
     ),
     (
         "kubectl -n argocd delete lease capi2argo-controller",
-        "deploy::lifecycle::the_books_upgrade_and_uninstall_leave_what_they_say (against the stand-in)",
+        "deploy::lifecycle::the_books_one_off_runs_upgrade_and_uninstall_leave_what_they_say (against the stand-in)",
     ),
     (
         "kubectl kustomize deploy",

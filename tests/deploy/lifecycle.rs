@@ -2,13 +2,16 @@
 //! Upgrade and Uninstall): its commands, run by sh with kubectl against the stand-in, leave
 //! what the book says they leave.
 //!
-//! The stand-in runs no Deployment controller, so `kubectl rollout status` (which waits for
-//! one) is not run; every other line of the book's blocks is.
+//! The stand-in runs no Deployment or Job controller and no pods, so `kubectl rollout status`
+//! (which waits for one) and `kubectl logs` are not run; every other line of the book's blocks
+//! is.
 
 use std::fs;
 use std::process::Command;
 
-use capi2argo_core::well_known::{MANAGED_BY, MANAGED_BY_LABEL, TOKEN_LABEL, TOKEN_LABEL_VALUE};
+use capi2argo_core::well_known::{
+    MANAGED_BY, MANAGED_BY_LABEL, OWNED_LABEL, SECRET_TYPE_LABEL, TOKEN_LABEL, TOKEN_LABEL_VALUE,
+};
 use serde_json::{Value, json};
 
 use super::{ARGO_NAMESPACE, books_directory, pod_template, text};
@@ -28,20 +31,25 @@ fn book_lines(section: &str) -> Vec<String> {
     block.lines().map(String::from).collect()
 }
 
-/// Runs one of the book's lines with sh in `dir`, kubectl talking to `api`.
-fn run(api: &StandIn, dir: &TempDir, line: &str) {
+/// Runs one of the book's lines with sh in `dir`, kubectl talking to `api`: whether it
+/// succeeded, and what it said.
+fn try_run(api: &StandIn, dir: &TempDir, line: &str) -> (bool, String) {
     let out = Command::new("sh")
         .args(["-c", line])
         .current_dir(&dir.0)
         .env("KUBECONFIG", &api.kubeconfig)
         .output()
         .expect("sh runs");
-    assert!(
+    (
         out.status.success(),
-        "{line}: {}{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+        format!("{}{}", text(&out.stdout), text(&out.stderr)),
+    )
+}
+
+/// [`try_run`], which must succeed.
+fn run(api: &StandIn, dir: &TempDir, line: &str) {
+    let (ok, said) = try_run(api, dir, line);
+    assert!(ok, "{line}: {said}");
 }
 
 /// What an installed controller leaves in Argo CD's namespace besides its install: an Argo CD
@@ -55,7 +63,7 @@ fn made_by_the_controller() -> Vec<Value> {
     vec![
         secret(
             "cluster-prod-eu-1",
-            json!({"argocd.argoproj.io/secret-type": "cluster", MANAGED_BY_LABEL: MANAGED_BY}),
+            json!({SECRET_TYPE_LABEL: "cluster", OWNED_LABEL: "true"}),
         ),
         secret(
             "token-cluster-prod-eu-1",
@@ -82,19 +90,25 @@ fn names(api: &StandIn, kind: &str) -> Vec<String> {
         .collect()
 }
 
-/// Regression (issue 47): the book had no upgrade and no uninstall; the Lease and the settings
-/// ConfigMaps of earlier upgrades stayed. A settings change applied as the book says makes a new
-/// settings ConfigMap the Deployment mounts, and the book's cleanup leaves only that one;
-/// uninstalling as the book says leaves exactly what it says stays: the Argo CD cluster Secrets
-/// and the token Secrets.
+/// Regression (issue 47): the book had no upgrade and no uninstall, so the Lease and the
+/// settings ConfigMaps of earlier upgrades stayed; a second one-off run within the hour was
+/// refused. Two one-off runs as the book says each make their Job, with the install's image; a
+/// settings change applied as the book says makes a new settings ConfigMap the Deployment
+/// mounts, and the book's cleanup leaves only that one; uninstalling as the book says leaves
+/// exactly what it says stays: the Argo CD cluster Secrets and the token Secrets.
 #[test]
-fn the_books_upgrade_and_uninstall_leave_what_they_say() {
+fn the_books_one_off_runs_upgrade_and_uninstall_leave_what_they_say() {
     let Some(dir) = books_directory("controller.md", "my-controller") else {
         return;
     };
     let Some(api) = StandIn::start("lifecycle", &made_by_the_controller()) else {
         return;
     };
+    let once = book_lines("One deliberate change");
+    let [delete_job, apply_once, logs] = once.as_slice() else {
+        panic!("One deliberate change: delete the last Job, apply, logs: {once:?}");
+    };
+    assert!(logs.contains("logs"), "{logs}");
     let upgrade = book_lines("Upgrade");
     let uninstall = book_lines("Uninstall");
     let [apply, rollout, cleanup] = upgrade.as_slice() else {
@@ -110,6 +124,34 @@ fn the_books_upgrade_and_uninstall_leave_what_they_say() {
     };
     let first = settings(&api);
     assert_eq!(first.len(), 1, "{first:?}");
+
+    // A one-off run past the guards, and another with other settings: a Job's template cannot
+    // change, so the second goes through only because the book deletes the first Job.
+    let job_args = |api: &StandIn| {
+        let jobs: Vec<Value> = api
+            .objects()
+            .into_iter()
+            .filter(|o| o["kind"] == "Job")
+            .collect();
+        assert_eq!(jobs.len(), 1, "one Job");
+        let container = &jobs[0]["spec"]["template"]["spec"]["containers"][0];
+        assert_eq!(
+            container["image"],
+            "registry.example.com/capi2argo/capi2argo-controller:v0.1.0"
+        );
+        container["args"].clone()
+    };
+    run(&api, &dir, delete_job);
+    run(&api, &dir, apply_once);
+    assert!(job_args(&api).to_string().contains("--set=maxPrune=5"));
+    let once_file = dir.path("my-once/kustomization.yaml");
+    let book = fs::read_to_string(&once_file).expect("my-once");
+    fs::write(&once_file, book.replace("maxPrune=5", "maxPrune=7")).expect("written");
+    let (ok, said) = try_run(&api, &dir, apply_once);
+    assert!(!ok && said.contains("field is immutable"), "{said}");
+    run(&api, &dir, delete_job);
+    run(&api, &dir, apply_once);
+    assert!(job_args(&api).to_string().contains("--set=maxPrune=7"));
 
     // A setting changed in the kustomization, applied again.
     let kustomization = dir.path("my-controller/kustomization.yaml");

@@ -1166,7 +1166,8 @@ fn beside_deploy(name: &str, kustomizations: &[&str]) -> Vec<Vec<Value>> {
 
 /// The book's kustomization over a variant (the YAML block whose first line is `# <dir>/…`,
 /// in `page`), written next to a link to this checkout named `capi2argo` as the book lays it
-/// out: the scratch directory that holds both; `None` after a loud skip without kubectl.
+/// out, with every other directory of the page (`my-once` builds on `my-controller`): the
+/// scratch directory that holds them; `None` after a loud skip without kubectl.
 pub fn books_directory(page: &str, dir: &str) -> Option<TempDir> {
     if !common::available(
         "kubectl",
@@ -1181,21 +1182,23 @@ pub fn books_directory(page: &str, dir: &str) -> Option<TempDir> {
     let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let scratch = TempDir::new("deploy", &format!("{dir}-{run}"));
     fs::create_dir_all(scratch.path(dir)).expect("dir");
-    // Every file of the directory the page shows, each a block whose first line names it.
+    // Every file of the directories the page shows, each a block whose first line names it.
     for block in markdown
         .split("```yaml\n")
         .skip(1)
         .filter_map(|b| b.split("\n```").next())
     {
-        let Some(file) = block
+        let Some(path) = block
             .lines()
             .next()
-            .and_then(|l| l.strip_prefix(&format!("# {dir}/")))
+            .and_then(|l| l.strip_prefix("# my-"))
             .and_then(|l| l.split(':').next())
         else {
             continue;
         };
-        fs::write(scratch.path(&format!("{dir}/{file}")), block).expect("write");
+        let path = scratch.path(&format!("my-{path}"));
+        fs::create_dir_all(path.parent().expect("a directory")).expect("dir");
+        fs::write(path, block).expect("write");
     }
     assert!(
         scratch.path(&format!("{dir}/kustomization.yaml")).is_file(),
@@ -1222,34 +1225,44 @@ pub fn books_overlay(page: &str, dir: &str) -> Option<Vec<Value>> {
 }
 
 /// Nothing is released yet, so the book's kustomizations point the controller's Deployment and
-/// the CronJob at the user's own registry: every container runs the pushed image, none the
-/// unpublished one.
+/// the CronJob at the user's own registry: every container of every pod they make — the
+/// Deployment, the CronJob, the one-off Job — runs the pushed image, none the unpublished one.
+/// Regression (issue 47): the one-off Job, added one level above the kustomization that sets
+/// the image, ran the unpublished one.
 #[test]
 fn the_books_overlays_run_the_image_from_your_registry() {
     for (page, dir) in [
         ("controller.md", "my-controller"),
+        ("controller.md", "my-once"),
+        ("controller.md", "my-network"),
         ("unattended.md", "my-sync"),
     ] {
         let Some(objects) = books_overlay(page, dir) else {
             return;
         };
-        let template = pod_template(&objects);
-        let images: Vec<&str> = template["spec"]["containers"]
-            .as_array()
-            .expect("containers")
+        let templates: Vec<&Value> = objects
             .iter()
-            .map(|c| c["image"].as_str().expect("image"))
+            .filter_map(|o| match o["kind"].as_str() {
+                Some("Deployment" | "Job") => Some(&o["spec"]["template"]),
+                Some("CronJob") => Some(&o["spec"]["jobTemplate"]["spec"]["template"]),
+                _ => None,
+            })
             .collect();
-        assert_eq!(
-            images,
-            ["registry.example.com/capi2argo/capi2argo-controller:v0.1.0"],
-            "{page}"
-        );
-        // A node that has the image (kind's `kind load`) needs no registry.
-        assert_eq!(
-            template["spec"]["containers"][0]["imagePullPolicy"], "IfNotPresent",
-            "{page}"
-        );
+        assert!(!templates.is_empty(), "{dir} makes a pod");
+        for template in templates {
+            for container in template["spec"]["containers"]
+                .as_array()
+                .expect("containers")
+            {
+                assert_eq!(
+                    container["image"],
+                    "registry.example.com/capi2argo/capi2argo-controller:v0.1.0",
+                    "{dir}"
+                );
+                // A node that has the image (kind's `kind load`) needs no registry.
+                assert_eq!(container["imagePullPolicy"], "IfNotPresent", "{dir}");
+            }
+        }
     }
 }
 
@@ -1295,8 +1308,8 @@ fn the_books_overlay_keeps_the_shipped_settings_beside_its_own() {
 
 /// Regression (issue 47): a controller-only install had no one-off run for a deliberate mass
 /// change (the book's `create job --from=cronjob` needs the CronJob). The book's `my-once`
-/// overlay, applied with its selector, makes one Job: the controller's image, ServiceAccount and
-/// settings, `--once` and the overrides, Pod Security `restricted`.
+/// overlay over the user's install, applied with its selector, makes one Job: the install's
+/// image, ServiceAccount and settings, `--once` and the overrides, Pod Security `restricted`.
 #[test]
 fn the_books_one_off_run_is_one_job_of_the_installs_own() {
     let Some(objects) = books_overlay("controller.md", "my-once") else {
@@ -1320,6 +1333,17 @@ fn the_books_one_off_run_is_one_job_of_the_installs_own() {
     assert_eq!(
         spec["volumes"], deployment["spec"]["volumes"],
         "the install's own settings ConfigMap"
+    );
+    // Regression (issue 47): over the shipped install, the Job mounted the shipped settings,
+    // not the user's (which the book's Upgrade then deletes). It mounts my-controller's.
+    let mounted = &spec["volumes"][0]["configMap"]["name"];
+    let settings = objects
+        .iter()
+        .find(|o| o["kind"] == "ConfigMap" && &o["metadata"]["name"] == mounted)
+        .expect("the mounted settings are installed");
+    assert_eq!(
+        settings["data"]["nameFrom"], "kubeconfig",
+        "my-controller's"
     );
     assert_eq!(
         spec["containers"][0]["image"],

@@ -95,8 +95,8 @@ leaseTransitions >= 0, MicroTime fields with exactly six fractional digits, inte
 unknown and feature-gated spec fields dropped, or 400 with fieldValidation=Strict);
 events.k8s.io/v1 Event (eventTime, type, reportingController, reportingInstance, action, reason,
 note length, regarding's namespace, series on create; on update the same plus the immutable
-fields and series); TokenRequest expirationSeconds; a name or generateName on every create; a
-Secret's stringData folded into data.
+fields and series); a Job's pod template, immutable; TokenRequest expirationSeconds; a name or
+generateName on every create; a Secret's stringData folded into data.
 
 What a real API server does that this one does not:
   - no admission: no Pod Security, quotas or webhooks, no namespace lifecycle (every namespace
@@ -1144,6 +1144,13 @@ def validate(res, new, old):
         causes = validate_event(new, old)
         if causes:
             fail_invalid("Event", new["metadata"]["name"], causes, kind="Event")
+    elif res.kind == "Job" and old is not None:
+        # pkg/apis/batch/validation: a Job's pod template cannot change (but for the few
+        # fields a suspended Job may change, which nothing here uses).
+        if (new.get("spec") or {}).get("template") != (old.get("spec") or {}).get("template"):
+            fail_invalid("Job.batch", new["metadata"]["name"],
+                         [invalid("spec.template", "core.PodTemplateSpec{…}", "field is immutable")],
+                         "batch", "Job")
 
 
 def qualified_name_causes(value, field):

@@ -404,6 +404,21 @@ class Leases(Case):
         dropped = self.create(LEASES, lease("dropped", bogus=1, holderIdentity="h"))
         self.assertEqual(dropped["spec"], {"holderIdentity": "h"})
 
+    def test_a_jobs_pod_template_is_immutable(self):
+        jobs = "/apis/batch/v1/namespaces/argocd/jobs"
+        job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "once"},
+               "spec": {"backoffLimit": 0, "template": {"spec": {"containers": [{"name": "c", "args": ["a"]}]}}}}
+        made = self.create(jobs, job)
+        made["spec"]["backoffLimit"] = 1
+        code, _, _ = self.api.request("PUT", f"{jobs}/once", made)
+        self.assertEqual(code, 200)
+        _, made, _ = self.api.get(f"{jobs}/once")
+        made["spec"]["template"]["spec"]["containers"][0]["args"] = ["b"]
+        code, body, _ = self.api.request("PUT", f"{jobs}/once", made)
+        self.assertEqual(code, 422)
+        self.assertEqual(body["message"], 'Job.batch "once" is invalid: spec.template: Invalid value: '
+                                          "core.PodTemplateSpec{…}: field is immutable")
+
     def test_the_lock_kube_lease_manager_takes_with_apply_and_strategic_patches(self):
         """kube-lease-manager 0.13: create, then apply without force to take a free lease (the
         field owners' conflict is the lock), strategic merge patches to renew and release."""
