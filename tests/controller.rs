@@ -744,10 +744,12 @@ fn failures_and_expiring_credentials_are_events_and_metrics() {
 /// and leads, the second is ready, standing by.
 fn leader_and_standby(name: &str, duration: &str) -> Option<(StandIn, Controller, Controller)> {
     let api = stand_in(name, &[kubeconfig_secret("alpha", &server("alpha"))], &[])?;
+    // No --leader-election-namespace. Regression (issue 47): a replica run outside a pod took
+    // its Lease in its kubeconfig's namespace (`default`), where no Role grants it; it is Argo
+    // CD's, as the Lease's checks below read it.
     let lease = [
         "--leader-elect".to_string(),
         format!("--leader-election-lease-duration={duration}"),
-        "--leader-election-namespace=argocd".to_string(),
     ];
     let lease: Vec<&str> = lease.iter().map(String::as_str).collect();
     let first = Controller::start(&format!("{name}-first"), &api, &lease)?;

@@ -16,6 +16,16 @@ pub fn describe(error: &(dyn Error + 'static)) -> String {
         chain.push(e);
         next = e.source();
     }
+    // An API server's answer: its own message, not kube's dump of the whole Status.
+    if let Some(status) = chain
+        .iter()
+        .find_map(|e| match e.downcast_ref::<kube::Error>() {
+            Some(kube::Error::Api(status)) => Some(status),
+            _ => None,
+        })
+    {
+        return format!("{} ({} {})", status.message, status.code, status.reason);
+    }
     let words: Vec<String> = chain.iter().map(|e| e.to_string()).collect();
     let said = |needle: &str| words.iter().any(|w| w.contains(needle));
     // webpki's error names, inside rustls' words or only in their Debug form.
@@ -158,6 +168,23 @@ mod tests {
         impl Error for Webpki {}
         let error = Around("invalid private key", Box::new(Webpki));
         assert!(describe(&error).contains("X.509 v1"));
+    }
+
+    /// Regression (issue 47): an Event's note held kube's dump of the Status (`Forbidden (Status
+    /// { status: Some(Failure), code: 403, … })`); the server's own message is said.
+    #[test]
+    fn an_api_servers_answer_is_its_message() {
+        let status = kube::core::Status {
+            code: 403,
+            message: "serviceaccounts is forbidden: User \"x\" cannot create resource".into(),
+            reason: "Forbidden".into(),
+            ..Default::default()
+        };
+        let error = kube::Error::Api(Box::new(status));
+        assert_eq!(
+            describe(&error),
+            "serviceaccounts is forbidden: User \"x\" cannot create resource (403 Forbidden)"
+        );
     }
 
     /// Regression (issue 47): `/readyz` said only "the caches have not listed yet" when the

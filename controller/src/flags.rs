@@ -51,7 +51,8 @@ pub struct Flags {
     /// Write only while holding a coordination.k8s.io Lease, so two replicas never write at once.
     #[arg(long)]
     pub leader_elect: bool,
-    /// The Lease's namespace (default: the pod's own).
+    /// The Lease's namespace (default: Argo CD's, the setting argoNamespace, where deploy/
+    /// controller runs and its Role grants the Lease).
     #[arg(long, value_name = "NAMESPACE")]
     pub leader_election_namespace: Option<String>,
     /// The Lease's name.

@@ -13,7 +13,7 @@ use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 
 use crate::flags::Flags;
-use crate::lease::Lease;
+use crate::lease::{Lease, Release};
 use crate::reading::Caches;
 use crate::reconcile::{Ending, Reconciler, Report};
 use crate::reporting::metrics::{Metrics, exposition};
@@ -73,7 +73,8 @@ pub async fn follow(started: Started, flags: &Flags) -> Ending {
         return Ending::Refused;
     };
     let lease = if flags.leader_elect {
-        match take_lease(flags, &client, &identity).await {
+        let argo_namespace = reconciler.settings.reads.argo_namespace.clone();
+        match take_lease(flags, &client, &identity, &argo_namespace).await {
             Some(lease) => Some(lease),
             None => return Ending::ReadFailed,
         }
@@ -223,10 +224,12 @@ impl Follower {
         self.writable.leading.store(false, Ordering::Release);
         self.metrics.leader.set(0);
         if let Some(lease) = self.lease {
-            if lease.release(RELEASE_DEADLINE).await {
-                tracing::info!("released the Lease");
-            } else {
-                tracing::warn!("the Lease was not released: it expires on its own");
+            match lease.release(RELEASE_DEADLINE).await {
+                Release::LetGo => tracing::info!("released the Lease"),
+                Release::NotHeld => {}
+                Release::Failed => {
+                    tracing::warn!("the Lease was not released: it expires on its own");
+                }
             }
         }
     }
@@ -359,12 +362,20 @@ async fn bind(
     }
 }
 
-/// The Lease, taken and renewed from now on; `None` when it cannot be used (said).
-async fn take_lease(flags: &Flags, client: &Client, identity: &str) -> Option<Lease> {
+/// The Lease, taken and renewed from now on, in `--leader-election-namespace`, else Argo CD's
+/// namespace (where deploy/controller runs, and its Role grants the Lease: a replica run outside
+/// a pod, whose kubeconfig names another namespace, finds the same Lease); `None` when it
+/// cannot be used (said).
+async fn take_lease(
+    flags: &Flags,
+    client: &Client,
+    identity: &str,
+    argo_namespace: &str,
+) -> Option<Lease> {
     let namespace = flags
         .leader_election_namespace
         .clone()
-        .unwrap_or_else(|| client.default_namespace().to_string());
+        .unwrap_or_else(|| argo_namespace.to_string());
     let id = &flags.leader_election_id;
     let seconds = flags.leader_election_lease_duration.as_secs();
     match Lease::start(client, &namespace, id, identity, seconds).await {

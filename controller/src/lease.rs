@@ -36,7 +36,7 @@ pub struct Lease {
 
 /// Why the Lease cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("the Lease {namespace}/{name}: {source}")]
+#[error("the Lease {namespace}/{name}: {}", crate::cause::describe(.source))]
 pub struct LeaseError {
     namespace: String,
     name: String,
@@ -108,15 +108,15 @@ impl Lease {
     }
 
     /// Gives the Lease up at once (the holder cleared, so a standby takes it without waiting
-    /// out its duration), waiting at most `limit`; whether it was released.
-    pub async fn release(self, limit: Duration) -> bool {
+    /// out its duration), waiting at most `limit`; what became of it.
+    pub async fn release(self, limit: Duration) -> Release {
         let _ = self.stop.send(true);
         let _ = tokio::time::timeout(limit, self.task).await;
         let work = async {
             let lease = self.api.get_opt(&self.name).await.ok()??;
             let mine = holder(&lease).is_some_and(|(who, _)| who == self.identity);
             if !mine {
-                return Some(());
+                return Some(Release::NotHeld);
             }
             let patch = serde_json::json!({
                 "metadata": {"resourceVersion": lease.resource_version()},
@@ -127,10 +127,24 @@ impl Lease {
                 .patch(&self.name, &params, &Patch::Merge(&patch))
                 .await
                 .ok()
-                .map(|_| ())
+                .map(|_| Release::LetGo)
         };
-        matches!(tokio::time::timeout(limit, work).await, Ok(Some(())))
+        match tokio::time::timeout(limit, work).await {
+            Ok(Some(released)) => released,
+            _ => Release::Failed,
+        }
     }
+}
+
+/// What became of the Lease when this replica stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Release {
+    /// It held the Lease and let it go: a standby takes it at once.
+    LetGo,
+    /// It did not hold the Lease: nothing to let go.
+    NotHeld,
+    /// It could not be read or let go in time: it expires on its own.
+    Failed,
 }
 
 /// Who holds a Lease, and until when (Unix seconds); `None` when nobody does.

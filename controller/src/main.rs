@@ -61,9 +61,11 @@ fn main() -> ExitCode {
 fn logs(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
     // kube's client logs each failed request as `failed with error client error (Connect)`,
-    // naming neither the cluster nor the cause; the controller's own line says both.
-    let filter = EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| EnvFilter::new("info,kube_client::client::builder=off"));
+    // naming neither the cluster nor the cause, and its watcher each retry of a failed watch
+    // with a dump of the Status; the controller's own lines say both, once.
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+        EnvFilter::new("info,kube_client::client::builder=off,kube_runtime::watcher=off")
+    });
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_target(false)

@@ -241,7 +241,7 @@ impl Reconciler {
             let kept = match result {
                 Ok(token) if may_write() => {
                     self.reporter.metrics.minted("ok");
-                    tracing::info!(cluster = need.cluster, secret = %need.secret, account = %need.grant.account, reason = why, expires = token.expires, "minted a ServiceAccount token");
+                    tracing::info!(cluster = need.cluster, secret = %need.secret, account = %need.grant.account, reason = why, expires = %capi2argo_core::instant(token.expires), "minted a ServiceAccount token");
                     let request = need.request(&token.token, now.min(token.expires), token.expires);
                     done.writes += 1;
                     self.writer.carry_out(&request).await.map_err(|refusal| {
@@ -263,14 +263,22 @@ impl Reconciler {
                     done.kept += 1;
                 }
                 Err(error) => {
-                    let say = self.credentials.failed(&need.kubeconfig, &error);
-                    tracing::warn!(cluster = need.cluster, kubeconfig = %need.kubeconfig, error = %error, "no new ServiceAccount token; the cluster keeps its current token until it expires");
-                    if say {
+                    let say = self.credentials.failed(need, &error);
+                    // A cluster with no token yet has nothing to keep: its Argo CD Secret, if
+                    // it has one, stays as it is, and a new cluster waits for its token.
+                    let keeps = if need.current.is_some() {
                         let until = need.expires.map_or(String::new(), |e| {
                             format!(" ({})", capi2argo_core::instant(e))
                         });
+                        format!("It keeps its current token until that expires{until}")
+                    } else {
+                        "It has no token yet: its Argo CD Secret, if it has one, stays as it is"
+                            .to_string()
+                    };
+                    tracing::warn!(cluster = need.cluster, kubeconfig = %need.kubeconfig, error = %error, "no new ServiceAccount token ({why}). {keeps}");
+                    if say {
                         let note = format!(
-                            "cluster {}'s ServiceAccount token could not be renewed ({why}): {error}. It keeps its current token until that expires{until}",
+                            "cluster {}'s ServiceAccount token could not be minted ({why}): {error}. {keeps}",
                             need.cluster
                         );
                         let event = events::warning("TokenRefreshFailed", "Mint", &note);

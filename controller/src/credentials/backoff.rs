@@ -8,10 +8,21 @@ use std::time::{Duration, Instant};
 /// to 5 minutes), so an unreachable cluster does not hold every reconcile up; and clusters just
 /// minted for, which wait a minute whatever their clocks say (a workload cluster's clock behind
 /// the controller's would make a fresh token look due at once).
+///
+/// A wait holds for the credential it failed with: a kubeconfig Secret fixed (another
+/// credential, `tried`) is tried at once.
 #[derive(Default)]
 pub struct Backoff {
-    waits: BTreeMap<String, (Instant, Duration)>,
+    waits: BTreeMap<String, Wait>,
     cooling: BTreeMap<String, Instant>,
+}
+
+/// When a failing cluster may be tried again, the wait that led there, and a fingerprint of
+/// the credential it failed with.
+struct Wait {
+    next: Instant,
+    wait: Duration,
+    tried: u64,
 }
 
 /// How long a cluster just minted for waits before it may be minted for again.
@@ -20,9 +31,12 @@ const COOLDOWN: Duration = Duration::from_secs(60);
 impl Backoff {
     /// Whether `key` may be tried now; `by_age`: for a token's age, which a fresh token's
     /// cooldown holds back (a rotated kubeconfig, a new grant do not wait).
-    pub fn ready(&self, key: &str, by_age: bool) -> bool {
+    /// `tried`: a fingerprint of the credential it would be tried with now.
+    pub fn ready(&self, key: &str, tried: u64, by_age: bool) -> bool {
         let now = Instant::now();
-        self.waits.get(key).is_none_or(|(next, _)| now >= *next)
+        self.waits
+            .get(key)
+            .is_none_or(|w| now >= w.next || w.tried != tried)
             && (!by_age || self.cooling.get(key).is_none_or(|until| now >= *until))
     }
 
@@ -33,16 +47,18 @@ impl Backoff {
             .insert(key.to_string(), Instant::now() + COOLDOWN);
     }
 
-    /// Minting or keeping a token for `key` failed.
-    pub fn failed(&mut self, key: &str) {
+    /// Minting or keeping a token for `key` failed, with the credential `tried`.
+    pub fn failed(&mut self, key: &str, tried: u64) {
         let wait = self
             .waits
             .get(key)
-            .map_or(Duration::from_secs(10), |(_, w)| {
-                (*w * 2).min(Duration::from_secs(300))
+            .filter(|w| w.tried == tried)
+            .map_or(Duration::from_secs(10), |w| {
+                (w.wait * 2).min(Duration::from_secs(300))
             });
+        let next = Instant::now() + wait;
         self.waits
-            .insert(key.to_string(), (Instant::now() + wait, wait));
+            .insert(key.to_string(), Wait { next, wait, tried });
     }
 
     /// The next moment a cluster waiting here may be tried again.
@@ -50,7 +66,7 @@ impl Backoff {
         let now = Instant::now();
         self.waits
             .values()
-            .map(|(next, _)| *next)
+            .map(|w| w.next)
             .chain(self.cooling.values().copied())
             .filter(|t| *t > now)
             .min()
@@ -65,5 +81,25 @@ impl Backoff {
     /// The clusters failing now.
     pub fn failing(&self) -> BTreeSet<String> {
         self.waits.keys().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression (issue 47): a kubeconfig Secret fixed while its cluster waited in the backoff
+    /// got its token only at the next retry, up to five minutes later; another credential is
+    /// tried at once, the same one waits, doubling.
+    #[test]
+    fn a_fixed_credential_is_tried_at_once() {
+        let mut backoff = Backoff::default();
+        backoff.failed("fleet/a", 1);
+        assert!(!backoff.ready("fleet/a", 1, false));
+        assert!(backoff.ready("fleet/a", 2, false));
+        backoff.failed("fleet/a", 1);
+        assert_eq!(backoff.waits["fleet/a"].wait, Duration::from_secs(20));
+        backoff.failed("fleet/a", 2);
+        assert_eq!(backoff.waits["fleet/a"].wait, Duration::from_secs(10));
     }
 }

@@ -10,7 +10,7 @@ pub mod workload;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use capi2argo_core::{Due, Plan, SecretId, TokenDelete, TokenNeed};
+use capi2argo_core::{AdminAccess, Due, Plan, SecretId, TokenDelete, TokenNeed};
 use futures::StreamExt;
 
 use backoff::Backoff;
@@ -47,6 +47,28 @@ pub enum MintError {
     Timeout,
 }
 
+/// A fingerprint of the admin credential a cluster is reached with (or why it cannot be): a
+/// changed kubeconfig Secret has another. Only compared, never kept beyond the process.
+fn fingerprint(access: &Result<AdminAccess, String>) -> u64 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
+    let mut hasher = DefaultHasher::new();
+    match access {
+        Ok(a) => (
+            &a.server,
+            &a.ca_data,
+            &a.server_name,
+            a.insecure,
+            &a.proxy_url,
+            &a.client_certificate_data,
+            &a.client_key_data,
+            &a.bearer_token,
+        )
+            .hash(&mut hasher),
+        Err(reason) => reason.hash(&mut hasher),
+    }
+    hasher.finish()
+}
+
 /// The workload clusters' credentials.
 pub struct Credentials {
     connect: Connect,
@@ -79,7 +101,8 @@ impl Credentials {
             .filter(|t| t.due.is_some() && t.access.is_ok())
             .filter(|t| {
                 let by_age = matches!(t.due, Some(Due::Renew | Due::Expired));
-                self.backoff.ready(&t.kubeconfig.to_string(), by_age)
+                self.backoff
+                    .ready(&t.kubeconfig.to_string(), fingerprint(&t.access), by_age)
             })
             .collect()
     }
@@ -116,9 +139,19 @@ impl Credentials {
     /// No token could be minted or kept for the cluster of `kubeconfig`, for `cause`: it waits.
     /// Whether to say so in an Event: the first failure in a row, or one whose cause is not the
     /// last one's (an Event that still said the fixed cause would mislead).
-    pub fn failed(&mut self, kubeconfig: &SecretId, cause: &str) -> bool {
+    pub fn failed(&mut self, need: &TokenNeed, cause: &str) -> bool {
+        self.failed_with(&need.kubeconfig, &need.access, cause)
+    }
+
+    /// [`Credentials::failed`], for the cluster of `kubeconfig` reached with `access`.
+    fn failed_with(
+        &mut self,
+        kubeconfig: &SecretId,
+        access: &Result<AdminAccess, String>,
+        cause: &str,
+    ) -> bool {
         let key = kubeconfig.to_string();
-        self.backoff.failed(&key);
+        self.backoff.failed(&key, fingerprint(access));
         self.causes.insert(key, cause.to_string()).as_deref() != Some(cause)
     }
 
@@ -158,12 +191,14 @@ mod tests {
     fn a_failure_is_said_again_when_its_cause_changes() {
         let mut credentials = Credentials::new(workload::connector());
         let cluster = SecretId::new("fleet", "a-kubeconfig");
-        assert!(credentials.failed(&cluster, "TLS: the client certificate is X.509 v1"));
-        assert!(!credentials.failed(&cluster, "TLS: the client certificate is X.509 v1"));
-        assert!(credentials.failed(&cluster, "connection refused"));
+        let access = Err("unreachable".to_string());
+        let mut failed = |cause: &str| credentials.failed_with(&cluster, &access, cause);
+        assert!(failed("TLS: the client certificate is X.509 v1"));
+        assert!(!failed("TLS: the client certificate is X.509 v1"));
+        assert!(failed("connection refused"));
         assert_eq!(credentials.failing(), 1);
         credentials.kept(&cluster);
         assert_eq!(credentials.failing(), 0);
-        assert!(credentials.failed(&cluster, "connection refused"));
+        assert!(credentials.failed_with(&cluster, &access, "connection refused"));
     }
 }

@@ -1,6 +1,7 @@
 //! One watched resource in some scope: a reflector cache, filled by a watch (every change wakes
 //! the reconciler) or by one paged list (`--once`), and what of each object it keeps.
 
+use std::collections::BTreeMap;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
@@ -34,6 +35,9 @@ pub struct Changes {
     pub notify: Notify,
     /// The first failure of a watch that has not listed yet, for `--once` and `/readyz`.
     first_failure: Mutex<Option<ReadFailed>>,
+    /// What each failing watch last failed with, in words: said once, and again when it
+    /// changes, not at every retry.
+    failing: Mutex<BTreeMap<String, String>>,
     metrics: Metrics,
 }
 
@@ -42,12 +46,21 @@ impl Changes {
         Arc::new(Changes {
             notify: Notify::new(),
             first_failure: Mutex::new(None),
+            failing: Mutex::new(BTreeMap::new()),
             metrics,
         })
     }
 
     fn failed(&self, what: &str, listed: bool, error: watcher::Error) {
-        tracing::warn!(watch = what, error = %error, "a watch failed; it is retried with backoff");
+        let words = watch_failure(what, &error);
+        let said = self
+            .failing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(what.to_string(), words.clone());
+        if said.as_ref() != Some(&words) {
+            tracing::warn!("{words}; tried again with backoff");
+        }
         self.metrics.watch_error(what);
         if !listed {
             let mut first = self.first_failure.lock().unwrap_or_else(|p| p.into_inner());
@@ -69,11 +82,19 @@ impl Changes {
     }
 
     /// A read listed at last: what kept it from listing before is no reason any more.
-    fn listed(&self) {
+    fn listed(&self, what: &str) {
         self.first_failure
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .take();
+        let failed = self
+            .failing
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(what);
+        if failed.is_some() {
+            tracing::info!("reading {what} again");
+        }
     }
 }
 
@@ -215,7 +236,7 @@ where
                 async move {
                     match event {
                         Ok(watcher::Event::InitDone) => {
-                            changes.listed();
+                            changes.listed(&name);
                             changes.notify.notify_one();
                         }
                         Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {

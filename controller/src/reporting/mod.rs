@@ -175,6 +175,12 @@ impl Reporter {
                 said.push((events::application(caches, app), event));
             }
         }
+        for guard in self.last.guards.difference(&held) {
+            tracing::info!(
+                guard = guard.setting(),
+                "the guard no longer holds: what it held was let through, or is no longer planned"
+            );
+        }
         self.last.guards = held;
         self.publish(said).await;
     }
