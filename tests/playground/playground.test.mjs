@@ -482,7 +482,13 @@ test('playground: plan mode shows the plan capi2argo plan prints, for its built-
   // Rows wrap long lines: the rows, put back together, are the plan.
   assert.equal(shown.rows.join(''), expected.output.replace(/\n/g, ''), 'the Plan tab shows it whole');
   assert.equal((await page.textContent('#tab-generated')).trim(), 'Plan');
-  assert.match(await page.textContent('#status'), /^plan: \d+ to create, /);
+  // Regression: the plan now ends with its "held:" line, and the status showed that line in
+  // place of the counts.
+  const status = await page.textContent('#status');
+  assert.match(status, /^plan: \d+ to create, [^;]*\d+ unchanged; /);
+  const held = expected.output.split('\n').find((l) => l.startsWith('held: '));
+  assert.ok(held, 'the built-in fleet holds a rename');
+  assert.ok(status.includes(`; ${held}; `), status);
   assert.equal(await page.textContent('#file-name'), 'capi2argo-plan.txt');
   await page.screenshot({ path: join(artifacts, 'plan.png') });
   await page.selectOption('#mode', 'convert');

@@ -189,11 +189,20 @@
     inputView();
     fileName();
     const n = answer.secretCount;
-    const summary = plan ? (answer.output.trimEnd().split('\n').pop() || 'no plan')
+    const summary = plan ? planSummary(answer.output)
       : validate ? `${n} cluster Secret${n === 1 ? '' : 's'} validated` : `${n} Argo CD Secret${n === 1 ? '' : 's'}`;
     const ms = answer.timings.total < 1 ? 'under 1' : Math.round(answer.timings.total);
     status.textContent = `${summary}; ${answer.results.length ? counted : 'no results'} (${ms} ms in the worker).`;
     document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
+  }
+
+  // The plan's count line, and the way through when a guard holds the run: the plan ends with a
+  // "held:" line after its counts, so its last line alone would hide the counts.
+  function planSummary(output) {
+    const lines = output.split('\n');
+    const counts = lines.filter((l) => l.startsWith('plan: ')).pop();
+    const held = lines.filter((l) => l.startsWith('held: ')).pop();
+    return [counts || 'no plan', held].filter(Boolean).join('; ');
   }
 
   // "1 error, 2 warnings, 1 info": what the results are, errors first, so an error is never
