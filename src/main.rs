@@ -57,6 +57,10 @@ fn run(args: &Args) -> Result<Exit, String> {
         // The process ends with this run.
         exits_after: true,
         now: Some(host::now(pinned.as_deref(), std::time::SystemTime::now())?),
+        random: Some(host::random(
+            std::env::var(host::RANDOM_VARIABLE).ok().as_deref(),
+            |bytes| getrandom::fill(bytes).map_err(|e| e.to_string()),
+        )?),
         ..args.options(function_config)
     };
     // Written as produced: the output of a large fleet never sits in memory whole.

@@ -50,6 +50,7 @@ fn run_library(input: &[u8], args: &[String], now: &str) -> Run {
     let mut stdout = String::new();
     let options = capi2argo_core::Options {
         now: Some(capi2argo_core::parse_instant(now).expect("a pinned time")),
+        random: Some(host::random(Some(common::PINNED_RANDOM), |_| Ok(())).expect("64 hex digits")),
         ..args.options(None)
     };
     let mut sink = |s: &str| stdout.push_str(s);

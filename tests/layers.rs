@@ -37,6 +37,7 @@ const CORE_LAYERS: &[&str] = &[
     "profiles",
     "sources",
     "validate",
+    "seal",
     "appsets",
     "config",
     "access",

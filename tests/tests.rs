@@ -20,6 +20,7 @@ mod layers;
 mod provisioning;
 mod readme;
 mod registry;
+mod sealing;
 mod standin;
 mod syscalls;
 mod tls;

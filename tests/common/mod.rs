@@ -64,6 +64,9 @@ pub fn binary() -> Command {
 /// The time the tests run the function at (`tests/golden/now`), so that what certificates say
 /// about "now" never changes with the day the tests run; a golden case's own `now` file
 /// overrides it.
+/// The randomness every test run is given, so that sealed output is the same bytes each time.
+pub const PINNED_RANDOM: &str = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00";
+
 pub fn pinned_now() -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/now"))
         .expect("tests/golden/now")
@@ -80,6 +83,7 @@ pub fn capi2argo(args: &[&str], stdin: &[u8], cwd: Option<&Path>) -> Output {
 pub fn capi2argo_at(args: &[&str], stdin: &[u8], cwd: Option<&Path>, now: &str) -> Output {
     let mut command = binary();
     command.env(capi2argo_core::host::NOW_VARIABLE, now);
+    command.env(capi2argo_core::host::RANDOM_VARIABLE, PINNED_RANDOM);
     command
         .args(args)
         .stdin(Stdio::piped())

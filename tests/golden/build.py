@@ -1641,6 +1641,20 @@ def yaml_free_providers():
              "apiVersion": "client.authentication.k8s.io/v1", "provideClusterInfo": True}}]
 
 
+def seal_cases():
+    """seal: sealedSecrets over a kpt package (randomness pinned by the harness, so the sealed
+    bytes are the same each run): the SealedSecret where kpt writes it, the Cluster API Secrets
+    left out, a second render without them changing nothing; the certificate refused when
+    expired."""
+    cert = (HERE.parent / "fixtures" / "sealing" / "controller.crt").read_text()
+    package = {"capi/kubeadm.yaml": (PROVIDERS / "kubeadm.yaml").read_text()}
+    config = config_map(seal="sealedSecrets", sealingCertificate=cert)
+    write("seal-sealed-secrets", kpt_package(package, config))
+    wide = config_map(seal="sealedSecrets", sealingCertificate=cert, sealScope="namespace-wide")
+    write("seal-namespace-wide", kpt_package(package, wide))
+    write("seal-certificate-expired", kpt_package(package, config), now="2037-01-01T00:00:00Z")
+
+
 def main():
     provider_cases()
     rule_cases()
@@ -1655,6 +1669,7 @@ def main():
     anchor_cases()
     expiry_cases()
     profile_cases()
+    seal_cases()
 
 
 if __name__ == "__main__":

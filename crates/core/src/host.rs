@@ -26,6 +26,36 @@ pub fn now(pinned: Option<&str>, clock: std::time::SystemTime) -> Result<i64, St
     }
 }
 
+/// The environment variable that pins the host's randomness (64 hexadecimal digits: 32 bytes),
+/// so that sealed output is reproducible in tests; never to be set in use, where every run must
+/// seal with fresh keys.
+pub const RANDOM_VARIABLE: &str = "CAPI2ARGO_RANDOM";
+
+/// The 32 random bytes a host gives the core: `pinned`, the value of [`RANDOM_VARIABLE`] when the
+/// host's environment sets it, else what `fill` draws from the operating system.
+pub fn random(
+    pinned: Option<&str>,
+    fill: impl FnOnce(&mut [u8; 32]) -> Result<(), String>,
+) -> Result<[u8; 32], String> {
+    let mut bytes = [0u8; 32];
+    match pinned {
+        Some(text) => {
+            let digits = text.trim().as_bytes();
+            let hex = |d: u8| (d as char).to_digit(16);
+            if digits.len() != 64 || digits.iter().any(|d| hex(*d).is_none()) {
+                return Err(format!("{RANDOM_VARIABLE} is not 64 hexadecimal digits"));
+            }
+            for (byte, pair) in bytes.iter_mut().zip(digits.chunks(2)) {
+                *byte = pair
+                    .iter()
+                    .fold(0, |b, d| b << 4 | hex(*d).unwrap_or(0) as u8);
+            }
+        }
+        None => fill(&mut bytes).map_err(|e| format!("no randomness from the system: {e}"))?,
+    }
+    Ok(bytes)
+}
+
 /// How a run ends, as a process would exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {

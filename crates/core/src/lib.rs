@@ -29,6 +29,7 @@ mod read_set;
 mod reconcile;
 mod request;
 mod run;
+mod seal;
 mod sources;
 mod validate;
 mod wrap;

@@ -27,6 +27,9 @@ pub struct Options {
     /// The host's time, in Unix seconds: certificates are checked against it (none checked
     /// without it). The core reads no clock; the host gives it, and tests pin it.
     pub now: Option<i64>,
+    /// 32 random bytes from the host's operating system, seeding the generator sealing takes
+    /// its keys from (`seal`); the core has no source of randomness. Tests pin them.
+    pub random: Option<[u8; 32]>,
     /// The host listed from the API server itself what the settings read (the controller, after
     /// `read_set`): a kind absent from the input is absent there, not left out of a file, so the
     /// warnings that ask to read it too (an empty input, Secrets without Clusters, no
@@ -161,6 +164,14 @@ fn execute(
             });
         }
     };
+    if let Err(error) = config.check_sealing(options.now, options.random.is_some()) {
+        let results = config_failure(&parsed, fc, &[error], sink);
+        return Ok(Finished {
+            results,
+            plan: None,
+            caller,
+        });
+    }
     // A config made of settings alone (no name: `--set`, a host's config object) is no resource
     // to name in a result.
     let fc_ref = fc
@@ -187,6 +198,7 @@ fn execute(
         now: options.now,
         output,
         host_listed: options.host_listed,
+        random: options.random,
     };
     let reconciled = reconcile(&mut parsed, &config, run, sink);
     if options.exits_after {

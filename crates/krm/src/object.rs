@@ -48,6 +48,10 @@ pub fn is_tool_annotation(key: &str) -> bool {
     TOOL_ANNOTATION_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 
+/// Annotations that are bookkeeping of the tools that write objects (kubectl's copy of what it
+/// applied), not part of what an object says.
+const BOOKKEEPING_ANNOTATIONS: &[&str] = &["kubectl.kubernetes.io/last-applied-configuration"];
+
 /// An object read through its tree; every accessor is lenient (a missing or mistyped field
 /// reads as absent), and [`Object::metadata_problems`] says what is wrong with it.
 #[derive(Clone, Copy)]
@@ -153,6 +157,42 @@ impl<'n, 'a> Object<'n, 'a> {
             .iter()
             .filter_map(|(k, v)| Some((k.as_str()?, v.as_str()?)))
             .collect()
+    }
+
+    /// What differs between this Secret's labels, annotations and type and `new`'s, as paths
+    /// (`metadata.labels.<key>`, `type`): the annotations tools keep for themselves aside, and
+    /// a Secret without a type read as Opaque, as the API server stores it.
+    pub fn metadata_changes(&self, new: Object) -> Vec<String> {
+        let mut changed = Vec::new();
+        for field in ["labels", "annotations"] {
+            let entries = |o: &Object| -> std::collections::BTreeMap<String, String> {
+                o.string_entries(field)
+                    .into_iter()
+                    .filter(|(k, _)| !is_tool_annotation(k) && !BOOKKEEPING_ANNOTATIONS.contains(k))
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            };
+            let (before, after) = (entries(self), entries(&new));
+            let keys: std::collections::BTreeSet<&String> =
+                before.keys().chain(after.keys()).collect();
+            changed.extend(
+                keys.into_iter()
+                    .filter(|k| before.get(*k) != after.get(*k))
+                    .map(|k| format!("metadata.{field}.{k}")),
+            );
+        }
+        let kind = |o: &Object| {
+            o.node
+                .get("type")
+                .and_then(Node::as_str)
+                .filter(|t| !t.is_empty())
+                .unwrap_or("Opaque")
+                .to_string()
+        };
+        if kind(self) != kind(&new) {
+            changed.push("type".into());
+        }
+        changed
     }
 
     /// The annotations kpt and kustomize own, carried over to a replacement so it stays in its file.

@@ -567,7 +567,7 @@ mod tests {
                 .map(|k| {
                     let pick = (state >> (k % 20 * 3)) as usize + k;
                     // Mostly ordinary letters, so that words of eight pass whole.
-                    if pick % 3 == 0 {
+                    if pick.is_multiple_of(3) {
                         alphabet[pick / 3 % alphabet.len()]
                     } else {
                         "a"

@@ -8,6 +8,7 @@ use crate::convert::argocd::DataField;
 use crate::convert::meta::is_dns1123_label;
 use crate::fleet::{fields, inventory};
 use crate::raw::Raw;
+use crate::seal::{Scope, SealingCertificate};
 use krm::finding::Finding;
 use yaml::Limits;
 use yaml::{Node, parse_stream};
@@ -216,6 +217,53 @@ pub static KEYS: &[Key] = &[
                 ("data", DataField::Data),
             ];
             c.data_field = raw.choice(&options).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "seal",
+        default: "none",
+        doc: "`sealedSecrets`: write each Argo CD cluster Secret as a Sealed Secrets `SealedSecret` (bitnami.com/v1alpha1) sealed with `sealingCertificate`, and leave out of the output the Secrets of the clusters it read (kubeconfigs, and Cluster API's CA and key Secrets beside them), so that the output holds no credential and can be committed",
+        kind: "choice:none|sealedSecrets",
+        set: |c, raw, _| {
+            c.seal = raw
+                .choice(&[("none", false), ("sealedSecrets", true)])
+                .map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "sealingCertificate",
+        default: "none",
+        doc: "the Sealed Secrets controller's certificate, as PEM text (what `kubeseal --fetch-cert` prints; a string in a ConfigMap or `Capi2Argo`); needed by `seal`",
+        kind: "text",
+        set: |c, raw, _| {
+            let pem = raw.text().map_err(bad)?;
+            c.sealing_certificate = if pem.trim().is_empty() {
+                None
+            } else {
+                Some(SealingCertificate::read(&pem).map_err(|e| bad(e.to_string()))?)
+            };
+            Ok(())
+        },
+    },
+    Key {
+        name: "sealScope",
+        default: "strict",
+        doc: "where a sealed Secret may be opened, as kubeseal's `--scope`: `strict` (its own name and namespace), `namespace-wide`, `cluster-wide`",
+        kind: "choice:strict|namespace-wide|cluster-wide",
+        set: |c, raw, _| {
+            c.seal_scope = raw.choice(&Scope::CHOICES).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "keepKubeconfigSecrets",
+        default: "false",
+        doc: "with `seal`: `true` writes those Secrets back into the output, as without sealing (they hold each cluster's admin credential and keys in plain text: such an output is not safe to commit)",
+        kind: "bool",
+        set: |c, raw, _| {
+            c.keep_kubeconfig_secrets = raw.boolean().map_err(bad)?;
             Ok(())
         },
     },

@@ -82,6 +82,12 @@ pub struct Config {
     pub resources: Vec<Node<'static>>,
     /// Files of extra input resources, relative to the working directory; the caller reads them.
     pub resource_files: Vec<String>,
+    /// `seal: sealedSecrets`: write SealedSecrets (with `sealing_certificate` and `seal_scope`).
+    pub seal: bool,
+    pub sealing_certificate: Option<crate::seal::SealingCertificate>,
+    pub seal_scope: crate::seal::Scope,
+    /// With `seal`, write the kubeconfig Secrets read back (they hold credentials).
+    pub keep_kubeconfig_secrets: bool,
 }
 
 impl Default for Config {
@@ -115,6 +121,10 @@ impl Default for Config {
             access_providers: Vec::new(),
             resources: Vec::new(),
             resource_files: Vec::new(),
+            seal: false,
+            sealing_certificate: None,
+            seal_scope: crate::seal::Scope::Strict,
+            keep_kubeconfig_secrets: false,
         }
     }
 }
@@ -173,6 +183,9 @@ pub enum ConfigError {
     /// A `key=value` setting given on top has a value its key does not take.
     #[error("--set {key}: {message}")]
     BadSetting { key: String, message: String },
+    /// A setting another one needs is missing, or unusable with the host's time.
+    #[error("{key}: {message}")]
+    Needs { key: &'static str, message: String },
 }
 
 impl ConfigError {
@@ -180,7 +193,9 @@ impl ConfigError {
     pub fn detail(&self) -> String {
         match self {
             ConfigError::UnknownKey { field } => unknown_key_hint(field),
-            ConfigError::BadValue { message, .. } => message.clone(),
+            ConfigError::BadValue { message, .. } | ConfigError::Needs { message, .. } => {
+                message.clone()
+            }
             other => other.to_string(),
         }
     }
@@ -189,6 +204,7 @@ impl ConfigError {
     pub fn field(&self) -> Option<&str> {
         match self {
             ConfigError::UnknownKey { field } | ConfigError::BadValue { field, .. } => Some(field),
+            ConfigError::Needs { key, .. } => Some(key),
             _ => None,
         }
     }
@@ -247,6 +263,40 @@ impl Config {
         } else {
             Err(errors)
         }
+    }
+
+    /// Whether `seal` can seal at the host's time `now`, with randomness from the host
+    /// (`random`): settings given in different places are only checked together here.
+    pub fn check_sealing(&self, now: Option<i64>, random: bool) -> Result<(), ConfigError> {
+        if !self.seal {
+            return Ok(());
+        }
+        let Some(certificate) = &self.sealing_certificate else {
+            return Err(ConfigError::Needs {
+                key: "sealingCertificate",
+                message: "seal=sealedSecrets seals with the Sealed Secrets controller's certificate: give the PEM `kubeseal --fetch-cert` prints".into(),
+            });
+        };
+        certificate.check_at(now).map_err(|e| ConfigError::Needs {
+            key: "sealingCertificate",
+            message: e.to_string(),
+        })?;
+        if !random {
+            return Err(ConfigError::Needs {
+                key: "seal",
+                message: "this host gives the function no randomness, and sealing needs fresh random keys".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// What `seal` seals with, when it is on.
+    pub fn sealing(&self) -> Option<crate::seal::Sealing> {
+        let certificate = self.sealing_certificate.clone().filter(|_| self.seal)?;
+        Some(crate::seal::Sealing {
+            certificate,
+            scope: self.seal_scope,
+        })
     }
 
     fn read_object(

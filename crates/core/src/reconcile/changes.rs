@@ -4,18 +4,13 @@
 //! nothing of what the server or kpt add (`uid`, `resourceVersion`, `managedFields`, kpt's and
 //! kubectl's own annotations), so a Secret read back with `kubectl get` is unchanged.
 
-use std::collections::BTreeSet;
-
 use serde_json::Value;
 
-use krm::object::{Object, is_tool_annotation};
+use krm::object::Object;
 use yaml::Node;
 
 /// The data keys Argo CD reads, then any other the Secrets hold.
 const DATA_KEYS: &[&str] = crate::convert::argocd::SECRET_DATA_KEYS;
-
-/// Annotations that are bookkeeping of the tools that write Secrets, not part of the cluster.
-const TOOL_ANNOTATIONS: &[&str] = &["kubectl.kubernetes.io/last-applied-configuration"];
 
 /// What differs between the Secret `old` and its replacement `new`, as paths: `server`,
 /// `config.tlsClientConfig.certData`, `metadata.labels.<key>`; empty when nothing does.
@@ -50,37 +45,7 @@ pub(super) fn changes(old: &Node, new: &Node) -> Vec<String> {
             _ => changed.push(key.clone()),
         }
     }
-    for field in ["labels", "annotations"] {
-        let entries = |o: Object| -> BTreeSet<(String, String)> {
-            o.string_entries(field)
-                .into_iter()
-                .filter(|(k, _)| !is_tool_annotation(k) && !TOOL_ANNOTATIONS.contains(k))
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
-        };
-        let (before, after) = (entries(old), entries(new));
-        let differing: BTreeSet<&String> = before
-            .symmetric_difference(&after)
-            .map(|(k, _)| k)
-            .collect();
-        changed.extend(
-            differing
-                .into_iter()
-                .map(|k| format!("metadata.{field}.{k}")),
-        );
-    }
-    // A Secret written without a type is stored as Opaque.
-    let kind = |o: Object| {
-        o.node
-            .get("type")
-            .and_then(Node::as_str)
-            .filter(|t| !t.is_empty())
-            .unwrap_or("Opaque")
-            .to_string()
-    };
-    if kind(old) != kind(new) {
-        changed.push("type".into());
-    }
+    changed.extend(old.metadata_changes(new));
     changed
 }
 

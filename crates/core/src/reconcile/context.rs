@@ -31,6 +31,8 @@ pub(super) struct Ctx<'x, 'a> {
     pub outcomes: Outcomes,
     /// The input holds ApplicationSets or Applications: each new Secret is kept as they see it.
     pub judges_applications: bool,
+    /// Seals the Secrets written, when `seal` is on.
+    pub sealer: Option<crate::seal::Sealer>,
 }
 
 impl<'x, 'a> Ctx<'x, 'a> {

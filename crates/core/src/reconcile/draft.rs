@@ -129,10 +129,38 @@ pub(super) fn draft<'x, 'a>(
         .chain(expired)
         .map(|why| format!("{target} not written: {why}"))
         .collect();
-    let changed = old.map_or_else(Vec::new, |at| changes(&ctx.item(at).node, &node));
+    let changed = old.map_or_else(Vec::new, |at| {
+        let before = &ctx.item(at).node;
+        match &ctx.sealer {
+            Some(sealer) => sealer.changes(before, &node, changes),
+            None => changes(before, &node),
+        }
+    });
+    // Sealed, the Secret is written as its SealedSecret; values whose plaintext the one it
+    // replaces holds keep their ciphertext.
+    let node = match ctx.sealer.as_mut() {
+        Some(sealer) if !(output == Output::Resources && old.is_some() && changed.is_empty()) => {
+            let before = old.map(|at| &ctx.input.items[at].node);
+            match sealer.seal(&node, before) {
+                Ok(sealed) => sealed,
+                Err(e) => {
+                    let why = format!("{target} not written: {e}");
+                    return Some(Draft {
+                        invalid: vec![why],
+                        changed,
+                        out: None,
+                        view,
+                    });
+                }
+            }
+        }
+        _ => node,
+    };
+    let sealed = ctx.sealer.is_some();
     let out = match output {
         Output::PlanOnly => Some(Out::New(node)),
         Output::Resources if old.is_some() && changed.is_empty() => None,
+        Output::Resources if sealed => Some(Out::new(ctx.input, node, &[], store)),
         Output::Resources => {
             let tls = &secret.config.tls_client_config;
             let long: Vec<&str> = [

@@ -32,6 +32,7 @@ pub(super) fn check(
     // Judged first, on the whole change: a guard that holds would otherwise hide from the
     // guards after it what the change does, and a deliberate mass change would take one run
     // per guard to find out.
+    sealed_package_rerendered(ctx, scan, steps);
     let overrides = overrides(ctx, scan, steps, judgment.map(|(_, unguarded)| unguarded));
     allow_empty(ctx, scan, steps);
     max_prune(ctx, steps);
@@ -378,6 +379,37 @@ fn credential_moves(ctx: &Ctx, steps: &Steps) -> usize {
         .iter()
         .filter(|s| moves_credential(ctx, s))
         .count()
+}
+
+/// A sealed package rendered again without its kubeconfig Secrets (CI re-rendering what was
+/// committed: sealing never writes them back): with `seal` on, an input that holds no
+/// kubeconfig Secret at all keeps every owned Secret as it is, said once as information
+/// rather than held as an error, so that the render passes and changes nothing. A run that
+/// holds even one kubeconfig Secret is judged by `allowEmpty` as any other.
+fn sealed_package_rerendered(ctx: &mut Ctx, scan: &Scan, steps: &mut Steps) {
+    if ctx.sealer.is_none()
+        || ctx.config.allow_empty
+        || !scan.kubeconfigs.is_empty()
+        || !scan.candidates.is_empty()
+    {
+        return;
+    }
+    let mut kept = 0;
+    for step in steps.steps.iter_mut().filter(|s| s.action == Action::Prune) {
+        step.action = Action::Unchanged;
+        kept += 1;
+    }
+    if kept > 0 {
+        ctx.report_config(
+            Severity::Info,
+            Some("seal".into()),
+            format!(
+                "the input holds no kubeconfig Secret: {kept} owned Argo CD cluster {} kept as {} (a sealed package rendered again without the Secrets it was made from; allowEmpty=true prunes them)",
+                secrets(kept),
+                if kept == 1 { "it is" } else { "they are" }
+            ),
+        );
+    }
 }
 
 /// `allowEmpty`: owned Secrets of a source, and not one kubeconfig Secret of that source in the

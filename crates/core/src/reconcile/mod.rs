@@ -80,6 +80,8 @@ pub struct Run<'r> {
     pub output: Output,
     /// The host listed what the settings read ([`crate::Options::host_listed`]).
     pub host_listed: bool,
+    /// The host's randomness ([`crate::Options::random`]), for sealing.
+    pub random: Option<[u8; 32]>,
 }
 
 /// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
@@ -94,6 +96,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         results: run.notes,
         outcomes: Outcomes::default(),
         judges_applications: false,
+        sealer: None,
     };
     let mut scan = scan::scan(&mut scanning);
     if !run.host_listed {
@@ -112,6 +115,10 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         results,
         outcomes: Outcomes::default(),
         judges_applications: judgment.is_some(),
+        sealer: config
+            .sealing()
+            .zip(run.random)
+            .map(|(sealing, seed)| crate::seal::Sealer::new(sealing, seed)),
     };
     let mut converted = convert::convert_all(&mut ctx, &scan, run.output);
     let needs = std::mem::take(&mut converted.tokens);
@@ -247,6 +254,7 @@ mod tests {
             now: None,
             output: Output::Resources,
             host_listed: false,
+            random: None,
         };
         let reconciled = reconcile(&mut parsed, config, run, &mut |s| out.push_str(s));
         (out, reconciled.results, reconciled.plan)
@@ -265,6 +273,7 @@ mod tests {
             results: Vec::new(),
             outcomes: Outcomes::default(),
             judges_applications: false,
+            sealer: None,
         };
         let scan = scan::scan(&mut ctx);
         (scan, ctx.results)

@@ -20,7 +20,7 @@ use super::scan;
 /// The kinds conversion reads beyond their metadata: kubeconfig and Argo CD Secrets, CAPI
 /// Clusters and control planes (for lifecycle and version).
 fn reads_kind(kind: &str) -> bool {
-    matches!(kind, "Secret" | "Cluster") || kind.ends_with("ControlPlane")
+    matches!(kind, "Secret" | "Cluster" | crate::seal::KIND) || kind.ends_with("ControlPlane")
 }
 
 /// Metadata fields no step reads of any item.

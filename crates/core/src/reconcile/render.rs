@@ -53,6 +53,28 @@ pub(super) fn render(
             );
         }
     }
+    // Sealed, the output holds no credential: the kubeconfig Secrets read are not written back.
+    if ctx.sealer.is_some() && !ctx.config.keep_kubeconfig_secrets {
+        let left: HashSet<usize> = scan
+            .kubeconfigs
+            .iter()
+            .chain(&scan.cluster_secrets)
+            .copied()
+            .filter(|i| !removed.contains(i))
+            .collect();
+        if !left.is_empty() {
+            let count = left.len();
+            removed.extend(left);
+            ctx.report_config(
+                Severity::Info,
+                Some("seal".into()),
+                format!(
+                    "{count} Secret{} of the clusters (kubeconfigs, and any other Cluster API made for a cluster: its CA and keys) not written back: sealed, the output holds no credential (keepKubeconfigSecrets=true writes them back)",
+                    if count == 1 { "" } else { "s" }
+                ),
+            );
+        }
+    }
     let input = ctx.input;
     let mut out: Vec<Out> = Vec::with_capacity(input.items.len() + appended.len());
     for (index, item) in input.items.iter().enumerate() {

@@ -12,6 +12,7 @@ use crate::convert::argocd::{
 };
 use crate::fleet::cluster;
 use crate::profiles::{self, PROFILE_SOURCE};
+use crate::seal;
 use crate::sources::{self, PRESETS, Refusal, SOURCE_LABEL, Taken, Variant};
 use krm::finding::{Finding, Severity};
 use krm::object::Object;
@@ -52,7 +53,9 @@ impl Scanner {
     fn item(&mut self, ctx: &mut Ctx, index: usize) {
         let node = &ctx.item(index).node;
         let object = Object::new(node);
-        if object.is_secret() {
+        // A SealedSecret stands for the Secret it opens to: its name is taken like one's.
+        let sealed = seal::is_sealed_secret(object);
+        if object.is_secret() || sealed {
             if let Some(name) = object.name() {
                 self.scan
                     .secrets
@@ -80,7 +83,8 @@ impl Scanner {
         // owned Argo CD Secrets and kubeconfig Secrets. Any other Secret is none of its business.
         let relevant = cluster::is_cluster(node)
             || profile
-            || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(ctx, object)));
+            || (object.is_secret() && (is_owned(node) || names_a_kubeconfig(ctx, object)))
+            || (sealed && is_owned(node));
         if relevant && !metadata_is_sound(ctx, index) {
             self.unsound(object, index);
             return;
@@ -104,8 +108,20 @@ impl Scanner {
             self.scan.control_planes.entry(identity).or_insert(index);
             return;
         }
+        if sealed {
+            // Only an owned one is read (its labels say whose it is; its values stay sealed).
+            if is_owned(node) {
+                self.owned(object, index);
+            }
+            return;
+        }
         if !object.is_secret() {
             return;
+        }
+        if object.label(seal::CLUSTER_NAME_LABEL).is_some()
+            && object.label(SECRET_TYPE_LABEL).is_none()
+        {
+            self.scan.cluster_secrets.push(index);
         }
         if access::is_token_secret(object) {
             self.token_secret(ctx, object, index);
@@ -124,16 +140,7 @@ impl Scanner {
                 held: None,
             });
         } else if object.label(OWNED_LABEL) == Some("true") {
-            let label = |key| object.label(key).unwrap_or_default();
-            self.scan.owned.push(Owned {
-                index,
-                source: SourceKey::labelled(
-                    label(SOURCE_NAMESPACE_LABEL),
-                    label(SOURCE_NAME_LABEL),
-                ),
-                kind: sources::source_of(object.label(SOURCE_LABEL)).to_string(),
-                held: None,
-            });
+            self.owned(object, index);
         } else if object.label(SECRET_TYPE_LABEL) == Some("cluster") {
             let value = |key| {
                 object
@@ -153,6 +160,18 @@ impl Scanner {
         }
     }
 
+    /// An Argo CD Secret of this function's (or the SealedSecret that stands for one): the
+    /// source it was made from, by its labels.
+    fn owned(&mut self, object: Object, index: usize) {
+        let label = |key| object.label(key).unwrap_or_default();
+        self.scan.owned.push(Owned {
+            index,
+            source: SourceKey::labelled(label(SOURCE_NAMESPACE_LABEL), label(SOURCE_NAME_LABEL)),
+            kind: sources::source_of(object.label(SOURCE_LABEL)).to_string(),
+            held: None,
+        });
+    }
+
     /// A Secret that is none of the above: a kubeconfig Secret of a source, or nothing of ours.
     fn kubeconfig_secret(&mut self, ctx: &mut Ctx, object: Object, index: usize) {
         let id = SecretId::of(object);
@@ -160,6 +179,7 @@ impl Scanner {
         let hashed = key.namespace != id.namespace || key.name != id.name;
         match candidate(ctx, object) {
             Ok(Some((source, taken))) => {
+                self.scan.kubeconfigs.push(index);
                 if hashed {
                     self.scan.real_names.insert(key, id.clone());
                 }
@@ -175,6 +195,7 @@ impl Scanner {
             // Looks like a kubeconfig Secret but is not converted: say why, so a missing
             // label or an unknown suffix does not pass in silence.
             Err(refusal) => {
+                self.scan.kubeconfigs.push(index);
                 if let Refusal::LeftOut(_) = refusal {
                     if hashed {
                         self.scan.real_names.insert(key.clone(), id);

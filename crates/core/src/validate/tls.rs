@@ -13,9 +13,9 @@ const EC: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.2.840.10045.2.1");
 const ED25519: ObjectIdentifier = ObjectIdentifier::new_unwrap("1.3.101.112");
 
 /// One PEM block: its label and DER bytes.
-struct Block {
-    label: String,
-    der: Vec<u8>,
+pub(crate) struct Block {
+    pub label: String,
+    pub der: Vec<u8>,
 }
 
 /// Go's `[]byte` JSON decoding: standard base64 with padding; line breaks are skipped.
@@ -29,7 +29,7 @@ fn decode_body(body: &str) -> Option<Vec<u8>> {
 }
 
 /// The PEM blocks of `text`; `Err` names what is wrong without quoting the text.
-fn blocks(text: &[u8]) -> Result<Vec<Block>, String> {
+pub(crate) fn blocks(text: &[u8]) -> Result<Vec<Block>, String> {
     let text = std::str::from_utf8(text).map_err(|_| "is not PEM text".to_string())?;
     let mut out = Vec::new();
     let mut rest = text;

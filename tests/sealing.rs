@@ -1,0 +1,475 @@
+//! `seal: sealedSecrets`: the SealedSecrets the command writes open, with the test
+//! controller's private key and an unsealer written here from the format Sealed Secrets reads
+//! (bitnami-labs/sealed-secrets pkg/crypto: a 2-byte length, the RSA-OAEP-SHA-256 ciphertext of
+//! an AES-256 key, then AES-GCM with a zero nonce; the OAEP label is the scope's), to exactly
+//! the Secret the command writes without sealing; later runs keep what did not change.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use aes_gcm::Aes256Gcm;
+use aes_gcm::aead::{Aead, KeyInit, Nonce};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use capi2argo_yaml::Node;
+use pkcs8::DecodePrivateKey;
+use rsa::Oaep;
+use sha2::Sha256;
+
+use crate::common::{self, TempDir};
+
+fn fixture(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+}
+
+fn kubeadm() -> Vec<u8> {
+    fs::read(fixture("providers/kubeadm.yaml")).expect("fixture")
+}
+
+/// A functionConfig that seals with `certificate` (a file under tests/fixtures/sealing), and
+/// `more` settings.
+fn sealing_config(dir: &TempDir, certificate: &str, more: &[(&str, &str)]) -> PathBuf {
+    let pem = fs::read_to_string(fixture(&format!("sealing/{certificate}"))).expect("certificate");
+    let mut data = serde_json::json!({ "seal": "sealedSecrets", "sealingCertificate": pem });
+    for (k, v) in more {
+        data[*k] = serde_json::Value::String(v.to_string());
+    }
+    let config = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": { "name": "fn" }, "data": data,
+    });
+    let path = dir.path(&format!("{certificate}-{}.json", more.len()));
+    fs::write(&path, config.to_string()).expect("config written");
+    path
+}
+
+struct Run {
+    stdout: String,
+    stderr: String,
+    code: i32,
+}
+
+fn run(args: &[&str], input: &[u8]) -> Run {
+    let out = common::capi2argo(args, input, None);
+    Run {
+        stdout: String::from_utf8(out.stdout).expect("UTF-8"),
+        stderr: String::from_utf8(out.stderr).expect("UTF-8"),
+        code: out.status.code().expect("an exit code"),
+    }
+}
+
+fn sealed_run(config: &Path, input: &[u8]) -> Run {
+    let path = config.to_str().expect("UTF-8 path");
+    let run = run(&["--fn-config", path], input);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    run
+}
+
+fn documents(text: &str) -> Vec<Node<'static>> {
+    capi2argo_yaml::parse_stream(text, &capi2argo_core::Limits::default())
+        .expect("YAML")
+        .into_iter()
+        .map(|d| d.root.into_owned())
+        .collect()
+}
+
+fn kind<'n>(node: &'n Node) -> &'n str {
+    node.get("kind").and_then(Node::as_str).unwrap_or_default()
+}
+
+fn strings(node: Option<&Node>) -> BTreeMap<String, String> {
+    node.and_then(Node::as_map)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.as_str()?.to_string(), v.as_str()?.to_string())))
+        .collect()
+}
+
+/// The one SealedSecret of an output.
+fn the_sealed_secret(output: &str) -> Node<'static> {
+    let sealed: Vec<Node> = documents(output)
+        .into_iter()
+        .filter(|d| kind(d) == "SealedSecret")
+        .collect();
+    assert_eq!(sealed.len(), 1, "one SealedSecret in:\n{output}");
+    sealed.into_iter().next().expect("one")
+}
+
+/// The test controller's private key.
+fn private_key(name: &str) -> rsa::PrivateKey {
+    let pem = fs::read_to_string(fixture(&format!("sealing/{name}"))).expect("key");
+    rsa::PrivateKey::from_pkcs8_pem(&pem).expect("a PKCS#8 RSA key")
+}
+
+/// One sealed value opened, as the Sealed Secrets controller opens it.
+fn open(key: &rsa::PrivateKey, value: &str, label: &[u8]) -> Result<Vec<u8>, String> {
+    let bytes = B64.decode(value).map_err(|e| e.to_string())?;
+    let length = usize::from(u16::from_be_bytes([bytes[0], bytes[1]]));
+    let (sealed_key, sealed_value) = bytes[2..].split_at(length);
+    let session = key
+        .decrypt(Oaep::<Sha256>::new_with_label(label.to_vec()), sealed_key)
+        .map_err(|e| format!("the session key does not open: {e}"))?;
+    let cipher = Aes256Gcm::new_from_slice(&session).map_err(|e| e.to_string())?;
+    cipher
+        .decrypt(&Nonce::<Aes256Gcm>::default(), sealed_value)
+        .map_err(|e| format!("the value does not open: {e}"))
+}
+
+/// The label a scope seals under (sealed-secrets' EncryptionLabel).
+fn label(scope: &str, namespace: &str, name: &str) -> Vec<u8> {
+    match scope {
+        "namespace-wide" => namespace.as_bytes().to_vec(),
+        "cluster-wide" => Vec::new(),
+        _ => format!("{namespace}/{name}").into_bytes(),
+    }
+}
+
+/// The SealedSecret unsealed: the Secret the controller would write (metadata, type, data).
+fn unseal(sealed: &Node, key: &rsa::PrivateKey) -> (Node<'static>, BTreeMap<String, String>) {
+    let annotations = strings(sealed.path(&["metadata", "annotations"]));
+    let scope = if annotations
+        .get("sealedsecrets.bitnami.com/cluster-wide")
+        .map(String::as_str)
+        == Some("true")
+    {
+        "cluster-wide"
+    } else if annotations
+        .get("sealedsecrets.bitnami.com/namespace-wide")
+        .map(String::as_str)
+        == Some("true")
+    {
+        "namespace-wide"
+    } else {
+        "strict"
+    };
+    let name = sealed
+        .path(&["metadata", "name"])
+        .and_then(Node::as_str)
+        .expect("name");
+    let namespace = sealed
+        .path(&["metadata", "namespace"])
+        .and_then(Node::as_str)
+        .expect("ns");
+    let data = strings(sealed.path(&["spec", "encryptedData"]))
+        .into_iter()
+        .map(|(k, v)| {
+            let plain = open(key, &v, &label(scope, namespace, name))
+                .unwrap_or_else(|e| panic!("encryptedData.{k}: {e}"));
+            (k, String::from_utf8(plain).expect("UTF-8 value"))
+        })
+        .collect();
+    let template = sealed
+        .path(&["spec", "template"])
+        .expect("a template")
+        .clone()
+        .into_owned();
+    (template, data)
+}
+
+/// The Argo CD Secret the command writes without sealing.
+fn plain_secret(input: &[u8]) -> Node<'static> {
+    let run = run(&[], input);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    documents(&run.stdout)
+        .into_iter()
+        .find(|d| {
+            d.path(&["metadata", "labels", "argocd.argoproj.io/secret-type"])
+                .and_then(Node::as_str)
+                == Some("cluster")
+        })
+        .expect("an Argo CD Secret")
+}
+
+#[test]
+fn sealed_values_open_to_the_secret_written_without_sealing_in_every_scope() {
+    let dir = TempDir::new("sealing", "scopes");
+    let plain = plain_secret(&kubeadm());
+    let key = private_key("controller.key");
+    for scope in ["strict", "namespace-wide", "cluster-wide"] {
+        let config = sealing_config(&dir, "controller.crt", &[("sealScope", scope)]);
+        let sealed = the_sealed_secret(&sealed_run(&config, &kubeadm()).stdout);
+        let (template, data) = unseal(&sealed, &key);
+        assert_eq!(
+            data,
+            strings(plain.get("stringData")),
+            "{scope}: the values"
+        );
+        for field in ["metadata", "type"] {
+            let (a, b) = (template.get(field), plain.get(field));
+            assert!(
+                a.zip(b)
+                    .is_some_and(|(a, b)| capi2argo_yaml::same_content(a, b)),
+                "{scope}: the template's {field} is the Secret's"
+            );
+        }
+        // Under another name (or, namespace-wide, in another namespace) nothing opens.
+        if scope != "cluster-wide" {
+            let config = strings(sealed.path(&["spec", "encryptedData"]))["config"].clone();
+            assert!(open(&key, &config, &label(scope, "elsewhere", "cluster-other")).is_err());
+        }
+        // The renewed key, which did not seal it, cannot open it either.
+        let other = private_key("renewed.key");
+        let server = strings(sealed.path(&["spec", "encryptedData"]))["server"].clone();
+        assert!(
+            open(
+                &other,
+                &server,
+                &label(scope, "argocd", "cluster-prod-eu-1")
+            )
+            .is_err()
+        );
+    }
+}
+
+#[test]
+fn sealed_output_holds_no_credential_of_the_input() {
+    let dir = TempDir::new("sealing", "no-credential");
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let run = sealed_run(&config, &kubeadm());
+    let input = String::from_utf8(kubeadm()).expect("UTF-8");
+    // Every data value of every input Secret (keys, certificates, the kubeconfig) and what it
+    // decodes to: none is in the output or on standard error.
+    let mut secrets = 0;
+    for doc in documents(&input).iter().filter(|d| kind(d) == "Secret") {
+        for (key, value) in strings(doc.get("data")) {
+            let decoded = String::from_utf8(B64.decode(&value).expect("base64")).expect("UTF-8");
+            for needle in [value.as_str(), decoded.as_str()] {
+                assert!(!run.stdout.contains(needle), "the output holds {key}");
+                assert!(!run.stderr.contains(needle), "standard error holds {key}");
+            }
+            secrets += 1;
+        }
+    }
+    assert!(secrets >= 10, "the fixture's Secrets were read ({secrets})");
+    let plain = plain_secret(&kubeadm());
+    for (key, value) in strings(plain.get("stringData"))
+        .iter()
+        .filter(|(k, _)| *k == "config")
+    {
+        assert!(
+            !run.stdout.contains(value.as_str()),
+            "the output holds {key} in plain text"
+        );
+    }
+    assert!(
+        documents(&run.stdout)
+            .iter()
+            .all(|d| kind(d) == "SealedSecret"),
+        "the output is SealedSecrets alone:\n{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_second_run_beside_the_kubeconfig_secrets_or_without_them_changes_nothing() {
+    let dir = TempDir::new("sealing", "idempotent");
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let first = sealed_run(&config, &kubeadm()).stdout;
+    let mut beside = kubeadm();
+    beside.extend_from_slice(first.as_bytes());
+    assert_eq!(
+        sealed_run(&config, &beside).stdout,
+        first,
+        "beside its kubeconfig Secrets"
+    );
+    let alone = sealed_run(&config, first.as_bytes());
+    assert_eq!(alone.stdout, first, "re-rendered without them");
+    assert!(alone.stderr.contains("kept as it is"), "{}", alone.stderr);
+}
+
+/// The kubeadm fixture with its kubeconfig's text changed by `edit`.
+fn kubeadm_edited(edit: impl Fn(&str) -> String) -> Vec<u8> {
+    let text = String::from_utf8(kubeadm()).expect("UTF-8");
+    let mut out = String::new();
+    for doc in text.split("\n---\n") {
+        if doc.contains("name: prod-eu-1-kubeconfig") {
+            let encoded = doc
+                .lines()
+                .find_map(|l| l.trim_start().strip_prefix("value: "))
+                .expect("the kubeconfig's value");
+            let kubeconfig =
+                String::from_utf8(B64.decode(encoded).expect("base64")).expect("UTF-8");
+            out.push_str(&doc.replace(encoded, &B64.encode(edit(&kubeconfig))));
+        } else {
+            out.push_str(doc);
+        }
+        out.push_str("\n---\n");
+    }
+    out.into_bytes()
+}
+
+#[test]
+fn a_changed_value_is_sealed_again_and_the_others_keep_their_ciphertext() {
+    let dir = TempDir::new("sealing", "changed");
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let first = sealed_run(&config, &kubeadm()).stdout;
+    let before = strings(the_sealed_secret(&first).path(&["spec", "encryptedData"]));
+    let server = |k: &str| {
+        k.replace(
+            "https://prod-eu-1-api.example.net:6443",
+            "https://prod-eu-1-api.example.net:7443",
+        )
+    };
+    let moved = kubeadm_edited(server);
+    assert_ne!(moved, kubeadm(), "the fixture's server was changed");
+    let mut input = moved.clone();
+    input.extend_from_slice(first.as_bytes());
+    let plan = run(
+        &["plan", "--fn-config", config.to_str().expect("UTF-8")],
+        &input,
+    );
+    assert!(
+        plan.stdout.contains("): server\n"),
+        "the plan names the value:\n{}",
+        plan.stdout
+    );
+    let second = sealed_run(&config, &input).stdout;
+    let after = strings(the_sealed_secret(&second).path(&["spec", "encryptedData"]));
+    assert_ne!(
+        before["server"], after["server"],
+        "the server is sealed again"
+    );
+    assert_eq!(before["name"], after["name"], "name keeps its ciphertext");
+    assert_eq!(
+        before["config"], after["config"],
+        "config keeps its ciphertext"
+    );
+    let (_, data) = unseal(&the_sealed_secret(&second), &private_key("controller.key"));
+    assert_eq!(data["server"], "https://prod-eu-1-api.example.net:7443");
+    // A new certificate seals everything again, and says so.
+    let renewed = sealing_config(&dir, "renewed.crt", &[]);
+    let mut input = kubeadm();
+    input.extend_from_slice(first.as_bytes());
+    let plan = run(
+        &["plan", "--fn-config", renewed.to_str().expect("UTF-8")],
+        &input,
+    );
+    assert!(
+        plan.stdout.contains("): sealingCertificate\n"),
+        "{}",
+        plan.stdout
+    );
+    let resealed = the_sealed_secret(&sealed_run(&renewed, &input).stdout);
+    let (_, data) = unseal(&resealed, &private_key("renewed.key"));
+    assert_eq!(
+        data,
+        unseal(&the_sealed_secret(&first), &private_key("controller.key")).1
+    );
+}
+
+#[test]
+fn a_plain_owned_secret_is_replaced_by_its_sealed_secret() {
+    let dir = TempDir::new("sealing", "from-plain");
+    let plain = run(&[], &kubeadm()).stdout;
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let plan = run(
+        &["plan", "--fn-config", config.to_str().expect("UTF-8")],
+        plain.as_bytes(),
+    );
+    assert!(plan.stdout.contains("): sealed\n"), "{}", plan.stdout);
+    let sealed = sealed_run(&config, plain.as_bytes()).stdout;
+    assert!(
+        documents(&sealed).iter().all(|d| kind(d) == "SealedSecret"),
+        "{sealed}"
+    );
+}
+
+#[test]
+fn an_unusable_sealing_certificate_is_an_error_naming_the_setting() {
+    let dir = TempDir::new("sealing", "refused");
+    let not_a_certificate = dir.path("key.json");
+    let key = fs::read_to_string(fixture("sealing/controller.key")).expect("key");
+    let config = serde_json::json!({
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": { "name": "fn" },
+        "data": { "seal": "sealedSecrets", "sealingCertificate": key },
+    });
+    fs::write(&not_a_certificate, config.to_string()).expect("written");
+    let missing = dir.path("missing.json");
+    fs::write(
+        &missing,
+        r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"fn"},"data":{"seal":"sealedSecrets"}}"#,
+    )
+    .expect("written");
+    // A value the setting cannot take is a usage error (exit 2, as any unusable --fn-config);
+    // a certificate missing beside `seal`, or expired, an error result (exit 1).
+    let cases = [
+        (
+            sealing_config(&dir, "ec.crt", &[]),
+            "holds an EC key, not RSA",
+            2,
+        ),
+        (
+            not_a_certificate,
+            "holds a private key, not a certificate",
+            2,
+        ),
+        (missing, "give the PEM", 1),
+    ];
+    for (config, says, code) in cases {
+        let run = run(
+            &["--fn-config", config.to_str().expect("UTF-8")],
+            &kubeadm(),
+        );
+        assert_eq!(run.code, code, "{}", run.stderr);
+        assert!(run.stderr.contains("sealingCertificate"), "{}", run.stderr);
+        assert!(run.stderr.contains(says), "{says}: {}", run.stderr);
+        let body = key.lines().nth(1).expect("the key's first line");
+        assert!(!run.stderr.contains(body), "the key is never shown");
+        assert!(!run.stdout.contains("SealedSecret"), "nothing is sealed");
+    }
+    // Expired: the certificate is valid ten years from when it was made.
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let run = common::capi2argo_at(
+        &["--fn-config", config.to_str().expect("UTF-8")],
+        &kubeadm(),
+        None,
+        "2040-01-01T00:00:00Z",
+    );
+    let stderr = String::from_utf8(run.stderr).expect("UTF-8");
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("sealingCertificate"), "{stderr}");
+    assert!(stderr.contains("expired on 20"), "{stderr}");
+}
+
+#[test]
+fn sealing_is_reproducible_only_with_pinned_randomness() {
+    let dir = TempDir::new("sealing", "random");
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let pinned = sealed_run(&config, &kubeadm()).stdout;
+    assert_eq!(
+        sealed_run(&config, &kubeadm()).stdout,
+        pinned,
+        "pinned: the same bytes"
+    );
+    let mut command = common::binary();
+    command.env_remove(capi2argo_core::host::RANDOM_VARIABLE);
+    command.env(capi2argo_core::host::NOW_VARIABLE, common::pinned_now());
+    let fresh = |command: &mut std::process::Command| {
+        use std::io::Write as _;
+        let mut child = command
+            .args(["--fn-config", config.to_str().expect("UTF-8")])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(&kubeadm())
+            .expect("written");
+        String::from_utf8(child.wait_with_output().expect("ends").stdout).expect("UTF-8")
+    };
+    let one = fresh(&mut command);
+    let mut again = common::binary();
+    again.env(capi2argo_core::host::NOW_VARIABLE, common::pinned_now());
+    let two = fresh(&mut again);
+    assert_ne!(one, two, "the system's randomness: fresh keys each run");
+    let key = private_key("controller.key");
+    assert_eq!(
+        unseal(&the_sealed_secret(&one), &key).1,
+        unseal(&the_sealed_secret(&two), &key).1
+    );
+}
