@@ -210,7 +210,7 @@ target/fleet/fleet-3000.native.yaml: $(FLEET) FORCE
 FORCE:
 
 wasm-test: wasm target/fleet/fleet-3000.native.yaml
-	set -o pipefail; $(NODE) --test --test-reporter=tap tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs tests/wasm/kpt.test.mjs tests/wasm/large.test.mjs tests/wasm/readme.test.mjs 2>&1 | tee -a $(LOG) | grep -E '^# (tests|pass|fail|skipped)|^not ok|SKIPPED'
+	set -o pipefail; $(NODE) --test --test-reporter=tap tests/wasm/wasi.test.mjs tests/wasm/npm.test.mjs tests/wasm/kpt.test.mjs tests/wasm/large.test.mjs tests/wasm/readme.test.mjs tests/wasm/seal.test.mjs 2>&1 | tee -a $(LOG) | grep -E '^# (tests|pass|fail|skipped)|^not ok|SKIPPED'
 	set -o pipefail; $(PYTHON) tests/wasm/wasi_wasmtime.py 2>&1 | tee -a $(LOG)
 	set -o pipefail; $(PYTHON) tests/wasm/policy_wasmtime.py 2>&1 | tee -a $(LOG)
 

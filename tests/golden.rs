@@ -3,7 +3,7 @@
 //!
 //! A case holds `input.yaml` (standard input), optionally `args` (one argument per line; a case
 //! whose first argument is `plan` shows the plan instead), `now` (the time it runs at) and a
-//! README, and `expected/{output.yaml, stderr.txt, exit-code}`. A new case is a new folder:
+//! README (every case runs with the randomness of `tests/golden/random`, so sealing is pinned), and `expected/{output.yaml, stderr.txt, exit-code}`. A new case is a new folder:
 //! `UPDATE_GOLDEN=1 cargo test --test golden <case>` writes its expectations from the current
 //! behaviour (review them before committing). `cargo test --test golden provider-eks` runs one.
 
@@ -50,7 +50,9 @@ fn run_library(input: &[u8], args: &[String], now: &str) -> Run {
     let mut stdout = String::new();
     let options = capi2argo_core::Options {
         now: Some(capi2argo_core::parse_instant(now).expect("a pinned time")),
-        random: Some(host::random(Some(common::PINNED_RANDOM), |_| Ok(())).expect("64 hex digits")),
+        random: Some(
+            host::random(Some(&common::pinned_random()), |_| Ok(())).expect("64 hex digits"),
+        ),
         ..args.options(None)
     };
     let mut sink = |s: &str| stdout.push_str(s);

@@ -13,7 +13,27 @@ use crate::common::{self, TempDir};
 /// `every_readme_command_is_run_by_a_test`: add it, with the test that runs it. The install
 /// commands of the release and the image are listed by the tests that run them as written
 /// (`common::INSTALL`, `common::NPM_INSTALL`, `registry::README`).
-const COMMANDS: &[(&str, &str)] = &[
+pub const COMMANDS: &[(&str, &str)] = &[
+    (
+        "mkdir -p my-package/argocd",
+        "sealing::the_books_sealed_package_workflow",
+    ),
+    (
+        "kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml | capi2argo --fn-config my-package/seal.yaml > my-package/argocd/clusters.yaml",
+        "sealing::the_books_sealed_package_workflow (the real kubectl against the API stand-in)",
+    ),
+    (
+        "kpt fn render my-package --allow-exec",
+        "sealing::the_books_sealed_package_workflow (the real kpt, as CI renders the committed package: nothing changes)",
+    ),
+    (
+        "git -C my-package add -A && git -C my-package commit -m \"Argo CD clusters\"",
+        "sealing::the_books_sealed_package_workflow (what git holds after the commit)",
+    ),
+    (
+        "{ kubectl get secrets -A -l cluster.x-k8s.io/cluster-name -o yaml; echo ---; cat my-package/argocd/clusters.yaml; } | capi2argo --fn-config my-package/seal.yaml > clusters.yaml && mv clusters.yaml my-package/argocd/clusters.yaml",
+        "sealing::the_books_sealed_package_workflow (the fleet again: the committed file unchanged)",
+    ),
     (
         "make controller-image",
         "registry::the_readmes_controller_install_works_as_written (this machine's platform, as written)",

@@ -196,6 +196,12 @@ fn sealed_values_open_to_the_secret_written_without_sealing_in_every_scope() {
             strings(plain.get("stringData")),
             "{scope}: the values"
         );
+        // The SealedSecret carries the Secret's labels too: the plan (and `kubectl get -l`)
+        // reads it by them.
+        assert_eq!(
+            strings(sealed.path(&["metadata", "labels"])),
+            strings(plain.path(&["metadata", "labels"]))
+        );
         for field in ["metadata", "type"] {
             let (a, b) = (template.get(field), plain.get(field));
             assert!(
@@ -471,5 +477,132 @@ fn sealing_is_reproducible_only_with_pinned_randomness() {
     assert_eq!(
         unseal(&the_sealed_secret(&one), &key).1,
         unseal(&the_sealed_secret(&two), &key).1
+    );
+}
+
+/// The book's command line: the certificate's PEM text as a `--set` value, line breaks and all.
+#[test]
+fn the_certificate_is_given_on_the_command_line_as_the_book_shows() {
+    let pem = fs::read_to_string(fixture("sealing/controller.crt")).expect("certificate");
+    let setting = format!("sealingCertificate={pem}");
+    let run = run(
+        &["--set", "seal=sealedSecrets", "--set", &setting],
+        &kubeadm(),
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (_, data) = unseal(
+        &the_sealed_secret(&run.stdout),
+        &private_key("controller.key"),
+    );
+    assert_eq!(data, strings(plain_secret(&kubeadm()).get("stringData")));
+}
+
+/// The book's workflow (docs/src/sealing.md), its commands as written in one shell: kubectl
+/// reads the Cluster API Secrets from an API server (the stand-in) into the command, which seals
+/// them into a kpt package; the real kpt renders it again as CI would (nothing changes); git
+/// commits it; the fleet read again beside it changes nothing. What git holds opens to the
+/// Argo CD Secret and holds no credential of the cluster's.
+#[test]
+fn the_books_sealed_package_workflow() {
+    let tools = [
+        ("kubectl", &["version", "--client"][..]),
+        ("kpt", &["version"][..]),
+        ("git", &["--version"][..]),
+    ];
+    if !tools.iter().all(|(tool, args)| {
+        common::available(tool, args, "the book's sealed-package workflow was NOT run")
+    }) {
+        return;
+    }
+    let commands: Vec<&str> = crate::readme::COMMANDS
+        .iter()
+        .filter(|(_, test)| test.starts_with("sealing::the_books_sealed_package_workflow"))
+        .map(|(c, _)| *c)
+        .collect();
+    assert_eq!(commands.len(), 5, "the book's workflow has five commands");
+    let items: Vec<serde_json::Value> = serde_json::from_str(
+        &capi2argo_core::items_json(&kubeadm(), &capi2argo_core::Limits::default())
+            .expect("the fixture reads"),
+    )
+    .expect("JSON");
+    let Some(api) = common::apiserver::StandIn::start("sealing-workflow", &items) else {
+        return;
+    };
+    let dir = TempDir::new("sealing", "workflow");
+    let package = dir.path("my-package");
+    let example = common::root().join("Kptfile-examples/sealed-fleet");
+    fs::create_dir_all(&package).expect("package");
+    for file in ["Kptfile", "seal.yaml", "README.md"] {
+        fs::copy(example.join(file), package.join(file)).expect("copied");
+    }
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&package)
+            .output()
+            .expect("git runs");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    git(&["init", "-q"]);
+    git(&["config", "user.email", "platform@example.com"]);
+    git(&["config", "user.name", "Platform team"]);
+    let shell = |script: &str| {
+        let out = common::with_binary_on_path("bash")
+            .arg("-ec")
+            .arg(script)
+            .current_dir(&dir.0)
+            .env("KUBECONFIG", &api.kubeconfig)
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "{script}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let (last, first) = commands.split_last().expect("commands");
+    shell(&first.join("\n"));
+    let committed: Vec<String> = git(&["ls-files"]).lines().map(String::from).collect();
+    assert_eq!(
+        committed,
+        ["Kptfile", "README.md", "argocd/clusters.yaml", "seal.yaml"],
+        "the commit holds the package and the SealedSecrets, not the Cluster API Secrets"
+    );
+    let sealed = git(&["show", "HEAD:argocd/clusters.yaml"]);
+    let (_, data) = unseal(&the_sealed_secret(&sealed), &private_key("controller.key"));
+    assert_eq!(data, strings(plain_secret(&kubeadm()).get("stringData")));
+    let tree = git(&["grep", "-h", "-e", "", "HEAD"]);
+    for doc in documents(&String::from_utf8(kubeadm()).expect("UTF-8")) {
+        for (key, value) in strings(doc.get("data")) {
+            let decoded = String::from_utf8(B64.decode(&value).expect("base64")).expect("UTF-8");
+            assert!(
+                !tree.contains(&value) && !tree.contains(&decoded),
+                "the commit holds {key}"
+            );
+        }
+    }
+    // CI's render of the committed package: nothing changes.
+    let render = commands
+        .iter()
+        .find(|c| c.starts_with("kpt "))
+        .expect("the render");
+    shell(render);
+    assert_eq!(
+        git(&["status", "--porcelain"]),
+        "",
+        "a render again changes nothing"
+    );
+    // The fleet again beside the committed file, rendered: nothing changes either.
+    shell(&format!("{last}\n{render}"));
+    assert_eq!(
+        git(&["status", "--porcelain"]),
+        "",
+        "the fleet again changes nothing"
     );
 }

@@ -23,6 +23,10 @@ pub enum SettingsError {
         "--control-plane {0}: expected RESOURCE.GROUP, such as kubeadmcontrolplanes.controlplane.cluster.x-k8s.io"
     )]
     ControlPlane(String),
+    #[error(
+        "settings: seal is for output that is committed (kpt, kustomize, a CI job); the controller writes Argo CD's cluster Secrets to its namespace itself, where a SealedSecret would protect nothing and Argo CD would wait for the Sealed Secrets controller: remove seal from its settings"
+    )]
+    Sealed,
 }
 
 /// The settings of every plan, and what to read for them.
@@ -62,6 +66,9 @@ impl Settings {
             ..Options::default()
         };
         let reads = capi2argo_core::read_set(&options).map_err(SettingsError::Refused)?;
+        if reads.seals {
+            return Err(SettingsError::Sealed);
+        }
         // A plan only runs over what was listed from the API server: absent is absent.
         let options = Options {
             host_listed: true,
@@ -154,5 +161,16 @@ mod tests {
         // A bad setting there is refused as one given any other way.
         let bad = config_map(&[("maxPrune".to_string(), "lots".to_string())].into());
         assert!(Settings::new(Some(bad), Vec::new(), &[]).is_err());
+    }
+
+    /// The controller writes Argo CD's Secrets itself: sealing them is refused, saying why.
+    #[test]
+    fn seal_is_refused() {
+        let refused = Settings::new(None, vec!["seal=sealedSecrets".into()], &[]);
+        let message = refused.err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("seal is for output that is committed"),
+            "{message}"
+        );
     }
 }

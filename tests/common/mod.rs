@@ -64,8 +64,14 @@ pub fn binary() -> Command {
 /// The time the tests run the function at (`tests/golden/now`), so that what certificates say
 /// about "now" never changes with the day the tests run; a golden case's own `now` file
 /// overrides it.
-/// The randomness every test run is given, so that sealed output is the same bytes each time.
-pub const PINNED_RANDOM: &str = "c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00c0ffee00";
+/// The randomness every test run is given (tests/golden/random, 64 hex digits), so that sealed
+/// output is the same bytes each time.
+pub fn pinned_random() -> String {
+    fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/random"))
+        .expect("tests/golden/random")
+        .trim()
+        .to_string()
+}
 
 pub fn pinned_now() -> String {
     fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/now"))
@@ -83,7 +89,7 @@ pub fn capi2argo(args: &[&str], stdin: &[u8], cwd: Option<&Path>) -> Output {
 pub fn capi2argo_at(args: &[&str], stdin: &[u8], cwd: Option<&Path>, now: &str) -> Output {
     let mut command = binary();
     command.env(capi2argo_core::host::NOW_VARIABLE, now);
-    command.env(capi2argo_core::host::RANDOM_VARIABLE, PINNED_RANDOM);
+    command.env(capi2argo_core::host::RANDOM_VARIABLE, pinned_random());
     command
         .args(args)
         .stdin(Stdio::piped())
@@ -151,6 +157,7 @@ pub fn with_binary_on_path(program: &str) -> Command {
     let mut command = Command::new(program);
     command.env("PATH", path);
     command.env(capi2argo_core::host::NOW_VARIABLE, pinned_now());
+    command.env(capi2argo_core::host::RANDOM_VARIABLE, pinned_random());
     command
 }
 

@@ -23,6 +23,12 @@ def pinned_now(case=None):
     return path.read_text().strip()
 
 
+def pinned_random():
+    """The randomness every test runs the module with (tests/golden/random): sealed output is
+    then the same bytes as the native binary's."""
+    return (ROOT / "tests" / "golden" / "random").read_text().strip()
+
+
 def run(engine, module, stdin: bytes, args, program="capi2argo", now=None):
     """Runs a WASI command module: stdout, stderr and exit code; argv is program and args; the
     clock pinned at `now` (CAPI2ARGO_NOW)."""
@@ -31,7 +37,7 @@ def run(engine, module, stdin: bytes, args, program="capi2argo", now=None):
         (tmp / "in").write_bytes(stdin)
         wasi = wasmtime.WasiConfig()
         wasi.argv = [program, *args]
-        wasi.env = [("CAPI2ARGO_NOW", now or pinned_now())]
+        wasi.env = [("CAPI2ARGO_NOW", now or pinned_now()), ("CAPI2ARGO_RANDOM", pinned_random())]
         wasi.stdin_file = str(tmp / "in")
         wasi.stdout_file = str(tmp / "out")
         wasi.stderr_file = str(tmp / "err")

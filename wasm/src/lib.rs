@@ -111,6 +111,20 @@ extern "C" {
     fn date_now() -> f64;
 }
 
+#[wasm_bindgen]
+extern "C" {
+    /// The host's randomness (Web Crypto, in browsers, Node 19 and later, Deno): 32 bytes per
+    /// run, for sealing.
+    #[wasm_bindgen(catch, js_namespace = crypto, js_name = getRandomValues)]
+    fn get_random_values(bytes: &mut [u8]) -> Result<JsValue, JsValue>;
+}
+
+/// 32 bytes of the host's randomness, when it has Web Crypto (sealing refuses to run without).
+fn random() -> Option<[u8; 32]> {
+    let mut bytes = [0u8; 32];
+    get_random_values(&mut bytes).ok().map(|_| bytes)
+}
+
 /// The time to check certificates against, in Unix seconds: `now` (milliseconds, as
 /// `Date.now()` gives them; tests pin it) or the page's clock.
 fn unix_seconds(now: Option<f64>) -> i64 {
@@ -128,6 +142,7 @@ fn run(
     let options = Options {
         function_config: config_text(config)?,
         now: Some(unix_seconds(now)),
+        random: random(),
         ..Default::default()
     };
     let (output, report) = match plan {

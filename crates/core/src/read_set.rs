@@ -142,6 +142,9 @@ pub struct ReadSet {
     pub reads: Vec<Read>,
     /// How many days before a certificate stops being valid the function warns of it.
     pub expiry_days: u32,
+    /// The settings seal the output (`seal`): for output that is committed, so a host that
+    /// writes Argo CD's Secrets to an API server itself refuses them.
+    pub seals: bool,
 }
 
 impl ReadSet {
@@ -242,6 +245,7 @@ pub fn read_set(options: &Options) -> Result<ReadSet, RunError> {
         argo_namespace: config.argo_namespace.clone(),
         reads,
         expiry_days: config.policy.expiry_days,
+        seals: config.seal,
     })
 }
 

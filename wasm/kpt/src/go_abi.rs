@@ -33,6 +33,8 @@ unsafe extern "C" {
     fn value_prepare_string(sp: usize); // (v) -> Uint8Array ref @16, len @24
     #[link_name = "syscall/js.valueLoadString"]
     fn value_load_string(sp: usize); // (bytes ref, ptr, len, cap)
+    #[link_name = "runtime.getRandomData"]
+    fn get_random_data(sp: usize); // (ptr, len, cap): filled by crypto.getRandomValues
 }
 
 /// The argument/result frame. valueCall is the largest: slots 1..=8 (sp+8..sp+64).
@@ -242,6 +244,20 @@ pub fn set_exit_code(code: i32) {
     set(&process, "exitCode", &JsRef::number(code as f64));
 }
 
+/// 32 bytes of the host's randomness: the glue's `runtime.getRandomData`, which Go's own
+/// runtime seeds itself with (Web Crypto's `getRandomValues`), handed to the core for sealing.
+pub fn random_bytes() -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    sync_memory();
+    put(1, addr(bytes.as_mut_ptr()));
+    put(2, bytes.len() as u64);
+    put(3, bytes.len() as u64);
+    // SAFETY: the frame holds a slice of `bytes` (pointer, length, capacity), which lives and
+    // is not otherwise borrowed for the call; the glue writes exactly its 32 bytes.
+    unsafe { get_random_data(sp()) }
+    bytes
+}
+
 // ---- exports the glue calls -------------------------------------------
 
 /// The JS-callable functions; the id travels in every event.
@@ -284,7 +300,7 @@ pub extern "C" fn resume() {
         set(&event, "result", &from_str(&crate::process_errors(&input)));
         return;
     }
-    let response = crate::process(&input);
+    let response = crate::process(&input, Some(random_bytes()));
     if response.failed {
         set_exit_code(1);
     }

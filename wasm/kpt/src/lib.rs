@@ -17,10 +17,15 @@ pub struct Response {
     pub failed: bool,
 }
 
-/// Runs the core on the ResourceList kpt sends. kpt's runtime has no exit code of its own, so a
-/// failure is an error result in a ResourceList (kpt needs the literal `kind: ResourceList`).
-pub fn process(input: &str) -> Response {
-    let (output, report) = host::drive_to_string(input.as_bytes(), &Options::default());
+/// Runs the core on the ResourceList kpt sends, with the host's `random` bytes for sealing.
+/// kpt's runtime has no exit code of its own, so a failure is an error result in a ResourceList
+/// (kpt needs the literal `kind: ResourceList`).
+pub fn process(input: &str, random: Option<[u8; 32]>) -> Response {
+    let options = Options {
+        random,
+        ..Options::default()
+    };
+    let (output, report) = host::drive_to_string(input.as_bytes(), &options);
     match report.unusable_reason() {
         None => Response {
             failed: report.exit == Exit::Failure,
@@ -64,7 +69,7 @@ mod tests {
     #[test]
     fn converts_like_the_native_binary() {
         let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: c-kubeconfig\n    namespace: ns\n    labels: {cluster.x-k8s.io/cluster-name: c}\n  stringData:\n    value: |\n      clusters: [{name: c, cluster: {server: 'https://c'}}]\n      users: [{name: u, user: {token: t}}]\n";
-        let response = process(input);
+        let response = process(input, None);
         assert!(!response.failed);
         assert_eq!(
             response.output,
@@ -82,13 +87,13 @@ mod tests {
         assert!(out.contains("severity: error\n"), "{out}");
         // JSON in gives JSON out, which kpt's glue does not recognise: it asks for errors.
         let json = r#"{"apiVersion":"config.kubernetes.io/v1","kind":"ResourceList","items":[]}"#;
-        assert!(!process(json).output.contains("kind: ResourceList"));
+        assert!(!process(json, None).output.contains("kind: ResourceList"));
         assert!(process_errors(json).contains("kind: ResourceList\n"));
     }
 
     #[test]
     fn unusable_input_is_an_error_result_in_a_resource_list() {
-        let response = process("items: [");
+        let response = process("items: [", None);
         assert!(response.failed);
         assert!(response.output.contains("kind: ResourceList\n"));
         assert!(
