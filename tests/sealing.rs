@@ -606,3 +606,72 @@ fn the_books_sealed_package_workflow() {
         "the fleet again changes nothing"
     );
 }
+
+/// `validate` reads a SealedSecret as the Argo CD cluster Secret it opens to: what sealing
+/// writes passes; a value not in the sealed format, or no `server`, is an error naming the field.
+#[test]
+fn validate_checks_a_sealed_secret_as_the_secret_it_opens_to() {
+    let dir = TempDir::new("sealing", "validate");
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let sealed = sealed_run(&config, &kubeadm()).stdout;
+    let good = run(&["validate"], sealed.as_bytes());
+    assert_eq!(good.code, 0, "{}", good.stderr);
+    assert!(
+        good.stderr.contains("checked for form only"),
+        "{}",
+        good.stderr
+    );
+    let server =
+        strings(the_sealed_secret(&sealed).path(&["spec", "encryptedData"]))["server"].clone();
+    let broken = sealed.replace(&server, "bm90IHNlYWxlZA==");
+    let run_broken = run(&["validate"], broken.as_bytes());
+    assert_eq!(run_broken.code, 1, "{}", run_broken.stderr);
+    assert!(
+        run_broken
+            .stderr
+            .contains("spec.encryptedData.server: is not a sealed value"),
+        "{}",
+        run_broken.stderr
+    );
+    let serverless = sealed.replace(&format!("    server: {server}\n"), "");
+    let run_serverless = run(&["validate"], serverless.as_bytes());
+    assert_eq!(run_serverless.code, 1);
+    assert!(
+        run_serverless.stderr.contains("has no server"),
+        "{}",
+        run_serverless.stderr
+    );
+    assert!(
+        !run_broken.stderr.contains("bm90IHNlYWxlZA"),
+        "no value is shown"
+    );
+}
+
+/// A sealed Secret's cluster name and server cannot be read: with ApplicationSets to judge, the
+/// plan says it does not judge them, rather than judging from a fleet it cannot see.
+#[test]
+fn applications_over_a_sealed_fleet_are_not_judged_and_the_plan_says_so() {
+    let dir = TempDir::new("sealing", "appsets");
+    let config = sealing_config(&dir, "controller.crt", &[("readApplications", "true")]);
+    let sealed = sealed_run(&config, &kubeadm()).stdout;
+    let appset = "---\napiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata:\n  name: guestbook\n  namespace: argocd\nspec:\n  goTemplate: true\n  generators:\n  - clusters: {}\n  template:\n    metadata:\n      name: '{{.name}}-guestbook'\n    spec:\n      project: default\n      destination:\n        server: '{{.server}}'\n        namespace: guestbook\n";
+    let mut input = kubeadm();
+    input.extend_from_slice(sealed.as_bytes());
+    input.extend_from_slice(appset.as_bytes());
+    let plan = run(
+        &["plan", "--fn-config", config.to_str().expect("UTF-8")],
+        &input,
+    );
+    assert!(
+        plan.stderr
+            .contains("what the plan does to Applications is not judged"),
+        "{}",
+        plan.stderr
+    );
+    assert!(!plan.stdout.contains("app "), "{}", plan.stdout);
+    assert!(
+        plan.stdout.contains("unchanged argocd/cluster-prod-eu-1"),
+        "{}",
+        plan.stdout
+    );
+}

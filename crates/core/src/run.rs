@@ -179,7 +179,14 @@ fn execute(
         .filter(|r| !r.name.is_empty());
     if config.task == Task::Validate {
         let policy = config.validation_policy();
-        let results = validate::validate_input(&parsed, &policy, options.now, fc_ref, sink);
+        let results = validate::validate_input(
+            &parsed,
+            &policy,
+            options.now,
+            fc_ref,
+            &crate::seal::validate,
+            sink,
+        );
         return Ok(Finished {
             results,
             plan: None,

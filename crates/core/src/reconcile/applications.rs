@@ -54,6 +54,20 @@ impl JudgmentInputs {
             );
             ctx.report_config(Severity::Warning, None, message);
         }
+        // A sealed Secret's name and server cannot be read: the fleet before the plan is not
+        // known, so nothing is judged rather than judged wrong.
+        let sealed = scan
+            .owned
+            .iter()
+            .filter(|o| crate::seal::is_sealed_secret(ctx.object(o.index)))
+            .count();
+        if sealed > 0 {
+            let message = format!(
+                "{sealed} of the Argo CD cluster Secrets are sealed (SealedSecrets): their cluster names and servers cannot be read, so what the plan does to Applications is not judged and maxApplicationDeletes guards nothing (maxPrune and allowRename still hold); plan with the Secrets the Sealed Secrets controller opened them to (kubectl get secrets -n <argoNamespace>) to judge it"
+            );
+            ctx.report_config(Severity::Warning, None, message);
+            return None;
+        }
         let argo = &ctx.config.argo_namespace;
         let before = ctx
             .input

@@ -328,3 +328,95 @@ fn sealed_keys<'n>(sealed: Object<'n, '_>) -> Vec<&'n str> {
         .filter_map(|(k, _)| k.as_str())
         .collect()
 }
+
+/// `validate` of a SealedSecret that stands for an Argo CD cluster Secret (its template labelled
+/// so): the Secret it opens to, as far as it can be told without opening it — the template's
+/// metadata, the `server` Argo CD needs, and each value in the format the controller opens.
+/// `None` for any other item.
+pub fn validate(node: &Node) -> Option<Vec<krm::finding::Finding>> {
+    use krm::finding::Finding;
+    let object = Object::new(node);
+    let template = node.path(&["spec", "template"]);
+    let labelled = template
+        .and_then(|t| {
+            t.path(&[
+                "metadata",
+                "labels",
+                crate::convert::argocd::SECRET_TYPE_LABEL,
+            ])
+        })
+        .and_then(Node::as_str)
+        == Some("cluster");
+    if !is_sealed_secret(object) || !labelled {
+        return None;
+    }
+    let template = Object::new(template?);
+    let mut out = template
+        .metadata_problems()
+        .into_iter()
+        .map(|f| {
+            let field = f.field.clone().unwrap_or_default();
+            f.at(format!("spec.template.{field}"))
+        })
+        .collect::<Vec<_>>();
+    for (field, outer, inner) in [
+        ("name", object.name(), template.name()),
+        (
+            "namespace",
+            Some(object.namespace()),
+            Some(template.namespace()),
+        ),
+    ] {
+        if inner.is_some_and(|i| Some(i) != outer)
+            && template.node.path(&["metadata", field]).is_some()
+        {
+            out.push(
+                Finding::warning(format!(
+                    "differs from the SealedSecret's {field}: the Sealed Secrets controller names the Secret after the SealedSecret"
+                ))
+                .at(format!("spec.template.metadata.{field}")),
+            );
+        }
+    }
+    if node.path(&["spec", "data"]).is_some() {
+        out.push(
+            Finding::error("the whole-Secret format Sealed Secrets no longer opens by default: seal each value under encryptedData").at("spec.data"),
+        );
+    }
+    let keys = sealed_keys(object);
+    if !keys.contains(&"server") {
+        out.push(
+            Finding::error("has no server: Argo CD needs one for every cluster")
+                .at("spec.encryptedData"),
+        );
+    }
+    for key in keys {
+        let value = node
+            .path(&["spec", "encryptedData", key])
+            .and_then(Node::as_str)
+            .unwrap_or_default();
+        if !is_sealed_value(value) {
+            out.push(
+                Finding::error("is not a sealed value (base64 of a 2-byte length, an RSA block and AES-GCM data): the controller cannot open it")
+                    .at(format!("spec.encryptedData.{key}")),
+            );
+        }
+    }
+    out.push(Finding::info(
+        "sealed: its values were checked for form only; `capi2argo validate` checks them on the Secret the Sealed Secrets controller opens it to",
+    ));
+    Some(out)
+}
+
+/// Whether `text` has the form of a sealed value: base64 of a 2-byte big-endian length, an RSA
+/// block of that length (at least 1,024 bits), and at least a GCM tag after it.
+fn is_sealed_value(text: &str) -> bool {
+    let Ok((bytes, _)) = b64::decode(text) else {
+        return false;
+    };
+    let Some((head, rest)) = bytes.split_first_chunk::<2>() else {
+        return false;
+    };
+    let length = usize::from(u16::from_be_bytes(*head));
+    length >= 128 && rest.len() >= length + 16
+}

@@ -80,23 +80,29 @@ pub fn is_cluster_secret(node: &Node) -> bool {
 
 /// `action: validate`: every Argo CD cluster Secret in the input checked; the output is the
 /// input, unchanged. A run with none says so, so a validator that saw nothing is not silent.
+/// `other_forms` checks an item that stands for a cluster Secret in another form (a
+/// SealedSecret, which a layer above knows): its findings, or `None` for any other item.
 pub fn validate_input(
     input: &Input,
     policy: &Policy,
     now: Option<i64>,
     function_config: Option<ResourceRef>,
+    other_forms: &dyn Fn(&Node) -> Option<Vec<Finding>>,
     sink: &mut Sink,
 ) -> Vec<Finding> {
     let mut results = Vec::new();
     let mut checked = 0;
-    for item in input.items.iter().filter(|i| is_cluster_secret(&i.node)) {
-        checked += 1;
+    for item in &input.items {
         let object = Object::new(&item.node);
-        results.extend(
+        let findings = if is_cluster_secret(&item.node) {
             check(&item.node, policy, now)
-                .into_iter()
-                .map(|f| object.finding(f)),
-        );
+        } else if let Some(findings) = other_forms(&item.node) {
+            findings
+        } else {
+            continue;
+        };
+        checked += 1;
+        results.extend(findings.into_iter().map(|f| object.finding(f)));
     }
     if checked == 0 {
         results.push(
