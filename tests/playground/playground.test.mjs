@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { certificate, fixture, opensTo, plainValues } from '../wasm/unseal.mjs';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const page_url = pathToFileURL(join(root, 'dist', 'playground', 'index.html')).href;
@@ -430,6 +431,24 @@ test('playground: ClusterProfiles convert as the native binary converts them', a
   await page.waitForFunction((n) => Number(document.body.dataset.runs) > n, back);
   assert.equal(await page.inputValue('#setting-sources'), '');
   assert.equal(await page.inputValue('#setting-accessProviders'), '');
+});
+
+test('playground: sealing in the page gives SealedSecrets that open to the Secret written without it', async () => {
+  const input = fixture('providers/kubeadm.yaml');
+  await page.evaluate(() => { document.getElementById('settings-pane').open = true; });
+  await page.selectOption('#setting-seal', 'sealedSecrets');
+  // The certificate field takes PEM text, line breaks and all (a one-line input would lose them).
+  assert.equal(await page.evaluate(() => document.getElementById('setting-sealingCertificate').tagName), 'TEXTAREA');
+  await page.fill('#setting-sealingCertificate', certificate);
+  const out = await convert(input);
+  assert.equal(out.failed, false, JSON.stringify(out.results));
+  opensTo(out.output, plainValues(native, input, spawnSync));
+  assert.ok(!/kind: Secret\n/.test(out.generated), 'the tab shows no plain Secret');
+  await page.screenshot({ path: join(artifacts, 'sealed.png') });
+  await page.selectOption('#setting-seal', '');
+  await page.fill('#setting-sealingCertificate', '');
+  await page.evaluate(() => { document.getElementById('settings-pane').open = false; });
+  await page.evaluate(() => window.playground.run());
 });
 
 test('playground: validate mode shows every cluster Secret it validated, with its findings', async () => {

@@ -7,86 +7,23 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { constants, createDecipheriv, privateDecrypt } from 'node:crypto';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { root } from './cases.mjs';
+import { certificate, fixture, opensTo, plainValues } from './unseal.mjs';
 
-const fixture = (path) => readFileSync(join(root, 'tests', 'fixtures', path), 'utf8');
 const input = fixture('providers/kubeadm.yaml');
-const certificate = fixture('sealing/controller.crt');
-const privateKey = fixture('sealing/controller.key');
 const native = join(root, 'target', 'debug', 'capi2argo');
 const require = createRequire(import.meta.url);
 const npm = require(join(root, 'dist', 'npm'));
 const web = await import(join(root, 'dist', 'npm', 'web', 'capi2argo.js'));
 await web.default({ module_or_path: readFileSync(join(root, 'dist', 'npm', 'web', 'capi2argo_bg.wasm')) });
 
-/** One sealed value opened under `label`, as the Sealed Secrets controller opens it. */
-function open(value, label) {
-  const bytes = Buffer.from(value, 'base64');
-  const length = bytes.readUInt16BE(0);
-  const session = privateDecrypt(
-    { key: privateKey, padding: constants.RSA_PKCS1_OAEP_PADDING, oaepHash: 'sha256', oaepLabel: Buffer.from(label) },
-    bytes.subarray(2, 2 + length),
-  );
-  const sealed = bytes.subarray(2 + length);
-  const decipher = createDecipheriv('aes-256-gcm', session, Buffer.alloc(12));
-  decipher.setAuthTag(sealed.subarray(sealed.length - 16));
-  return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - 16)), decipher.final()]).toString();
-}
-
-/**
- * The one SealedSecret's name and encrypted values, read from the YAML the function writes
- * (block style, two-space indents: no YAML library needed for it).
- */
-function sealedSecret(output) {
-  const at = output.indexOf('kind: SealedSecret');
-  assert.ok(at >= 0, `a SealedSecret in:\n${output}`);
-  assert.equal(output.indexOf('kind: SealedSecret', at + 1), -1, 'one SealedSecret');
-  const text = output.slice(at);
-  const name = /\n\s*name: (\S+)/.exec(text)[1];
-  const block = /encryptedData:\n((?:\s+\w+: \S+\n)+)/.exec(text)[1];
-  const values = Object.fromEntries(block.trim().split('\n').map((l) => l.trim().split(': ')));
-  return { name, values };
-}
-
-/** stringData of the Argo CD Secret the native binary writes without sealing. */
-function plainValues() {
-  const run = spawnSync(native, [], { input });
-  assert.equal(run.status, 0, run.stderr.toString());
-  const text = run.stdout.toString();
-  const block = /stringData:\n([\s\S]*)$/.exec(text.slice(text.lastIndexOf('kind: Secret')))[1];
-  const values = {};
-  let key;
-  for (const line of block.split('\n')) {
-    const entry = /^ {2}(\w+): ?(.*)$/.exec(line);
-    if (entry) {
-      key = entry[1];
-      values[key] = entry[2] === '|-' ? '' : entry[2];
-    } else if (line.startsWith('    ') && key) {
-      values[key] += (values[key] ? '\n' : '') + line.slice(4);
-    }
-  }
-  return values;
-}
-
 const config = { seal: 'sealedSecrets', sealingCertificate: certificate };
-const expected = plainValues();
-
-function opensToThePlainSecret(output, label = (name) => `argocd/${name}`) {
-  const { name, values } = sealedSecret(output);
-  assert.deepEqual(Object.keys(values).sort(), Object.keys(expected).sort());
-  for (const [key, value] of Object.entries(values)) {
-    assert.equal(open(value, label(name)), expected[key], `encryptedData.${key}`);
-  }
-  for (const secret of [privateKey, certificate]) {
-    assert.ok(!output.includes(secret.split('\n')[1]), 'no key material in the output');
-  }
-  return values;
-}
+const expected = plainValues(native, input, spawnSync);
+const opensToThePlainSecret = (output, label) => opensTo(output, expected, label);
 
 test('seal/npm: the Node and web builds seal with Web Crypto\'s randomness, and it opens', () => {
   const seen = [];

@@ -91,9 +91,10 @@
         const options = s.kind === 'bool' ? ['true', 'false'] : s.kind.slice(7).split('|');
         field.append(new Option(`(default: ${s.default})`, ''));
         for (const o of options) field.append(new Option(o, o));
-      } else if (s.kind === 'yaml' || s.kind === 'map' || s.kind === 'list') {
+      } else if (s.kind === 'yaml' || s.kind === 'map' || s.kind === 'list' || s.kind === 'pem') {
         field = document.createElement('textarea');
-        field.placeholder = s.kind === 'yaml' ? 'YAML' : s.kind === 'map' ? 'k=v,k2=v2' : 'a,b';
+        const placeholders = { yaml: 'YAML', map: 'k=v,k2=v2', list: 'a,b', pem: '-----BEGIN CERTIFICATE-----' };
+        field.placeholder = placeholders[s.kind];
       } else {
         field = document.createElement('input');
         field.type = 'text';

@@ -21,7 +21,8 @@ pub struct Key {
     pub default: &'static str,
     /// What it does, in one sentence or two.
     pub doc: &'static str,
-    /// The kind of value, for forms: `bool`, `text`, `list`, `map`, `number`, `choice:a|b`, `yaml`.
+    /// The kind of value, for forms: `bool`, `text`, `list`, `map`, `number`, `choice:a|b`, `yaml`,
+    /// `pem` (PEM text: several lines).
     pub kind: &'static str,
     pub(super) set: Setter,
 }
@@ -236,7 +237,7 @@ pub static KEYS: &[Key] = &[
         name: "sealingCertificate",
         default: "none",
         doc: "the Sealed Secrets controller's certificate, as PEM text (what `kubeseal --fetch-cert` prints; a string in a ConfigMap or `Capi2Argo`); needed by `seal`",
-        kind: "text",
+        kind: "pem",
         set: |c, raw, _| {
             let pem = raw.text().map_err(bad)?;
             c.sealing_certificate = if pem.trim().is_empty() {
