@@ -675,3 +675,47 @@ fn applications_over_a_sealed_fleet_are_not_judged_and_the_plan_says_so() {
         plan.stdout
     );
 }
+
+/// Under kustomize (an `exec` transformer, `kustomize build --enable-alpha-plugins
+/// --enable-exec`), sealing gives SealedSecrets alone, which open to the plain Secret.
+#[test]
+fn kustomize_builds_sealed_secrets_that_open() {
+    let Some(kustomize) = common::kustomize("sealing under kustomize was NOT run") else {
+        return;
+    };
+    let dir = TempDir::new("sealing", "kustomize");
+    fs::copy(env!("CARGO_BIN_EXE_capi2argo"), dir.path("capi2argo")).expect("binary copied");
+    fs::write(dir.path("capi.yaml"), kubeadm()).expect("capi.yaml");
+    let pem = fs::read_to_string(fixture("sealing/controller.crt")).expect("certificate");
+    let indented: String = pem.lines().map(|l| format!("    {l}\n")).collect();
+    fs::write(
+        dir.path("fn.yaml"),
+        format!(
+            "apiVersion: fn.capi2argo.dev/v1alpha1\nkind: Capi2Argo\nmetadata:\n  name: capi2argo\n  annotations:\n    config.kubernetes.io/function: \"exec:\\n  path: ./capi2argo\\n\"\nspec:\n  seal: sealedSecrets\n  sealingCertificate: |\n{indented}"
+        ),
+    )
+    .expect("fn.yaml");
+    fs::write(
+        dir.path("kustomization.yaml"),
+        "resources:\n- capi.yaml\ntransformers:\n- fn.yaml\n",
+    )
+    .expect("kustomization.yaml");
+    let out = std::process::Command::new(&kustomize)
+        .args(["build", "--enable-alpha-plugins", "--enable-exec"])
+        .arg(&dir.0)
+        .env_remove(capi2argo_core::host::RANDOM_VARIABLE)
+        .output()
+        .expect("kustomize runs");
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        documents(&stdout).iter().all(|d| kind(d) == "SealedSecret"),
+        "{stdout}"
+    );
+    let (_, data) = unseal(&the_sealed_secret(&stdout), &private_key("controller.key"));
+    assert_eq!(data, strings(plain_secret(&kubeadm()).get("stringData")));
+}
