@@ -719,3 +719,62 @@ fn kustomize_builds_sealed_secrets_that_open() {
     let (_, data) = unseal(&the_sealed_secret(&stdout), &private_key("controller.key"));
     assert_eq!(data, strings(plain_secret(&kubeadm()).get("stringData")));
 }
+
+/// Regression: with credentials=serviceAccount, the ServiceAccount token Secrets read, and the
+/// plain Argo CD Secrets a guard held (maxCredentialChanges here), went out in plain text.
+/// Both hold credentials: the tokens are left out, the held Secrets written sealed as they are.
+#[test]
+fn held_secrets_and_token_secrets_leave_no_plain_credential() {
+    let input = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/golden/plan-serviceaccount-requests/input.yaml"),
+    )
+    .expect("the case's input");
+    let pem = fs::read_to_string(fixture("sealing/controller.crt")).expect("certificate");
+    let certificate = format!("sealingCertificate={pem}");
+    let args = [
+        "--set",
+        "credentials=serviceAccount",
+        "--set",
+        "seal=sealedSecrets",
+        "--set",
+        &certificate,
+    ];
+    let run = run(&args, &input);
+    assert_eq!(run.code, 1, "a guard holds the move: {}", run.stderr);
+    assert!(
+        run.stderr.contains("maxCredentialChanges"),
+        "{}",
+        run.stderr
+    );
+    let text = String::from_utf8(input).expect("UTF-8");
+    let mut tokens = 0;
+    for doc in documents(&text) {
+        for (section, values) in [("data", true), ("stringData", false)] {
+            for (key, value) in strings(doc.get(section)) {
+                let plain = if values {
+                    String::from_utf8(B64.decode(&value).expect("base64")).expect("UTF-8")
+                } else {
+                    value.clone()
+                };
+                if key == "token" || key == "config" {
+                    tokens += 1;
+                    for needle in [&value, &plain] {
+                        assert!(!run.stdout.contains(needle.as_str()), "{key} in the output");
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        tokens >= 3,
+        "the case's tokens and configs were read ({tokens})"
+    );
+    assert!(
+        documents(&run.stdout)
+            .iter()
+            .all(|d| kind(d) == "SealedSecret"),
+        "{}",
+        run.stdout
+    );
+}

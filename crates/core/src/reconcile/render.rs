@@ -18,7 +18,9 @@ pub(super) fn render(
     gone: &HashSet<usize>,
     sink: &mut krm::Sink,
 ) {
-    let Steps { steps, store, .. } = steps;
+    let Steps {
+        steps, mut store, ..
+    } = steps;
     let mut replaced: HashMap<usize, Out> = HashMap::new();
     let mut removed: HashSet<usize> = gone.clone();
     let mut appended: Vec<Out> = Vec::new();
@@ -58,7 +60,7 @@ pub(super) fn render(
         let left: HashSet<usize> = scan
             .kubeconfigs
             .iter()
-            .chain(&scan.cluster_secrets)
+            .chain(&scan.credential_secrets)
             .copied()
             .filter(|i| !removed.contains(i))
             .collect();
@@ -69,8 +71,36 @@ pub(super) fn render(
                 Severity::Info,
                 Some("seal".into()),
                 format!(
-                    "{count} Secret{} of the clusters (kubeconfigs, and any other Cluster API made for a cluster: its CA and keys) not written back: sealed, the output holds no credential (keepKubeconfigSecrets=true writes them back)",
+                    "{count} Secret{} holding the clusters' credentials (kubeconfigs, the CA and keys Cluster API made for a cluster, ServiceAccount tokens) not written back: sealed, the output holds no credential (keepKubeconfigSecrets=true writes them back)",
                     if count == 1 { "" } else { "s" }
+                ),
+            );
+        }
+    }
+    // A plain owned Secret the plan keeps as it is (a guard held it, or nothing changed in a
+    // package from before sealing) is still written sealed: the same Secret once opened, and
+    // no credential in the output.
+    if let Some(sealer) = ctx.sealer.as_mut() {
+        let mut kept_plain = 0;
+        for owned in &scan.owned {
+            let node = &ctx.input.items[owned.index].node;
+            let plain = krm::object::Object::new(node).is_secret();
+            if !plain || removed.contains(&owned.index) || replaced.contains_key(&owned.index) {
+                continue;
+            }
+            if let Ok(sealed) = sealer.seal(node, None) {
+                replaced.insert(owned.index, Out::new(ctx.input, sealed, &[], &mut store));
+                kept_plain += 1;
+            }
+        }
+        if kept_plain > 0 {
+            ctx.report_config(
+                Severity::Info,
+                Some("seal".into()),
+                format!(
+                    "{kept_plain} owned Argo CD cluster Secret{} kept as {} (not changed, or held by a guard) written sealed: the same Secret once opened",
+                    if kept_plain == 1 { "" } else { "s" },
+                    if kept_plain == 1 { "it is" } else { "they are" }
                 ),
             );
         }

@@ -121,9 +121,10 @@ impl Scanner {
         if object.label(seal::CLUSTER_NAME_LABEL).is_some()
             && object.label(SECRET_TYPE_LABEL).is_none()
         {
-            self.scan.cluster_secrets.push(index);
+            self.scan.credential_secrets.push(index);
         }
         if access::is_token_secret(object) {
+            self.scan.credential_secrets.push(index);
             self.token_secret(ctx, object, index);
             return;
         }
