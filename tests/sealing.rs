@@ -287,10 +287,15 @@ fn a_second_run_beside_the_kubeconfig_secrets_or_without_them_changes_nothing() 
 
 /// The kubeadm fixture with its kubeconfig's text changed by `edit`.
 fn kubeadm_edited(edit: impl Fn(&str) -> String) -> Vec<u8> {
-    let text = String::from_utf8(kubeadm()).expect("UTF-8");
+    edited(&kubeadm(), "prod-eu-1-kubeconfig", edit)
+}
+
+/// A fixture's Secrets with the kubeconfig of the Secret `name` changed by `edit`.
+fn edited(fixture: &[u8], name: &str, edit: impl Fn(&str) -> String) -> Vec<u8> {
+    let text = String::from_utf8(fixture.to_vec()).expect("UTF-8");
     let mut out = String::new();
     for doc in text.split("\n---\n") {
-        if doc.contains("name: prod-eu-1-kubeconfig") {
+        if doc.contains(&format!("name: {name}\n")) {
             let encoded = doc
                 .lines()
                 .find_map(|l| l.trim_start().strip_prefix("value: "))
@@ -776,5 +781,40 @@ fn held_secrets_and_token_secrets_leave_no_plain_credential() {
             .all(|d| kind(d) == "SealedSecret"),
         "{}",
         run.stdout
+    );
+}
+
+/// A renewed credential (the kubeconfig's token) seals `config` again, and only `config`:
+/// `name` and `server` keep their ciphertext, and the plan names `config`.
+#[test]
+fn a_renewed_credential_seals_config_again_alone() {
+    let dir = TempDir::new("sealing", "credential");
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let rosa = fs::read(fixture("providers/rosa.yaml")).expect("fixture");
+    let first = sealed_run(&config, &rosa).stdout;
+    let before = strings(the_sealed_secret(&first).path(&["spec", "encryptedData"]));
+    let renewed = edited(&rosa, "rosa-hcp-01-kubeconfig", |k| {
+        k.replace("token: sha256~", "token: sha256~renewed")
+    });
+    assert_ne!(renewed, rosa, "the token was changed");
+    let mut input = renewed.clone();
+    input.extend_from_slice(first.as_bytes());
+    let plan = run(
+        &["plan", "--fn-config", config.to_str().expect("UTF-8")],
+        &input,
+    );
+    assert!(plan.stdout.contains("): config\n"), "{}", plan.stdout);
+    let second = sealed_run(&config, &input).stdout;
+    let after = strings(the_sealed_secret(&second).path(&["spec", "encryptedData"]));
+    assert_ne!(before["config"], after["config"], "config is sealed again");
+    assert_eq!(before["name"], after["name"], "name keeps its ciphertext");
+    assert_eq!(
+        before["server"], after["server"],
+        "server keeps its ciphertext"
+    );
+    let (_, data) = unseal(&the_sealed_secret(&second), &private_key("controller.key"));
+    assert!(
+        data["config"].contains("sha256~renewed"),
+        "the new token is sealed"
     );
 }

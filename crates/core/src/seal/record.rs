@@ -2,14 +2,17 @@
 //! opening it (annotation `capi2argo.dev/sealed`): the sealing key's id, the scope, a random salt
 //! and one fingerprint per value.
 //!
-//! A fingerprint is HMAC-SHA-256 of the value under a key derived from the salt and the
-//! Secret's `config` (which holds the cluster's credential: a client key or a token). So only
-//! one who holds that credential can compute, or test a guess against, any fingerprint: to
-//! anyone else they are random bytes, the low-entropy values (`project`, `shared`) included,
-//! and the salt keeps equal values in two Secrets from showing as equal. The cost: a new
-//! credential changes every fingerprint, so the whole Secret is sealed again; any other change
-//! seals again only the value that changed. A Secret whose `config` holds no secret at all (an
-//! exec login) has nothing to key with: one who guesses all of it can test the guess.
+//! A fingerprint is HMAC-SHA-256 of the value under a key derived from the salt; the key of the
+//! `config` value (which holds the cluster's credential: a client key or a token) is derived
+//! from the salt and that value itself. So `config`'s fingerprint can be computed, or a guess
+//! tested against it, only by one who holds the credential: to anyone else it is random bytes.
+//! The other values (`name`, `server`, `project`, `namespaces`, `shared`…) are the cluster's
+//! configuration, not its credential: one who guesses one of them exactly can test the guess
+//! against its fingerprint (the salt keeps equal values in two Secrets from looking equal, and
+//! a guess must be made for each Secret). They are keyed apart from the credential so that a new
+//! credential seals `config` again alone, and any other change only the value that changed. A
+//! `config` that holds no secret at all (an exec login, `mode: pull`) has nothing to key with:
+//! one who guesses all of it can test the guess.
 
 use std::collections::BTreeMap;
 
@@ -65,16 +68,26 @@ pub fn fingerprints(
     label: &[u8],
     values: &[(String, Vec<u8>)],
 ) -> BTreeMap<String, String> {
-    // HKDF-Extract (RFC 5869): the salt keys an HMAC over the credential-bearing value.
-    let mut extract = <Hmac<Sha256> as KeyInit>::new_from_slice(salt).expect("HMAC takes any key");
-    extract.update(b"capi2argo sealed fingerprints v1\0");
-    extract.update(config);
-    let key = extract.finalize().into_bytes();
+    // HKDF-Extract (RFC 5869): the salt keys an HMAC over what the fingerprints are keyed by —
+    // for `config`, the credential-bearing value itself.
+    let extract = |context: &[u8], secret: &[u8]| {
+        let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(salt).expect("HMAC takes any key");
+        mac.update(context);
+        mac.update(secret);
+        mac.finalize().into_bytes()
+    };
+    let credential = extract(b"capi2argo sealed fingerprints v1 credential\0", config);
+    let configuration = extract(b"capi2argo sealed fingerprints v1 configuration\0", &[]);
     values
         .iter()
         .map(|(name, value)| {
+            let key = if name == "config" {
+                &credential
+            } else {
+                &configuration
+            };
             let mut mac =
-                <Hmac<Sha256> as KeyInit>::new_from_slice(&key).expect("HMAC takes any key");
+                <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key");
             for part in [label, name.as_bytes(), value] {
                 mac.update(&(part.len() as u64).to_be_bytes());
                 mac.update(part);
