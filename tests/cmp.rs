@@ -362,3 +362,33 @@ fn the_kustomization_adds_a_locked_down_sidecar() {
     assert!(tmp.get("emptyDir").is_some(), "cmp-tmp is an emptyDir");
     assert!(named(volumes, "var-files").is_some() && named(volumes, "plugins").is_some());
 }
+
+/// With `seal: sealedSecrets` (the certificate in capi2argo.yaml, the setting as plugin env),
+/// the plugin prints the SealedSecrets capi2argo wrote, one per cluster, and nothing plain.
+#[test]
+fn a_sealed_generation_prints_the_sealed_secrets() {
+    let app = app("sealed", KUBEADM);
+    let pem = fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sealing/controller.crt"),
+    )
+    .expect("certificate");
+    let indented: String = pem.lines().map(|l| format!("    {l}\n")).collect();
+    app.write(
+        "capi2argo.yaml",
+        &format!("{CONFIG}  sealingCertificate: |\n{indented}"),
+    );
+    let tmp = TempDir::new("sealed-tmp");
+    let out = generate(&app, &tmp, &[("SEAL", "sealedSecrets")]);
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8");
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kinds: Vec<String> = documents(&stdout)
+        .iter()
+        .map(|d| text(&d.root, &["kind"]).unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(kinds, ["SealedSecret", "SealedSecret"], "{stdout}");
+    assert!(!stdout.contains("stringData"), "nothing plain: {stdout}");
+}

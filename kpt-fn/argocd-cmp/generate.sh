@@ -13,8 +13,9 @@
 #       ARGOCD_ENV_ARGO_NAMESPACE=gitops    ->  --set argoNamespace=gitops
 #       ARGOCD_ENV_allowedNamespaces=a,b    ->  --set allowedNamespaces=a,b
 #     Unknown keys are capi2argo errors, so a typo fails the generation;
-#  3. prints only the Argo CD cluster Secrets capi2argo wrote: the documents of kind Secret that
-#     carry the label capi-to-argocd/owned: "true". The CAPI Secrets it read belong to Cluster API;
+#  3. prints only the Argo CD cluster Secrets capi2argo wrote: the documents of kind Secret (or
+#     SealedSecret, with `seal: sealedSecrets`) that carry the label capi-to-argocd/owned: "true".
+#     The CAPI Secrets it read belong to Cluster API;
 #     printing them would make Argo CD apply them, and prune them when they leave the repository.
 #
 # When capi2argo reports an error (exit 1) or cannot run (exit 2), nothing is printed on stdout, its
@@ -85,7 +86,7 @@ function flush() {
 }
 BEGIN {
   q = "[\"\047]"
-  kind_re = "^kind:[ \t]*" q "?Secret" q "?[ \t\r]*$"
+  kind_re = "^kind:[ \t]*" q "?(Sealed)?Secret" q "?[ \t\r]*$"
   owned_re = "^[ \t]+" q "?capi-to-argocd/owned" q "?[ \t]*:[ \t]*" q "true" q "[ \t\r]*$"
 }
 /^(---|\.\.\.)([ \t\r]|$)/ {
