@@ -727,7 +727,7 @@ fn kustomize_builds_sealed_secrets_that_open() {
 
 /// Regression: with credentials=serviceAccount, the ServiceAccount token Secrets read, and the
 /// plain Argo CD Secrets a guard held (maxCredentialChanges here), went out in plain text.
-/// Both hold credentials: the tokens are left out, the held Secrets written sealed as they are.
+/// Both hold credentials: both are written sealed as they are.
 #[test]
 fn held_secrets_and_token_secrets_leave_no_plain_credential() {
     let input = fs::read(

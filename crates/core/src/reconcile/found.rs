@@ -70,11 +70,13 @@ pub(super) struct Scan {
     pub candidates: Vec<Candidate>,
     /// Every input Secret read as a kubeconfig Secret (converted or refused).
     pub kubeconfigs: Vec<usize>,
-    /// Every other input Secret that holds a cluster's credential: those Cluster API made for a
-    /// cluster (its CA, etcd and service-account keys, bootstrap data: label
-    /// `cluster.x-k8s.io/cluster-name`) and the ServiceAccount token Secrets. With the kubeconfig
-    /// Secrets, what sealing leaves out of the output, which then holds no credential.
+    /// Every other input Secret Cluster API made for a cluster (its CA, etcd and
+    /// service-account keys, bootstrap data: label `cluster.x-k8s.io/cluster-name`): with the
+    /// kubeconfig Secrets, what sealing leaves out of the output, which then holds no credential.
     pub credential_secrets: Vec<usize>,
+    /// The ServiceAccount token Secrets in the input (Argo CD's namespace): sealing writes each
+    /// as a SealedSecret of itself.
+    pub token_secrets: Vec<usize>,
     pub owned: Vec<Owned>,
     /// CAPI Clusters by namespace and name (kind `Cluster`).
     pub clusters: HashMap<ObjectKey, usize>,

@@ -71,7 +71,7 @@ pub(super) fn render(
                 Severity::Info,
                 Some("seal".into()),
                 format!(
-                    "{count} Secret{} holding the clusters' credentials (kubeconfigs, the CA and keys Cluster API made for a cluster, ServiceAccount tokens) not written back: sealed, the output holds no credential (keepKubeconfigSecrets=true writes them back)",
+                    "{count} Secret{} of the clusters (kubeconfigs, and the CA and keys Cluster API made for a cluster) not written back: sealed, the output holds no credential (keepKubeconfigSecrets=true writes them back)",
                     if count == 1 { "" } else { "s" }
                 ),
             );
@@ -80,16 +80,23 @@ pub(super) fn render(
     // A plain owned Secret the plan keeps as it is (a guard held it, or nothing changed in a
     // package from before sealing) is still written sealed: the same Secret once opened, and
     // no credential in the output.
+    // The token Secrets that travel with the package are written as SealedSecrets of
+    // themselves in the same way.
     if let Some(sealer) = ctx.sealer.as_mut() {
         let mut kept_plain = 0;
-        for owned in &scan.owned {
-            let node = &ctx.input.items[owned.index].node;
+        let indices = scan
+            .owned
+            .iter()
+            .map(|o| o.index)
+            .chain(scan.token_secrets.iter().copied());
+        for index in indices {
+            let node = &ctx.input.items[index].node;
             let plain = krm::object::Object::new(node).is_secret();
-            if !plain || removed.contains(&owned.index) || replaced.contains_key(&owned.index) {
+            if !plain || removed.contains(&index) || replaced.contains_key(&index) {
                 continue;
             }
             if let Ok(sealed) = sealer.seal(node, None) {
-                replaced.insert(owned.index, Out::new(ctx.input, sealed, &[], &mut store));
+                replaced.insert(index, Out::new(ctx.input, sealed, &[], &mut store));
                 kept_plain += 1;
             }
         }
@@ -98,7 +105,7 @@ pub(super) fn render(
                 Severity::Info,
                 Some("seal".into()),
                 format!(
-                    "{kept_plain} owned Argo CD cluster Secret{} kept as {} (not changed, or held by a guard) written sealed: the same Secret once opened",
+                    "{kept_plain} Secret{} kept as {} (an owned Argo CD Secret not changed or held by a guard, a ServiceAccount token Secret) written sealed: the same Secret once opened",
                     if kept_plain == 1 { "" } else { "s" },
                     if kept_plain == 1 { "it is" } else { "they are" }
                 ),

@@ -124,7 +124,7 @@ impl Scanner {
             self.scan.credential_secrets.push(index);
         }
         if access::is_token_secret(object) {
-            self.scan.credential_secrets.push(index);
+            self.scan.token_secrets.push(index);
             self.token_secret(ctx, object, index);
             return;
         }
