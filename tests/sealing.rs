@@ -775,6 +775,13 @@ fn held_secrets_and_token_secrets_leave_no_plain_credential() {
         tokens >= 3,
         "the case's tokens and configs were read ({tokens})"
     );
+    // Three Argo CD Secrets and their three token Secrets, each as a SealedSecret of itself.
+    assert!(
+        run.stdout.contains("name: token-cluster-a\n"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(documents(&run.stdout).len(), 6, "{}", run.stdout);
     assert!(
         documents(&run.stdout)
             .iter()
