@@ -825,3 +825,48 @@ fn a_renewed_credential_seals_config_again_alone() {
         "the new token is sealed"
     );
 }
+
+/// The guards hold on a sealed package as on a plain one: the plan reads each SealedSecret as
+/// the owned Secret it stands for, by name.
+#[test]
+fn the_guards_hold_a_sealed_package() {
+    let dir = TempDir::new("sealing", "guards");
+    let config = sealing_config(&dir, "controller.crt", &[]);
+    let providers = ["kubeadm", "k3s", "rke2", "talos"];
+    let fleet: Vec<u8> = providers
+        .iter()
+        .flat_map(|p| {
+            let mut text = fs::read(fixture(&format!("providers/{p}.yaml"))).expect("fixture");
+            text.extend_from_slice(b"\n---\n");
+            text
+        })
+        .collect();
+    let sealed = sealed_run(&config, &fleet).stdout;
+    assert_eq!(documents(&sealed).len(), 4, "four SealedSecrets");
+    // Three clusters' Secrets missing from the input: maxPrune holds, and every SealedSecret stays.
+    let mut input = kubeadm();
+    input.extend_from_slice(b"\n---\n");
+    input.extend_from_slice(sealed.as_bytes());
+    let path = config.to_str().expect("UTF-8");
+    let held = run(&["--fn-config", path], &input);
+    assert_eq!(held.code, 1, "{}", held.stderr);
+    assert!(held.stderr.contains("maxPrune"), "{}", held.stderr);
+    assert_eq!(
+        documents(&held.stdout)
+            .iter()
+            .filter(|d| kind(d) == "SealedSecret")
+            .count(),
+        4,
+        "none is pruned"
+    );
+    // Every cluster renamed (namespacedNames): allowRename holds.
+    let mut input = fleet.clone();
+    input.extend_from_slice(sealed.as_bytes());
+    let renamed = run(
+        &["plan", "--fn-config", path, "--set", "namespacedNames=true"],
+        &input,
+    );
+    assert_eq!(renamed.code, 1, "{}", renamed.stderr);
+    assert!(renamed.stderr.contains("allowRename"), "{}", renamed.stderr);
+    assert!(renamed.stdout.contains("kept "), "{}", renamed.stdout);
+}
