@@ -870,3 +870,118 @@ fn the_guards_hold_a_sealed_package() {
     assert!(renamed.stderr.contains("allowRename"), "{}", renamed.stderr);
     assert!(renamed.stdout.contains("kept "), "{}", renamed.stdout);
 }
+
+/// The real kpt renders the sealed-fleet example with every provider fixture's Secrets as its
+/// `capi.yaml`: what the rendered package holds, file by file, contains none of the fixtures'
+/// keys, certificates, tokens or kubeconfigs (each value, and what it decodes to).
+#[test]
+fn a_kpt_render_of_every_fixture_leaves_no_credential_in_the_package() {
+    if !common::available("kpt", &["version"], "the sealed kpt render was NOT run") {
+        return;
+    }
+    let dir = TempDir::new("sealing", "kpt-every-fixture");
+    let example = common::root().join("Kptfile-examples/sealed-fleet");
+    for file in ["Kptfile", "seal.yaml", "README.md"] {
+        fs::copy(example.join(file), dir.path(file)).expect("copied");
+    }
+    let mut values: Vec<(String, String)> = Vec::new();
+    let mut capi = String::new();
+    let mut providers: Vec<PathBuf> = fs::read_dir(fixture("providers"))
+        .expect("fixtures")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    providers.sort();
+    for path in &providers {
+        let text = fs::read_to_string(path).expect("fixture");
+        for doc in documents(&text) {
+            for (key, value) in strings(doc.get("data")) {
+                let decoded = B64
+                    .decode(&value)
+                    .ok()
+                    .and_then(|b| String::from_utf8(b).ok())
+                    .unwrap_or_default();
+                for text in [value, decoded] {
+                    // Long values only: a short one ("true", a name) may stand anywhere.
+                    if text.len() >= 24 {
+                        values.push((format!("{}: {key}", path.display()), text));
+                    }
+                }
+            }
+        }
+        capi.push_str(&text);
+        capi.push_str("\n---\n");
+    }
+    fs::write(dir.path("capi.yaml"), capi).expect("capi.yaml");
+    let out = common::with_binary_on_path("kpt")
+        .args([
+            "fn",
+            "render",
+            dir.0.to_str().expect("UTF-8"),
+            "--allow-exec",
+        ])
+        .output()
+        .expect("kpt runs");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!dir.path("capi.yaml").exists(), "capi.yaml is gone");
+    let mut files = Vec::new();
+    let mut stack = vec![dir.0.clone()];
+    while let Some(at) = stack.pop() {
+        for entry in fs::read_dir(&at).expect("dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    let sealed = files
+        .iter()
+        .filter(|f| f.starts_with(dir.path("argocd")))
+        .count();
+    assert!(sealed >= 10, "a SealedSecret per cluster ({sealed})");
+    assert!(
+        values.len() > 40,
+        "the fixtures' values were read ({})",
+        values.len()
+    );
+    for file in &files {
+        let text = fs::read_to_string(file).expect("text");
+        for (what, value) in &values {
+            assert!(
+                !text.contains(value.as_str()),
+                "{} holds {what}",
+                file.display()
+            );
+        }
+    }
+}
+
+/// `keepKubeconfigSecrets=true` writes the Secrets read back beside the SealedSecrets, as
+/// without sealing, and says nothing of leaving them out.
+#[test]
+fn keep_kubeconfig_secrets_writes_them_back() {
+    let dir = TempDir::new("sealing", "keep");
+    let config = sealing_config(&dir, "controller.crt", &[("keepKubeconfigSecrets", "true")]);
+    let run = sealed_run(&config, &kubeadm());
+    let input = String::from_utf8(kubeadm()).expect("UTF-8");
+    let kinds = |text: &str| {
+        documents(text)
+            .iter()
+            .filter(|d| kind(d) == "Secret")
+            .count()
+    };
+    assert_eq!(
+        kinds(&run.stdout),
+        kinds(&input),
+        "every Secret read is back"
+    );
+    the_sealed_secret(&run.stdout);
+    assert!(!run.stderr.contains("not written back"), "{}", run.stderr);
+}
