@@ -53,14 +53,15 @@ fn run(args: &Args) -> Result<Exit, String> {
         None => None,
     };
     let pinned = std::env::var(host::NOW_VARIABLE).ok();
+    let pinned_random = std::env::var(host::RANDOM_VARIABLE).ok();
     let options = Options {
         // The process ends with this run.
         exits_after: true,
         now: Some(host::now(pinned.as_deref(), std::time::SystemTime::now())?),
-        random: Some(host::random(
-            std::env::var(host::RANDOM_VARIABLE).ok().as_deref(),
-            |bytes| getrandom::fill(bytes).map_err(|e| e.to_string()),
-        )?),
+        random: Some(host::random(pinned_random.as_deref(), |bytes| {
+            getrandom::fill(bytes).map_err(|e| e.to_string())
+        })?),
+        random_pinned: pinned_random.is_some(),
         ..args.options(function_config)
     };
     // Written as produced: the output of a large fleet never sits in memory whole.

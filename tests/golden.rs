@@ -53,6 +53,7 @@ fn run_library(input: &[u8], args: &[String], now: &str) -> Run {
         random: Some(
             host::random(Some(&common::pinned_random()), |_| Ok(())).expect("64 hex digits"),
         ),
+        random_pinned: true,
         ..args.options(None)
     };
     let mut sink = |s: &str| stdout.push_str(s);

@@ -67,6 +67,40 @@ fn sealed_run(config: &Path, input: &[u8]) -> Run {
     run
 }
 
+/// The command with `args` on `input`, its randomness `random` (64 hex digits) or, with `None`,
+/// the system's.
+fn run_random(random: Option<&str>, args: &[&str], input: &[u8]) -> std::process::Output {
+    use std::io::Write as _;
+    let mut command = common::binary();
+    match random {
+        Some(random) => command.env(capi2argo_core::host::RANDOM_VARIABLE, random),
+        None => command.env_remove(capi2argo_core::host::RANDOM_VARIABLE),
+    };
+    command.env(capi2argo_core::host::NOW_VARIABLE, common::pinned_now());
+    let mut child = command
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("written");
+    child.wait_with_output().expect("ends")
+}
+
+/// `capi2argo plan` with the functionConfig at `config`.
+fn plan_with(config: &Path, input: &[u8]) -> Run {
+    run(
+        &["plan", "--fn-config", config.to_str().expect("UTF-8")],
+        input,
+    )
+}
+
 fn documents(text: &str) -> Vec<Node<'static>> {
     capi2argo_yaml::parse_stream(text, &capi2argo_core::Limits::default())
         .expect("YAML")
@@ -327,10 +361,7 @@ fn a_changed_value_is_sealed_again_and_the_others_keep_their_ciphertext() {
     assert_ne!(moved, kubeadm(), "the fixture's server was changed");
     let mut input = moved.clone();
     input.extend_from_slice(first.as_bytes());
-    let plan = run(
-        &["plan", "--fn-config", config.to_str().expect("UTF-8")],
-        &input,
-    );
+    let plan = plan_with(&config, &input);
     assert!(
         plan.stdout.contains("): server\n"),
         "the plan names the value:\n{}",
@@ -353,10 +384,7 @@ fn a_changed_value_is_sealed_again_and_the_others_keep_their_ciphertext() {
     let renewed = sealing_config(&dir, "renewed.crt", &[]);
     let mut input = kubeadm();
     input.extend_from_slice(first.as_bytes());
-    let plan = run(
-        &["plan", "--fn-config", renewed.to_str().expect("UTF-8")],
-        &input,
-    );
+    let plan = plan_with(&renewed, &input);
     assert!(
         plan.stdout.contains("): sealingCertificate\n"),
         "{}",
@@ -454,29 +482,13 @@ fn sealing_is_reproducible_only_with_pinned_randomness() {
         pinned,
         "pinned: the same bytes"
     );
-    let mut command = common::binary();
-    command.env_remove(capi2argo_core::host::RANDOM_VARIABLE);
-    command.env(capi2argo_core::host::NOW_VARIABLE, common::pinned_now());
-    let fresh = |command: &mut std::process::Command| {
-        use std::io::Write as _;
-        let mut child = command
-            .args(["--fn-config", config.to_str().expect("UTF-8")])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("runs");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(&kubeadm())
-            .expect("written");
-        String::from_utf8(child.wait_with_output().expect("ends").stdout).expect("UTF-8")
+    let path = config.to_str().expect("UTF-8");
+    let fresh = || {
+        let out = run_random(None, &["--fn-config", path], &kubeadm());
+        String::from_utf8(out.stdout).expect("UTF-8")
     };
-    let one = fresh(&mut command);
-    let mut again = common::binary();
-    again.env(capi2argo_core::host::NOW_VARIABLE, common::pinned_now());
-    let two = fresh(&mut again);
+    let one = fresh();
+    let two = fresh();
     assert_ne!(one, two, "the system's randomness: fresh keys each run");
     let key = private_key("controller.key");
     assert_eq!(
@@ -663,10 +675,7 @@ fn applications_over_a_sealed_fleet_are_not_judged_and_the_plan_says_so() {
     let mut input = kubeadm();
     input.extend_from_slice(sealed.as_bytes());
     input.extend_from_slice(appset.as_bytes());
-    let plan = run(
-        &["plan", "--fn-config", config.to_str().expect("UTF-8")],
-        &input,
-    );
+    let plan = plan_with(&config, &input);
     assert!(
         plan.stderr
             .contains("what the plan does to Applications is not judged"),
@@ -806,10 +815,7 @@ fn a_renewed_credential_seals_config_again_alone() {
     assert_ne!(renewed, rosa, "the token was changed");
     let mut input = renewed.clone();
     input.extend_from_slice(first.as_bytes());
-    let plan = run(
-        &["plan", "--fn-config", config.to_str().expect("UTF-8")],
-        &input,
-    );
+    let plan = plan_with(&config, &input);
     assert!(plan.stdout.contains("): config\n"), "{}", plan.stdout);
     let second = sealed_run(&config, &input).stdout;
     let after = strings(the_sealed_secret(&second).path(&["spec", "encryptedData"]));
@@ -984,4 +990,141 @@ fn keep_kubeconfig_secrets_writes_them_back() {
     );
     the_sealed_secret(&run.stdout);
     assert!(!run.stderr.contains("not written back"), "{}", run.stderr);
+}
+
+/// Regressions from an outside review of sealing, each a way plaintext or a bad request could
+/// leave a sealed run.
+mod review {
+    use super::*;
+
+    fn seal_args(pem: &str) -> Vec<String> {
+        vec![
+            "--set".into(),
+            "seal=sealedSecrets".into(),
+            "--set".into(),
+            format!("sealingCertificate={pem}"),
+        ]
+    }
+
+    fn sealed(args: &[String], input: &[u8]) -> Run {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&args, input)
+    }
+
+    fn pem() -> String {
+        fs::read_to_string(fixture("sealing/controller.crt")).expect("certificate")
+    }
+
+    /// kubectl's last-applied-configuration (the whole Secret, values included) on a Secret
+    /// sealed as it is went into the template in plain text.
+    #[test]
+    fn last_applied_configuration_is_not_carried_into_the_template() {
+        let plain = run(&[], &kubeadm()).stdout;
+        let config = strings(plain_secret(&kubeadm()).get("stringData"))["config"].clone();
+        let applied = serde_json::json!({"stringData": {"config": config}}).to_string();
+        let annotated = plain.replacen(
+            "  labels:\n    argocd.argoproj.io/secret-type",
+            &format!(
+                "  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: {}\n  labels:\n    argocd.argoproj.io/secret-type",
+                serde_json::Value::String(applied)
+            ),
+            1,
+        );
+        assert_ne!(annotated, plain, "the annotation was added");
+        let out = sealed(&seal_args(&pem()), annotated.as_bytes());
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            !out.stdout.contains("last-applied-configuration"),
+            "{}",
+            out.stdout
+        );
+        assert!(!out.stdout.contains("tlsClientConfig"), "{}", out.stdout);
+    }
+
+    /// A kubeconfig Secret given twice, or with metadata the scan does not read, passed
+    /// through in plain text.
+    #[test]
+    fn no_kubeconfig_secret_passes_through_by_another_path() {
+        let input = String::from_utf8(kubeadm()).expect("UTF-8");
+        let twice = format!("{input}\n---\n{input}");
+        let unsound = input.replacen(
+            "  name: prod-eu-1-kubeconfig",
+            "  name: prod-eu-1-kubeconfig\n  annotations: {x: 1}",
+            1,
+        );
+        assert_ne!(unsound, input, "the annotation was added");
+        for (what, text) in [("twice", twice), ("unsound", unsound)] {
+            let out = sealed(&seal_args(&pem()), text.as_bytes());
+            assert!(
+                documents(&out.stdout)
+                    .iter()
+                    .all(|d| kind(d) == "SealedSecret"),
+                "{what}: {}",
+                out.stdout
+            );
+        }
+    }
+
+    /// `plan -o requests` would have sent SealedSecrets' emptied Secrets to the API server.
+    #[test]
+    fn a_sealed_plan_has_no_requests() {
+        let mut args = vec!["plan".to_string(), "-o".into(), "requests".into()];
+        args.extend(seal_args(&pem()));
+        let out = sealed(&args, &kubeadm());
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert!(out.stderr.contains("plan -o requests"), "{}", out.stderr);
+        assert_eq!(out.stdout, "");
+    }
+
+    /// Randomness of zeros is a host that gave none; pinned randomness is said as a warning; a
+    /// validator needs no randomness at all.
+    #[test]
+    fn randomness_of_zeros_is_refused_pinned_is_said_and_validate_needs_none() {
+        let zeros = "0".repeat(64);
+        let run_with = |random: &str, args: &[String], input: &[u8]| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_random(Some(random), &args, input)
+        };
+        let out = run_with(&zeros, &seal_args(&pem()), &kubeadm());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{stderr}");
+        assert!(stderr.contains("no randomness"), "{stderr}");
+        let out = run_with(&common::pinned_random(), &seal_args(&pem()), &kubeadm());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("sealed with pinned randomness"), "{stderr}");
+        let sealed_output = String::from_utf8(out.stdout).expect("UTF-8");
+        let mut args = vec!["validate".to_string()];
+        args.extend(seal_args(&pem()));
+        let out = run_with(&zeros, &args, sealed_output.as_bytes());
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The Sealed Secrets controller's key renewal rebuilds a SealedSecret from its template:
+    /// its own labels and capi2argo's record gone, it is still read as the owned Secret.
+    #[test]
+    fn a_sealed_secret_rebuilt_from_its_template_is_still_owned() {
+        let dir = TempDir::new("sealing", "rebuilt");
+        let config = sealing_config(&dir, "controller.crt", &[]);
+        let first = sealed_run(&config, &kubeadm()).stdout;
+        let start = first
+            .find("  annotations:\n    capi2argo.dev/sealed")
+            .expect("record");
+        let end = first.find("spec:\n").expect("spec");
+        let rebuilt = format!("{}{}", &first[..start], &first[end..]);
+        assert!(!rebuilt.contains("capi2argo.dev/sealed"), "{rebuilt}");
+        let mut input = kubeadm();
+        input.extend_from_slice(rebuilt.as_bytes());
+        let plan = plan_with(&config, &input);
+        assert!(
+            plan.stdout.contains("update    argocd/cluster-prod-eu-1"),
+            "{}{}",
+            plan.stdout,
+            plan.stderr
+        );
+    }
 }

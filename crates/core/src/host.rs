@@ -101,6 +101,10 @@ pub fn drive(
     }
 }
 
+/// Why a sealed plan has no requests: its Secrets are SealedSecrets to commit, which an API
+/// server's Secrets endpoint must never be sent.
+const SEALED_REQUESTS: &str = "plan -o requests: with seal=sealedSecrets the plan writes SealedSecrets, output to commit, not requests to an API server's Secrets; show the plan as text or JSON";
+
 /// Makes the plan instead of the output: the plan shown in `format` goes to the sink, the
 /// results and the exit code are those the conversion would have.
 pub fn drive_plan(
@@ -113,6 +117,9 @@ pub fn drive_plan(
     match plan(input, options, files) {
         Ok(finished) => {
             if let Some(plan) = &finished.plan {
+                if plan.sealed && format == PlanFormat::Requests {
+                    return unusable(&RunError::FunctionConfig(SEALED_REQUESTS.into()));
+                }
                 sink(&plan.show(format));
             }
             // A plan is text for a person or a script, never a ResourceList a host reads

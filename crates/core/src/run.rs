@@ -30,6 +30,9 @@ pub struct Options {
     /// 32 random bytes from the host's operating system, seeding the generator sealing takes
     /// its keys from (`seal`); the core has no source of randomness. Tests pin them.
     pub random: Option<[u8; 32]>,
+    /// The randomness was pinned (tests: `CAPI2ARGO_RANDOM`): sealing then says, as a warning,
+    /// that its output must not be used.
+    pub random_pinned: bool,
     /// The host listed from the API server itself what the settings read (the controller, after
     /// `read_set`): a kind absent from the input is absent there, not left out of a file, so the
     /// warnings that ask to read it too (an empty input, Secrets without Clusters, no
@@ -164,14 +167,6 @@ fn execute(
             });
         }
     };
-    if let Err(error) = config.check_sealing(options.now, options.random.is_some()) {
-        let results = config_failure(&parsed, fc, &[error], sink);
-        return Ok(Finished {
-            results,
-            plan: None,
-            caller,
-        });
-    }
     // A config made of settings alone (no name: `--set`, a host's config object) is no resource
     // to name in a result.
     let fc_ref = fc
@@ -193,6 +188,16 @@ fn execute(
             caller,
         });
     }
+    // Randomness that is all zeros is a host that gave none (glue that filled nothing).
+    let random = options.random.filter(|r| r.iter().any(|b| *b != 0));
+    if let Err(error) = config.check_sealing(options.now, random.is_some()) {
+        let results = config_failure(&parsed, fc, &[error], sink);
+        return Ok(Finished {
+            results,
+            plan: None,
+            caller,
+        });
+    }
     slim(&mut parsed.items);
     parsed.items.extend(extra_sources(&config, files, limits)?);
     let notes = installed
@@ -205,7 +210,8 @@ fn execute(
         now: options.now,
         output,
         host_listed: options.host_listed,
-        random: options.random,
+        random,
+        random_pinned: options.random_pinned,
     };
     let reconciled = reconcile(&mut parsed, &config, run, sink);
     if options.exits_after {

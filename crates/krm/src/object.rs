@@ -48,9 +48,18 @@ pub fn is_tool_annotation(key: &str) -> bool {
     TOOL_ANNOTATION_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 
-/// Annotations that are bookkeeping of the tools that write objects (kubectl's copy of what it
-/// applied), not part of what an object says.
-const BOOKKEEPING_ANNOTATIONS: &[&str] = &["kubectl.kubernetes.io/last-applied-configuration"];
+/// Annotations that are bookkeeping of the tools that write objects (kubectl's and kubecfg's
+/// copy of what they applied: the whole object, a Secret's values included), not part of what
+/// an object says.
+const BOOKKEEPING_ANNOTATIONS: &[&str] = &[
+    "kubectl.kubernetes.io/last-applied-configuration",
+    "kubecfg.ksonnet.io/last-applied-configuration",
+];
+
+/// Whether `key` is a tool's copy of the object it applied ([`BOOKKEEPING_ANNOTATIONS`]).
+pub fn is_bookkeeping_annotation(key: &str) -> bool {
+    BOOKKEEPING_ANNOTATIONS.contains(&key)
+}
 
 /// An object read through its tree; every accessor is lenient (a missing or mistyped field
 /// reads as absent), and [`Object::metadata_problems`] says what is wrong with it.

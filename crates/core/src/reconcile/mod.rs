@@ -39,6 +39,7 @@ mod public;
 mod reads;
 mod render;
 mod scan;
+mod sealed_output;
 mod tokens;
 pub mod view;
 
@@ -82,6 +83,8 @@ pub struct Run<'r> {
     pub host_listed: bool,
     /// The host's randomness ([`crate::Options::random`]), for sealing.
     pub random: Option<[u8; 32]>,
+    /// It was pinned ([`crate::Options::random_pinned`]).
+    pub random_pinned: bool,
 }
 
 /// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
@@ -120,6 +123,13 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
             .zip(run.random)
             .map(|(sealing, seed)| crate::seal::Sealer::new(sealing, seed)),
     };
+    if ctx.sealer.is_some() && run.random_pinned {
+        ctx.report_config(
+            Severity::Warning,
+            Some("seal".into()),
+            "sealed with pinned randomness (CAPI2ARGO_RANDOM): for tests only; anyone who knows the value can open what this run sealed".into(),
+        );
+    }
     let mut converted = convert::convert_all(&mut ctx, &scan, run.output);
     let needs = std::mem::take(&mut converted.tokens);
     let revocable = std::mem::take(&mut converted.revocable);
@@ -255,6 +265,7 @@ mod tests {
             output: Output::Resources,
             host_listed: false,
             random: None,
+            random_pinned: false,
         };
         let reconciled = reconcile(&mut parsed, config, run, &mut |s| out.push_str(s));
         (out, reconciled.results, reconciled.plan)

@@ -74,6 +74,8 @@ pub struct Plan {
     /// What the plan makes Argo CD's ApplicationSets do to Applications, judged from the
     /// ApplicationSets and Applications of the input (none there: nothing judged).
     pub applications: Applications,
+    /// Its Secrets are written sealed (`seal`): output to commit, not requests to an API server.
+    pub sealed: bool,
 }
 
 /// The plan as people and tools see it, in the order of the Secrets' names; with the Secrets
@@ -151,6 +153,7 @@ pub(super) fn plan(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
         tokens: Vec::new(),
         token_deletes: Vec::new(),
         applications: Applications::default(),
+        sealed: ctx.sealer.is_some(),
     }
 }
 

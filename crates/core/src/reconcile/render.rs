@@ -9,19 +9,20 @@ use krm::{self, Out};
 use super::context::Ctx;
 use super::decision::{Action, Steps};
 use super::found::Scan;
+use super::sealed_output;
 
 /// Writes the output to `sink`; the input items at `gone` (token Secrets no one uses) are left out.
-pub(super) fn render(
-    ctx: &mut Ctx,
+pub(super) fn render<'x, 'a>(
+    ctx: &mut Ctx<'x, 'a>,
     scan: &Scan,
-    steps: Steps,
+    steps: Steps<'x, 'a>,
     gone: &HashSet<usize>,
     sink: &mut krm::Sink,
 ) {
     let Steps {
         steps, mut store, ..
     } = steps;
-    let mut replaced: HashMap<usize, Out> = HashMap::new();
+    let mut replaced: HashMap<usize, Out<'x, 'a>> = HashMap::new();
     let mut removed: HashSet<usize> = gone.clone();
     let mut appended: Vec<Out> = Vec::new();
     for step in steps {
@@ -42,6 +43,11 @@ pub(super) fn render(
             _ => {}
         }
     }
+    // Sealed, what holds a credential goes out sealed or not at all; first, so that a second
+    // copy of an item goes with it below.
+    if ctx.sealer.is_some() {
+        sealed_output::seal_or_leave_out(ctx, scan, &mut removed, &mut replaced, &mut store);
+    }
     // A copy goes wherever its first goes: out when the first is removed or rewritten.
     for &super::found::SecondCopy { copy, first } in &scan.copies {
         if removed.contains(&first) || replaced.contains_key(&first) {
@@ -55,62 +61,8 @@ pub(super) fn render(
             );
         }
     }
-    // Sealed, the output holds no credential: the kubeconfig Secrets read are not written back.
-    if ctx.sealer.is_some() && !ctx.config.keep_kubeconfig_secrets {
-        let left: HashSet<usize> = scan
-            .kubeconfigs
-            .iter()
-            .chain(&scan.credential_secrets)
-            .copied()
-            .filter(|i| !removed.contains(i))
-            .collect();
-        if !left.is_empty() {
-            let count = left.len();
-            removed.extend(left);
-            ctx.report_config(
-                Severity::Info,
-                Some("seal".into()),
-                format!(
-                    "{count} Secret{} of the clusters (kubeconfigs, and the CA and keys Cluster API made for a cluster) not written back: sealed, the output holds no credential (keepKubeconfigSecrets=true writes them back)",
-                    if count == 1 { "" } else { "s" }
-                ),
-            );
-        }
-    }
-    // A plain owned Secret the plan keeps as it is (a guard held it, or nothing changed in a
-    // package from before sealing) is still written sealed: the same Secret once opened, and
-    // no credential in the output.
-    // The token Secrets that travel with the package are written as SealedSecrets of
-    // themselves in the same way.
-    if let Some(sealer) = ctx.sealer.as_mut() {
-        let mut kept_plain = 0;
-        let indices = scan
-            .owned
-            .iter()
-            .map(|o| o.index)
-            .chain(scan.token_secrets.iter().copied());
-        for index in indices {
-            let node = &ctx.input.items[index].node;
-            let plain = krm::object::Object::new(node).is_secret();
-            if !plain || removed.contains(&index) || replaced.contains_key(&index) {
-                continue;
-            }
-            if let Ok(sealed) = sealer.seal(node, None) {
-                replaced.insert(index, Out::new(ctx.input, sealed, &[], &mut store));
-                kept_plain += 1;
-            }
-        }
-        if kept_plain > 0 {
-            ctx.report_config(
-                Severity::Info,
-                Some("seal".into()),
-                format!(
-                    "{kept_plain} Secret{} kept as {} (an owned Argo CD Secret not changed or held by a guard, a ServiceAccount token Secret) written sealed: the same Secret once opened",
-                    if kept_plain == 1 { "" } else { "s" },
-                    if kept_plain == 1 { "it is" } else { "they are" }
-                ),
-            );
-        }
+    if ctx.sealer.is_some() {
+        sealed_output::nothing_plain_left(ctx, &mut removed, &mut replaced, &mut store);
     }
     let input = ctx.input;
     let mut out: Vec<Out> = Vec::with_capacity(input.items.len() + appended.len());

@@ -110,8 +110,13 @@ impl Scanner {
         }
         if sealed {
             // Only an owned one is read (its labels say whose it is; its values stay sealed).
+            // Its own labels first; the template's where the Sealed Secrets controller rebuilt
+            // it from the Secret (its key renewal re-encrypts from the template alone).
+            let template = node.path(&["spec", "template"]);
             if is_owned(node) {
                 self.owned(object, index);
+            } else if let Some(template) = template.filter(|t| is_owned(t)) {
+                self.owned(Object::new(template), index);
             }
             return;
         }

@@ -16,6 +16,13 @@ use sha2::Sha256;
 #[error("sealing failed: {0}")]
 pub struct SealError(String);
 
+impl SealError {
+    /// A Secret's value that cannot be read, by its field.
+    pub fn unreadable(field: &str, why: &str) -> Self {
+        SealError(format!("{field} {why}"))
+    }
+}
+
 /// `plaintext` sealed to `key` under `label`, with randomness from `rng`.
 pub fn seal(
     rng: &mut ChaCha20Rng,

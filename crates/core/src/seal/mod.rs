@@ -15,7 +15,7 @@ use rand_chacha::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
 
 use krm::b64;
-use krm::object::{Object, is_tool_annotation};
+use krm::object::{Object, is_bookkeeping_annotation, is_tool_annotation};
 use yaml::Node;
 
 pub use certificate::SealingCertificate;
@@ -99,18 +99,30 @@ pub struct Sealer {
     rng: ChaCha20Rng,
 }
 
-/// A Secret's data: each key and its plaintext, in the Secret's order.
-fn plaintexts(secret: Object) -> Vec<(String, Vec<u8>)> {
-    ["stringData", "data"]
+/// A Secret's data: each key once (`stringData` over `data`, as the API server merges them)
+/// and its plaintext, in the Secret's order; `Err` names a value that cannot be read, which
+/// sealing would otherwise drop.
+fn plaintexts(secret: Object) -> Result<Vec<(String, Vec<u8>)>, SealError> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let keys = ["stringData", "data"]
         .iter()
         .filter_map(|section| secret.node.get(section)?.as_map())
         .flatten()
-        .filter_map(|(k, _)| k.as_str())
-        .filter_map(|key| {
-            let value = secret.secret_value(key).ok()??.1;
-            Some((key.to_string(), value.into_owned().into_bytes()))
-        })
-        .collect()
+        .filter_map(|(k, _)| k.as_str());
+    for key in keys {
+        if out.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        match secret.secret_value(key) {
+            Ok(Some((_, value))) => out.push((key.to_string(), value.into_owned().into_bytes())),
+            Ok(None) => {}
+            Err(finding) => {
+                let field = finding.field.unwrap_or_default();
+                return Err(SealError::unreadable(&field, &finding.message));
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn named<'n>(values: &'n [(String, Vec<u8>)], key: &str) -> &'n [u8] {
@@ -137,7 +149,13 @@ impl Sealer {
     /// values can then be told unchanged by their fingerprints.
     fn usable_record(&self, old: Object) -> Option<Record> {
         let record = Record::parse(old.annotation(RECORD_ANNOTATION)?)?;
-        (record.key == self.key_id() && record.scope == self.sealing.scope.word()).then_some(record)
+        // A salt that is not the 16 bytes sealing writes makes the record unusable: the values
+        // are sealed again under a fresh one.
+        let salt = b64::decode(&record.salt).ok()?.0;
+        (salt.len() == 16
+            && record.key == self.key_id()
+            && record.scope == self.sealing.scope.word())
+        .then_some(record)
     }
 
     /// What differs between the owned Secret `old` (sealed or not) and the Secret `new` this run
@@ -162,7 +180,7 @@ impl Sealer {
             new_object.name().unwrap_or_default(),
         );
         let mut changed = Vec::new();
-        let values = plaintexts(new_object);
+        let values = plaintexts(new_object).unwrap_or_default();
         let sealed: Vec<&str> = sealed_keys(old_object);
         match self.usable_record(old_object) {
             None => {
@@ -210,7 +228,7 @@ impl Sealer {
             object.name().unwrap_or_default().to_string(),
         );
         let label = self.sealing.scope.label(&namespace, &name);
-        let values = plaintexts(object);
+        let values = plaintexts(object)?;
         let old = old.map(Object::new).filter(|o| is_sealed_secret(*o));
         let kept = old.and_then(|o| Some((o, self.usable_record(o)?)));
         let salt = match &kept {
@@ -264,8 +282,11 @@ impl Sealer {
         };
         // kpt's and kustomize's annotations say where the SealedSecret lives; the template is
         // the Secret as it is written without sealing.
+        // A tool's copy of the object it applied (kubectl's last-applied-configuration) holds
+        // the Secret's values in plain text: it goes nowhere.
         let (tools, own): (Vec<_>, Vec<_>) = annotations
             .into_iter()
+            .filter(|(k, _)| !is_bookkeeping_annotation(k))
             .partition(|(k, _)| is_tool_annotation(k));
         let record_text = record.text();
         let mut outer: Vec<(&str, &str)> = tools;
@@ -296,6 +317,13 @@ impl Sealer {
             .and_then(Node::as_str)
             .unwrap_or("Opaque")
             .to_string();
+        let mut template = vec![
+            ("metadata", Node::map(template_metadata)),
+            ("type", Node::string(kind)),
+        ];
+        if let Some(immutable) = secret.get("immutable").filter(|n| !n.is_null()) {
+            template.push(("immutable", immutable.clone().into_owned()));
+        }
         Ok(Node::map(vec![
             ("apiVersion", Node::string(API_VERSION)),
             ("kind", Node::string(KIND)),
@@ -304,13 +332,7 @@ impl Sealer {
                 "spec",
                 Node::map(vec![
                     ("encryptedData", Node::map(encrypted)),
-                    (
-                        "template",
-                        Node::map(vec![
-                            ("metadata", Node::map(template_metadata)),
-                            ("type", Node::string(kind)),
-                        ]),
-                    ),
+                    ("template", Node::map(template)),
                 ]),
             ),
         ]))
