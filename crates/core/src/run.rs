@@ -179,7 +179,7 @@ fn execute(
             &policy,
             options.now,
             fc_ref,
-            &crate::seal::validate,
+            &crate::seal::validate_sealed,
             sink,
         );
         return Ok(Finished {

@@ -123,7 +123,7 @@ impl Scanner {
         if !object.is_secret() {
             return;
         }
-        if object.label(seal::CLUSTER_NAME_LABEL).is_some()
+        if object.label(sources::capi::CLUSTER_NAME_LABEL).is_some()
             && object.label(SECRET_TYPE_LABEL).is_none()
         {
             self.scan.credential_secrets.push(index);

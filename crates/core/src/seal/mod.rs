@@ -29,9 +29,6 @@ pub const KIND: &str = "SealedSecret";
 pub const NAMESPACE_WIDE: &str = "sealedsecrets.bitnami.com/namespace-wide";
 pub const CLUSTER_WIDE: &str = "sealedsecrets.bitnami.com/cluster-wide";
 
-/// The label Cluster API puts on every Secret it makes for a cluster.
-pub use crate::sources::capi::CLUSTER_NAME_LABEL;
-
 /// Where a sealed value may be opened: the OAEP label binds it there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Scope {
@@ -355,7 +352,7 @@ fn sealed_keys<'n>(sealed: Object<'n, '_>) -> Vec<&'n str> {
 /// so): the Secret it opens to, as far as it can be told without opening it — the template's
 /// metadata, the `server` Argo CD needs, and each value in the format the controller opens.
 /// `None` for any other item.
-pub fn validate(node: &Node) -> Option<Vec<krm::finding::Finding>> {
+pub fn validate_sealed(node: &Node) -> Option<Vec<krm::finding::Finding>> {
     use krm::finding::Finding;
     let object = Object::new(node);
     let template = node.path(&["spec", "template"]);
