@@ -213,14 +213,21 @@ fn the_crates_package_publish_and_install_clean() {
     let unpacked = unpack("capi2argo", &scratch.0);
     let verified = root().join("target/package-check/debug/capi2argo");
     // A build of an earlier .crate would keep the commit its build script read then (the
-    // unpacked files carry the archive's times).
+    // unpacked files carry the archive's times), and a build of its layers' earlier .crates
+    // would stand (cargo takes a registry package of one version as unchanging): the local
+    // rerun after a change to crates/krm built the new core against the old krm.
+    let mut specs = Vec::new();
+    for (name, _) in PACKAGES {
+        specs.extend(["-p", name]);
+    }
     let clean = cargo("package-check")
-        .args(["clean", "--offline", "-p", "capi2argo"])
+        .args(["clean", "--offline"])
+        .args(&specs)
         .env("CARGO_HOME", &home)
         .current_dir(&unpacked)
         .output()
         .expect("cargo runs");
-    ok(&clean, "cargo clean -p capi2argo");
+    ok(&clean, "cargo clean -p (the four packages)");
     let build = |env: &[(&str, &str)]| {
         let mut command = cargo("package-check");
         command
