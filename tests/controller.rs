@@ -1812,6 +1812,7 @@ fn a_token_is_renewed_when_it_is_due_though_nothing_changes() {
             "labels": {"capi2argo.dev/credential": "serviceaccount-token"},
             "annotations": {"capi2argo.dev/kubeconfig-secret": "fleet/rn-kubeconfig",
                             "capi2argo.dev/grant": "kube-system/argocd-manager admin",
+                            "capi2argo.dev/token-binding": "kube-system/argocd-manager-token-older",
                             "capi2argo.dev/token-issued": capi2argo_core::instant(now - 797),
                             "capi2argo.dev/token-expires": capi2argo_core::instant(now + 203)}},
         "data": {"token": B64.encode("an-older-token-0123456789")}});
@@ -1837,4 +1838,141 @@ fn a_token_is_renewed_when_it_is_due_though_nothing_changes() {
     });
     let logs = controller.logs();
     assert!(logs.contains("80% of its life has passed"), "{logs}");
+}
+
+/// Whether the workload cluster refuses `token` (401).
+fn refused(api: &StandIn, token: &str) -> bool {
+    let body = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    common::http_send(
+        api.port,
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        &body.to_string(),
+        &format!("Bearer {token}"),
+    )
+    .is_some_and(|(code, _)| code == 401)
+}
+
+/// The binding Secrets in a workload cluster: what each minted token is bound to.
+fn bindings(api: &StandIn) -> Vec<String> {
+    api.objects()
+        .iter()
+        .filter(|o| o["type"] == "capi2argo.dev/token-binding")
+        .filter_map(|o| o["metadata"]["name"].as_str().map(String::from))
+        .collect()
+}
+
+/// Revocable tokens (issue 49): each token is bound to a Secret of its own in the workload
+/// cluster. A rotation asked for on the kubeconfig Secret mints a new token, Argo CD's Secret
+/// takes it, and then the old token's binding goes: the workload cluster refuses the old token
+/// (401) while the new one works. A cluster ignored while it runs loses its token at once.
+#[test]
+fn a_rotated_or_leaving_token_is_refused_by_the_workload_cluster() {
+    const ADMIN: &str = "admin-of-bound-0123456789abcdef";
+    let Some(workload) = workload_stand_in("bound-workload", &[], ADMIN) else {
+        return;
+    };
+    let kubeconfig = workload_kubeconfig_secret("bd", &workload, ADMIN);
+    let Some(api) = stand_in("bound", &[kubeconfig, capi_cluster("bd")], &[]) else {
+        return;
+    };
+    let args = ["--set=credentials=serviceAccount"];
+    let Some(mut controller) = Controller::start("bound", &api, &args) else {
+        return;
+    };
+    let token_of = |api: &StandIn| {
+        argo_config(api, "cluster-bd").and_then(|c| c["bearerToken"].as_str().map(String::from))
+    };
+    eventually("the cluster registered with a token", &controller, || {
+        token_of(&api).is_some()
+    });
+    let first = token_of(&api).expect("a token");
+    assert!(!refused(&workload, &first));
+    assert_eq!(bindings(&workload).len(), 1, "one binding per token");
+    let token_secret = |api: &StandIn| {
+        argo_secrets(api)
+            .into_iter()
+            .find(|(n, _)| n == "token-cluster-bd")
+            .map(|(_, s)| s)
+    };
+    let stored = token_secret(&api).expect("the token Secret");
+    let binding = format!("kube-system/{}", bindings(&workload)[0]);
+    assert_eq!(
+        stored["metadata"]["annotations"]["capi2argo.dev/token-binding"],
+        binding.as_str()
+    );
+
+    // A rotation asked for: a new token, then the old one revoked.
+    let mut asked = api
+        .live_secrets("fleet")
+        .into_iter()
+        .find(|s| s["metadata"]["name"] == "bd-kubeconfig")
+        .expect("the kubeconfig Secret");
+    asked["metadata"]["annotations"] = json!({"capi2argo.dev/rotate-token": "2026-11-27"});
+    let (code, _) = api.send(
+        "PUT",
+        "/api/v1/namespaces/fleet/secrets/bd-kubeconfig",
+        Some(&asked),
+    );
+    assert_eq!(code, 200);
+    eventually("Argo CD's Secret carries a new token", &controller, || {
+        token_of(&api).is_some_and(|t| t != first)
+    });
+    let second = token_of(&api).expect("a token");
+    eventually("the old token refused", &controller, || {
+        refused(&workload, &first)
+    });
+    assert!(!refused(&workload, &second), "the new token works");
+    eventually(
+        "the token Secret forgets the revoked binding",
+        &controller,
+        || {
+            token_secret(&api).is_some_and(|s| {
+                s["metadata"]["annotations"]
+                    .get("capi2argo.dev/token-retired")
+                    .is_none()
+            })
+        },
+    );
+    assert_eq!(bindings(&workload).len(), 1, "the old binding is gone");
+    let stored = token_secret(&api).expect("the token Secret");
+    assert_eq!(
+        stored["metadata"]["annotations"]["capi2argo.dev/rotate-token"], r#"["2026-11-27"]"#,
+        "the request acted on is recorded"
+    );
+    // The same value again asks for nothing.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(token_of(&api).as_deref(), Some(second.as_str()));
+    assert_eq!(
+        controller.metric(r#"capi2argo_tokens_revoked_total{outcome="ok"}"#),
+        Some(1.0)
+    );
+
+    // Ignored while it runs: its Argo CD Secret and token Secret go, its token revoked first.
+    let mut cluster = api
+        .objects()
+        .into_iter()
+        .find(|o| o["kind"] == "Cluster" && o["metadata"]["name"] == "bd")
+        .expect("the Cluster");
+    cluster["metadata"]["labels"] = json!({"ignore-cluster.capi-to-argocd": ""});
+    let (code, _) = api.send(
+        "PUT",
+        "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet/clusters/bd",
+        Some(&cluster),
+    );
+    assert_eq!(code, 200);
+    eventually("the token Secret deleted", &controller, || {
+        token_secret(&api).is_none()
+    });
+    assert!(
+        refused(&workload, &second),
+        "the token of a cluster ignored still works"
+    );
+    assert!(bindings(&workload).is_empty());
+    assert!(!has_argo_secret(&api, "cluster-bd"));
+    let logs = controller.logs();
+    for token in [&first, &second] {
+        assert!(!logs.contains(token.as_str()), "a token was logged");
+    }
+    controller.kill();
 }

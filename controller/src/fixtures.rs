@@ -240,6 +240,10 @@ pub fn token_secret(name: &str, grant: &str, age: Duration, ttl: Duration) -> Se
             capi2argo_core::instant(expires),
         ),
         ("capi2argo.dev/kubeconfig-version", "10".to_string()),
+        (
+            "capi2argo.dev/token-binding",
+            format!("kube-system/argocd-manager-token-{name}"),
+        ),
     ]);
     serde_json::from_value(json!({
         "apiVersion": "v1", "kind": "Secret",

@@ -100,11 +100,17 @@ impl Reconciler {
         // New tokens change what the plan would write: plan again from them, at once, rather
         // than write Argo CD Secrets about to be replaced. A token that could not be kept waits
         // in the backoff, and the rest of the plan goes on.
-        let requests = if minted.kept > 0 {
+        let mut requests = if minted.kept > 0 {
             Vec::new()
         } else {
             plan.requests()
         };
+        // A token Secret goes only once its tokens are revoked; one that could not be revoked
+        // stays, to be tried again.
+        let unrevoked = self.revoke_leaving(&plan, &requests, may_write).await;
+        requests.retain(|r| {
+            !(r.verb() == capi2argo_core::Verb::Delete && unrevoked.contains(&r.secret()))
+        });
         let (made, refusal) = self.carry_out(&requests, may_write).await;
         let stale = matches!(refusal, Some(Some(Refusal::Stale { .. })));
         let failed = refusal.is_some();
@@ -121,13 +127,18 @@ impl Reconciler {
         if !failed && !requests.is_empty() {
             self.revoke(&plan, may_write).await;
         }
+        let retired = if failed || minted.kept > 0 {
+            0
+        } else {
+            self.retire(&plan, may_write).await
+        };
         self.wake = self.next_wake(&plan, now);
         let (ending, outcome) = match (failed, errors) {
             (true, _) => (Ending::RequestFailed, PlanOutcome::Failed),
             (false, true) => (Ending::PlanErrors, PlanOutcome::Errors),
             (false, false) => (Ending::Synced, PlanOutcome::Synced),
         };
-        let writes = minted.writes + made;
+        let writes = minted.writes + made + retired;
         if self.always_summarise || !requests.is_empty() || ending != Ending::Synced {
             let counts: Vec<String> = plan
                 .counts()
@@ -242,9 +253,24 @@ impl Reconciler {
                 Ok(token) if may_write() => {
                     self.reporter.metrics.minted("ok");
                     tracing::info!(cluster = need.cluster, secret = %need.secret, account = %need.grant.account, reason = why, expires = %capi2argo_core::instant(token.expires), "minted a ServiceAccount token");
-                    let request = need.request(&token.token, now.min(token.expires), token.expires);
+                    let request = need.request(
+                        &token.token,
+                        now.min(token.expires),
+                        token.expires,
+                        &token.binding,
+                    );
                     done.writes += 1;
-                    self.writer.carry_out(&request).await.map_err(|refusal| {
+                    let written = self.writer.carry_out(&request).await;
+                    if written.is_err() {
+                        // Nothing keeps the new token: it is revoked at once.
+                        if let Ok(access) = &need.access {
+                            let _ = self
+                                .credentials
+                                .unbind(access, std::slice::from_ref(&token.binding))
+                                .await;
+                        }
+                    }
+                    written.map_err(|refusal| {
                         format!(
                             "its token Secret {} could not be written: {refusal}",
                             need.secret
@@ -293,6 +319,83 @@ impl Reconciler {
             .set(self.credentials.failing() as i64);
         self.reporter.publish(said).await;
         done
+    }
+
+    /// The tokens of the token Secrets the plan deletes, revoked in their workload clusters
+    /// first; the token Secrets whose tokens could not be revoked (said, and kept for the next
+    /// reconcile to try again).
+    async fn revoke_leaving(
+        &mut self,
+        plan: &Plan,
+        requests: &[capi2argo_core::Request],
+        may_write: &(dyn Fn() -> bool + Sync),
+    ) -> Vec<capi2argo_core::SecretId> {
+        let mut unrevoked = Vec::new();
+        let mut said: Vec<ObjectEvent> = Vec::new();
+        for delete in &plan.token_deletes {
+            let Ok(unbind) = &delete.unbind else {
+                continue;
+            };
+            let planned = requests
+                .iter()
+                .any(|r| r.verb() == capi2argo_core::Verb::Delete && r.secret() == delete.secret);
+            if !planned || !may_write() {
+                continue;
+            }
+            match self
+                .credentials
+                .unbind(&unbind.access, &unbind.bindings)
+                .await
+            {
+                Ok(()) => {
+                    self.reporter.metrics.revoked("ok");
+                    tracing::info!(kubeconfig = %delete.kubeconfig, secret = %delete.secret, tokens = unbind.bindings.len(), "revoked: the token's binding was deleted in the workload cluster")
+                }
+                Err(error) => {
+                    self.reporter.metrics.revoked("error");
+                    tracing::warn!(kubeconfig = %delete.kubeconfig, error = %error, "a token could not be revoked in the workload cluster; its token Secret is kept to try again");
+                    let note = format!(
+                        "the token of {} could not be revoked in the workload cluster: {error}. Its token Secret {} is kept and revoking is tried again; the token expires on its own otherwise",
+                        delete.kubeconfig, delete.secret
+                    );
+                    let event = events::warning("RevokeFailed", "Revoke", &note);
+                    said.push((events::source(&self.caches, &delete.kubeconfig), event));
+                    unrevoked.push(delete.secret.clone());
+                }
+            }
+        }
+        self.reporter.publish(said).await;
+        unrevoked
+    }
+
+    /// Replaced tokens revoked once Argo CD's Secret carries their successor (the plan says
+    /// which), and dropped from their token Secret; how many token Secrets were written.
+    async fn retire(&mut self, plan: &Plan, may_write: &(dyn Fn() -> bool + Sync)) -> usize {
+        let mut writes = 0;
+        for need in plan.tokens.iter().filter(|t| !t.retire.is_empty()) {
+            let (Ok(access), Some(request)) = (&need.access, need.retired_request()) else {
+                continue;
+            };
+            if !may_write() {
+                break;
+            }
+            if let Err(error) = self.credentials.unbind(access, &need.retire).await {
+                self.reporter.metrics.revoked("error");
+                tracing::warn!(cluster = need.cluster, error = %error, "a replaced token could not be revoked in the workload cluster yet; tried again at the next reconcile");
+                continue;
+            }
+            self.reporter.metrics.revoked("ok");
+            tracing::info!(
+                cluster = need.cluster,
+                tokens = need.retire.len(),
+                "revoked the replaced token: Argo CD's Secret carries its successor"
+            );
+            writes += 1;
+            if let Err(refusal) = self.writer.carry_out(&request).await {
+                tracing::info!(secret = %need.secret, reason = %refusal, "the token Secret was not written after revoking; planned again");
+            }
+        }
+        writes
     }
 
     /// `removeServiceAccount`: deletes the ServiceAccount and its RBAC in the workload clusters
@@ -654,6 +757,13 @@ mod tests {
             Exchange::new(Method::GET, &format!("{rbac}/roles"), 200, list("RoleList")),
             Exchange::new(
                 Method::POST,
+                "/api/v1/namespaces/kube-system/secrets",
+                201,
+                json!({"apiVersion": "v1", "kind": "Secret",
+                       "metadata": {"name": "argocd-manager-token-x7k2p", "namespace": "kube-system", "uid": "b1"}}),
+            ),
+            Exchange::new(
+                Method::POST,
                 "/api/v1/namespaces/kube-system/serviceaccounts/argocd-manager/token",
                 201,
                 json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
@@ -678,19 +788,113 @@ mod tests {
         let report = reconciler.reconcile(&|| true).await;
         drop((reconciler, client));
         let log = server.await.expect("the management cluster's requests");
-        workload_server
+        let workload_log = workload_server
             .await
             .expect("the workload cluster's requests");
+        // The token is bound to a Secret of its own, which holds nothing: deleting it revokes it.
+        let binding = &workload_log.requests[8].body;
+        assert_eq!(binding["metadata"]["generateName"], "argocd-manager-token-");
+        assert_eq!(binding["type"], "capi2argo.dev/token-binding");
+        assert_eq!(
+            binding["metadata"]["labels"]["capi2argo.dev/credential"],
+            "token-binding"
+        );
+        assert_eq!(
+            binding["metadata"]["annotations"]["capi2argo.dev/token-secret"],
+            "argocd/token-cluster-prod-eu-1"
+        );
+        assert!(binding.get("data").is_none());
+        let request = &workload_log.requests[9].body;
+        assert_eq!(
+            request["spec"]["boundObjectRef"],
+            json!({"apiVersion": "v1", "kind": "Secret", "name": "argocd-manager-token-x7k2p", "uid": "b1"})
+        );
         assert!(report.replan, "new tokens plan again");
         assert_eq!(report.writes, 1);
         let token = &log.requests[0].body;
         assert_eq!(token["metadata"]["name"], "token-cluster-prod-eu-1");
         assert_eq!(decoded(&token["data"]["token"]), "a-fresh-token");
         assert_eq!(
+            token["metadata"]["annotations"]["capi2argo.dev/token-binding"],
+            "kube-system/argocd-manager-token-x7k2p"
+        );
+        assert_eq!(
             token["metadata"]["labels"]["app.kubernetes.io/managed-by"],
             "capi2argo"
         );
         let ok = vec![("outcome", "ok".to_string())];
         assert_eq!(metrics.tokens.get_or_create(&ok).get(), 1);
+    }
+
+    /// A cluster whose token Secret (bound, a day to live) goes: the settings are back on the
+    /// admin credential.
+    fn back_on_admin(
+        client: &kube::Client,
+        connect: crate::credentials::workload::Connect,
+    ) -> (Reconciler, crate::reporting::metrics::Metrics) {
+        let day = Duration::from_secs(86_400);
+        let token = token_secret(
+            "prod-eu-1",
+            "kube-system/argocd-manager admin",
+            Duration::ZERO,
+            day,
+        );
+        let owned = owned_secret("prod-eu-1", "https://prod-eu-1.example:6443");
+        let kubeconfigs = vec![kubeconfig_secret("prod-eu-1")];
+        fixtures::reconciler(client, &[], kubeconfigs, vec![owned, token], connect)
+    }
+
+    /// Revocable tokens (issue 49): a cluster back on its admin credential has its token
+    /// revoked in the workload cluster (its binding deleted) before its token Secret goes.
+    #[tokio::test]
+    async fn a_token_is_revoked_before_its_token_secret_goes() {
+        let binding = "/api/v1/namespaces/kube-system/secrets/argocd-manager-token-prod-eu-1";
+        let (workload, workload_server) = api(vec![Exchange::new(
+            Method::DELETE,
+            binding,
+            200,
+            json!({"apiVersion": "v1", "kind": "Status", "status": "Success"}),
+        )]);
+        let (client, server) = api(vec![
+            Exchange::new(
+                Method::PUT,
+                &format!("{SECRETS}/cluster-prod-eu-1"),
+                200,
+                written("cluster-prod-eu-1"),
+            ),
+            Exchange::new(
+                Method::DELETE,
+                &format!("{SECRETS}/token-cluster-prod-eu-1"),
+                200,
+                json!({"apiVersion": "v1", "kind": "Status", "status": "Success"}),
+            ),
+        ]);
+        let (mut reconciler, metrics) = back_on_admin(&client, workloads(workload.clone()));
+        drop(workload);
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        server.await.expect("the management cluster's requests");
+        workload_server.await.expect("the binding deleted");
+        assert_eq!(report.ending, Ending::Synced);
+        let ok = vec![("outcome", "ok".to_string())];
+        assert_eq!(metrics.revoked.get_or_create(&ok).get(), 1);
+    }
+
+    /// A token that cannot be revoked (its workload cluster unreachable) keeps its token Secret,
+    /// to be tried again, and says so in an Event; the rest of the plan goes on.
+    #[tokio::test]
+    async fn a_token_that_cannot_be_revoked_keeps_its_token_secret() {
+        let (client, server) = api(vec![Exchange::new(
+            Method::PUT,
+            &format!("{SECRETS}/cluster-prod-eu-1"),
+            200,
+            written("cluster-prod-eu-1"),
+        )]);
+        let (mut reconciler, _) = back_on_admin(&client, unreachable());
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        let log = server.await.expect("no token Secret deleted");
+        assert_eq!(report.ending, Ending::Synced);
+        assert_eq!(reasons(&log), vec!["RevokeFailed", "Updated"]);
     }
 }

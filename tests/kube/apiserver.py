@@ -78,7 +78,12 @@ Resources (RESOURCES below), each kept as the JSON objects it was given or sent:
                                   --min-token-expiration, as the real server's 10 minutes), while
                                   the ServiceAccount (same uid) exists and if spec.audiences holds
                                   the API's (https://kubernetes.default.svc); 404 without the
-                                  ServiceAccount
+                                  ServiceAccount. spec.boundObjectRef to a Secret of the namespace
+                                  binds the token to it (404 without it, 409 on another uid): the
+                                  token is refused once that Secret is gone, deleting or another
+                                  (pkg/registry/core/serviceaccount/storage/token.go and
+                                  pkg/serviceaccount/claims.go, v1.32); a Pod or Node binding is
+                                  not modelled (400)
   POST   /apis/authentication.k8s.io/v1/selfsubjectreviews   who the request's credentials are
                                   (kubectl auth whoami)
 
@@ -614,6 +619,14 @@ def authenticate(header):
         sa = store.objects.get(("", "serviceaccounts", minted["namespace"], minted["name"]))
         if sa is None or sa["metadata"].get("uid") != minted["uid"]:
             return None, "service account gone"
+        bound = minted.get("secret")
+        if bound is not None:
+            secret = store.objects.get(("", "secrets", minted["namespace"], bound["name"]))
+            if secret is None or secret["metadata"].get("deletionTimestamp"):
+                return None, "service account token has been invalidated"
+            if secret["metadata"].get("uid") != bound["uid"]:
+                return None, (f"secret UID ({secret['metadata'].get('uid')}) does not match service "
+                              f"account secret ref claim ({bound['uid']})")
         ns, name = minted["namespace"], minted["name"]
         return {"username": f"system:serviceaccount:{ns}:{name}", "uid": minted["uid"],
                 "groups": ["system:serviceaccounts", f"system:serviceaccounts:{ns}", "system:authenticated"],
@@ -1742,10 +1755,28 @@ def token_request(res, ns, name, req):
         fail_invalid(f"TokenRequest.{AUTHN}", "", [invalid("spec.expirationSeconds", go(seconds), detail)],
                      AUTHN, "TokenRequest")
     audiences = spec.get("audiences") or [API_AUDIENCE]
+    bound = None
+    ref = spec.get("boundObjectRef")
+    if ref is not None:
+        ref_version = ref.get("apiVersion") or ""
+        group = ref_version.rsplit("/", 1)[0] if "/" in ref_version else ""
+        version = ref_version.rsplit("/", 1)[-1]
+        if group != "" or ref.get("kind") != "Secret":
+            fail(400, "BadRequest", f"cannot bind token to object of type {group}/{version}, Kind={ref.get('kind') or ''}")
+        secrets = resource_for("", "secrets")
+        secret = store.objects.get(key_of(secrets, ns, ref.get("name") or ""))
+        if secret is None:
+            not_found(secrets, ref.get("name") or "")
+        uid = secret["metadata"].get("uid")
+        if ref.get("uid") and ref["uid"] != uid:
+            fail(409, "Conflict", f'Operation cannot be fulfilled on Secret "{ref.get("name")}": the UID in the '
+                 f'bound object reference ({ref["uid"]}) does not match the UID in record. The object might '
+                 f'have been deleted and then recreated', {"name": ref.get("name"), "kind": "Secret"})
+        bound = {"name": ref.get("name"), "uid": uid}
     token = randomness.token_urlsafe(32)
     expires = time.time() + seconds
     tokens[token] = {"namespace": ns, "name": name, "uid": sa["metadata"].get("uid"), "expires": expires,
-                     "audiences": audiences, "jti": str(uuid.uuid4())}
+                     "audiences": audiences, "jti": str(uuid.uuid4()), "secret": bound}
     stamp = datetime.datetime.fromtimestamp(int(expires), datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     return Reply(201, {"kind": "TokenRequest", "apiVersion": f"{AUTHN}/v1",
                        "metadata": {"name": name, "namespace": ns, "creationTimestamp": now_time()},

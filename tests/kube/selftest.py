@@ -666,6 +666,38 @@ class Tokens(Case):
         self.assertIn("system:serviceaccount:kube-system:argocd-manager", users)
         self.assertIsNone(users[-1])
 
+    def test_a_token_bound_to_a_secret_goes_with_it(self):
+        # pkg/registry/core/serviceaccount/storage/token.go: the Secret must exist in the
+        # ServiceAccount's namespace with the uid given; pkg/serviceaccount/claims.go: the token
+        # is refused once the Secret is gone, and the other tokens stay valid.
+        sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "bound"}}
+        self.ok(201, self.api.request("POST", "/api/v1/namespaces/ns/serviceaccounts", sa, token="admin-token"))
+        path = "/api/v1/namespaces/ns/serviceaccounts/bound/token"
+        made = self.ok(201, self.api.request("POST", "/api/v1/namespaces/ns/secrets",
+                                             {"metadata": {"generateName": "bound-token-"}, "type": "x/binding"},
+                                             token="admin-token"))
+        name, uid = made["metadata"]["name"], made["metadata"]["uid"]
+        def ref(**over):
+            return {"spec": {"expirationSeconds": 600,
+                             "boundObjectRef": dict({"apiVersion": "v1", "kind": "Secret", "name": name, "uid": uid}, **over)}}
+        code, body, _ = self.api.request("POST", path, ref(uid="other"), token="admin-token")
+        self.assertEqual((code, body["reason"]), (409, "Conflict"))
+        self.assertIn("does not match the UID in record", body["message"])
+        code, body, _ = self.api.request("POST", path, ref(name="missing", uid=""), token="admin-token")
+        self.assertEqual((code, body["message"]), (404, 'secrets "missing" not found'))
+        code, body, _ = self.api.request("POST", path, ref(kind="ConfigMap"), token="admin-token")
+        self.assertEqual((code, body["message"]), (400, "cannot bind token to object of type /v1, Kind=ConfigMap"))
+        bound = self.ok(201, self.api.request("POST", path, ref(), token="admin-token"))
+        self.assertEqual(bound["spec"]["boundObjectRef"]["name"], name)
+        free = self.ok(201, self.api.request("POST", path, {"spec": {"expirationSeconds": 600}}, token="admin-token"))
+        review = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
+        for minted in (bound, free):
+            self.ok(201, self.api.request("POST", review, {}, token=minted["status"]["token"]))
+        self.ok(200, self.api.request("DELETE", f"/api/v1/namespaces/ns/secrets/{name}", token="admin-token"))
+        code, _, _ = self.api.request("POST", review, {}, token=bound["status"]["token"])
+        self.assertEqual(code, 401)
+        self.ok(201, self.api.request("POST", review, {}, token=free["status"]["token"]))
+
     def test_a_deleted_service_account_takes_its_tokens_along(self):
         sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "gone"}}
         self.ok(201, self.api.request("POST", "/api/v1/namespaces/ns/serviceaccounts", sa, token="admin-token"))

@@ -1,13 +1,17 @@
 //! What a grant sets up in a workload cluster: the ServiceAccount and the RBAC the plan's grant
-//! names, applied server-side as field manager `capi2argo`, then a bound token from the
-//! TokenRequest API; and, when a cluster goes, the same objects deleted.
+//! names, applied server-side as field manager `capi2argo`, then a token from the TokenRequest
+//! API bound to a Secret of its own (deleting that Secret revokes the token); and, when a
+//! cluster goes, the same objects deleted.
 
 use std::collections::BTreeMap;
 
-use capi2argo_core::well_known::{MANAGED_BY, MANAGED_BY_LABEL};
-use capi2argo_core::{Grant, Granted};
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
-use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use capi2argo_core::well_known::{
+    BINDING_LABEL_VALUE, BINDING_SECRET_TYPE, BOUND_FOR_ANNOTATION, MANAGED_BY, MANAGED_BY_LABEL,
+    TOKEN_LABEL,
+};
+use capi2argo_core::{Grant, Granted, SecretId, binding_parts};
+use k8s_openapi::api::authentication::v1::{BoundObjectReference, TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Namespace, Secret, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
@@ -25,15 +29,23 @@ const ACCOUNT_NAME_LABEL: &str = "capi2argo.dev/service-account";
 const PREFIX: &str = "capi2argo";
 use super::MintError;
 
-/// A minted token and when it stops being valid (Unix seconds).
+/// A minted token, when it stops being valid (Unix seconds), and the Secret it is bound to
+/// (`namespace/name`).
 pub struct Minted {
     pub token: String,
     pub expires: i64,
+    pub binding: String,
 }
 
 /// Sets up the ServiceAccount and what `grant` gives it (removing what it gave before and no
-/// longer does), then mints a token that lives `ttl` seconds.
-pub async fn mint(client: &Client, grant: &Grant, ttl: i64) -> Result<Minted, MintError> {
+/// longer does), then mints a token that lives `ttl` seconds, bound to a new Secret that stands
+/// for it alone; `for_secret` is the token Secret that will keep it.
+pub async fn mint(
+    client: &Client,
+    grant: &Grant,
+    ttl: i64,
+    for_secret: &SecretId,
+) -> Result<Minted, MintError> {
     let account = &grant.account;
     let labels = labels(grant);
     ensure_namespace(client, &account.namespace, &labels).await?;
@@ -76,11 +88,18 @@ pub async fn mint(client: &Client, grant: &Grant, ttl: i64) -> Result<Minted, Mi
         apply(&api, &name_of(&binding.metadata), binding, &what).await?;
     }
     remove_others(client, grant, &wanted).await?;
+    let binding = create_binding(client, grant, &labels, for_secret).await?;
+    let binding_name = name_of(&binding.metadata);
     let request = TokenRequest {
         spec: TokenRequestSpec {
             audiences: Vec::new(),
             expiration_seconds: Some(ttl),
-            ..TokenRequestSpec::default()
+            bound_object_ref: Some(BoundObjectReference {
+                api_version: Some("v1".into()),
+                kind: Some("Secret".into()),
+                name: Some(binding_name.clone()),
+                uid: binding.metadata.uid.clone(),
+            }),
         },
         ..TokenRequest::default()
     };
@@ -90,14 +109,73 @@ pub async fn mint(client: &Client, grant: &Grant, ttl: i64) -> Result<Minted, Mi
         .map_err(|source| MintError::Api {
             what: format!("a TokenRequest for {account}"),
             source,
-        })?;
-    let status = answer.status.ok_or_else(|| MintError::NoToken {
-        account: account.to_string(),
-    })?;
+        });
+    let status = match answer.map(|a| a.status) {
+        Ok(Some(status)) => status,
+        failed => {
+            // The binding stands for no token: it goes, whatever else failed.
+            let secrets: Api<Secret> = Api::namespaced(client.clone(), &account.namespace);
+            let _ = delete(&secrets, &binding_name, "the token's binding Secret").await;
+            failed?;
+            return Err(MintError::NoToken {
+                account: account.to_string(),
+            });
+        }
+    };
     Ok(Minted {
         token: status.token,
         expires: status.expiration_timestamp.0.as_second(),
+        binding: format!("{}/{binding_name}", account.namespace),
     })
+}
+
+/// Creates the Secret a new token is bound to, in the ServiceAccount's namespace: named by the
+/// server (`<ServiceAccount>-token-<random>`), labelled as the ServiceAccount is, holding nothing.
+async fn create_binding(
+    client: &Client,
+    grant: &Grant,
+    labels: &BTreeMap<String, String>,
+    for_secret: &SecretId,
+) -> Result<Secret, MintError> {
+    let account = &grant.account;
+    let mut labels = labels.clone();
+    labels.insert(TOKEN_LABEL.into(), BINDING_LABEL_VALUE.into());
+    let mut metadata = meta("", Some(&account.namespace), &labels);
+    metadata.name = None;
+    metadata.generate_name = Some(format!(
+        "{}-token-",
+        account.name.chars().take(50).collect::<String>()
+    ));
+    metadata.annotations = Some(BTreeMap::from([(
+        BOUND_FOR_ANNOTATION.to_string(),
+        for_secret.to_string(),
+    )]));
+    let binding = Secret {
+        metadata,
+        type_: Some(BINDING_SECRET_TYPE.into()),
+        ..Secret::default()
+    };
+    let secrets: Api<Secret> = Api::namespaced(client.clone(), &account.namespace);
+    secrets
+        .create(&PostParams::default(), &binding)
+        .await
+        .map_err(|source| MintError::Api {
+            what: format!("creating the binding Secret of a token for {account}"),
+            source,
+        })
+}
+
+/// Revokes the tokens bound to `bindings` (`namespace/name`): each binding Secret deleted, one
+/// already gone taken as revoked.
+pub async fn unbind(client: &Client, bindings: &[String]) -> Result<(), MintError> {
+    for binding in bindings {
+        let Some((namespace, name)) = binding_parts(binding) else {
+            continue;
+        };
+        let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
+        delete(&secrets, name, "a token's binding Secret").await?;
+    }
+    Ok(())
 }
 
 /// Creates the ServiceAccount's namespace where it is missing (server-side, labelled as the

@@ -1,7 +1,9 @@
 //! Minting and revoking (`credentials: serviceAccount`): the tokens the plan says are due,
 //! minted in their workload clusters a few at a time, each within a deadline, an unreachable
-//! cluster waiting in a backoff while it keeps its current token; and, when the plan deletes a
-//! token Secret under `removeServiceAccount`, the ServiceAccount and its RBAC deleted again.
+//! cluster waiting in a backoff while it keeps its current token; tokens revoked one by one
+//! (their binding Secrets deleted) once replaced or when their cluster leaves; and, when the
+//! plan deletes a token Secret under `removeServiceAccount`, the ServiceAccount and its RBAC
+//! deleted again.
 
 mod backoff;
 mod grant;
@@ -117,7 +119,7 @@ impl Credentials {
                 let work = async {
                     let access = need.access.clone().map_err(MintError::Unreachable)?;
                     let client = (self.connect)(access).await?;
-                    grant::mint(&client, &need.grant, need.ttl).await
+                    grant::mint(&client, &need.grant, need.ttl, &need.secret).await
                 };
                 let minted = tokio::time::timeout(DEADLINE, work)
                     .await
@@ -163,6 +165,18 @@ impl Credentials {
     /// When the next cluster waiting in the backoff may be tried.
     pub fn next_try(&self) -> Option<Instant> {
         self.backoff.next()
+    }
+
+    /// Revokes the tokens bound to `bindings` in the cluster `access` reaches: each binding
+    /// Secret deleted.
+    pub async fn unbind(&self, access: &AdminAccess, bindings: &[String]) -> Result<(), MintError> {
+        let work = async {
+            let client = (self.connect)(access.clone()).await?;
+            grant::unbind(&client, bindings).await
+        };
+        tokio::time::timeout(DEADLINE, work)
+            .await
+            .unwrap_or(Err(MintError::Timeout))
     }
 
     /// Deletes the ServiceAccount and its RBAC that `delete` revokes (`removeServiceAccount`);

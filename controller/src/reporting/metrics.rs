@@ -53,6 +53,7 @@ pub struct Metrics {
     pub leader: Gauge,
     pub watch_errors: Family<Labels, Counter>,
     pub tokens: Family<Labels, Counter>,
+    pub revoked: Family<Labels, Counter>,
     pub token_failing: Gauge,
     pub token_expiry: Family<Labels, FloatGauge>,
     pub applications: Family<Labels, Gauge>,
@@ -78,6 +79,7 @@ impl Metrics {
             leader: Gauge::default(),
             watch_errors: Family::default(),
             tokens: Family::default(),
+            revoked: Family::default(),
             token_failing: Gauge::default(),
             token_expiry: Family::default(),
             applications: Family::default(),
@@ -137,6 +139,11 @@ impl Metrics {
             "tokens_minted",
             "credentials=serviceAccount: ServiceAccount tokens minted in workload clusters, by outcome (ok, error)",
             metrics.tokens.clone(),
+        );
+        registry.register(
+            "tokens_revoked",
+            "credentials=serviceAccount: tokens revoked in workload clusters (their binding Secrets deleted: replaced, or their cluster left Argo CD), by outcome (ok, error)",
+            metrics.revoked.clone(),
         );
         registry.register(
             "token_failing_clusters",
@@ -244,6 +251,11 @@ impl Metrics {
     pub fn minted(&self, outcome: &str) {
         let labels = vec![("outcome", outcome.to_string())];
         self.tokens.get_or_create(&labels).inc();
+    }
+
+    pub fn revoked(&self, outcome: &str) {
+        let labels = vec![("outcome", outcome.to_string())];
+        self.revoked.get_or_create(&labels).inc();
     }
 
     pub fn watch_error(&self, what: &str) {

@@ -37,6 +37,24 @@ pub const KUBECONFIG_VERSION_ANNOTATION: &str = "capi2argo.dev/kubeconfig-versio
 pub const GRANT_ANNOTATION: &str = "capi2argo.dev/grant";
 /// On a token Secret: when the token was issued (RFC 3339).
 pub const ISSUED_ANNOTATION: &str = "capi2argo.dev/token-issued";
+/// On a token Secret: the object its token is bound to (TokenRequest `boundObjectRef`), a
+/// Secret in the workload cluster as `namespace/name`: deleting it revokes that one token at
+/// once, the ServiceAccount and its other tokens untouched.
+pub const BINDING_ANNOTATION: &str = "capi2argo.dev/token-binding";
+/// On a token Secret: the bindings (`namespace/name`, comma-separated) of the tokens it held
+/// before, revoked once Argo CD's Secret carries the new token.
+pub const RETIRED_ANNOTATION: &str = "capi2argo.dev/token-retired";
+/// On a kubeconfig Secret or its Cluster: a value it has not had before asks for a new token
+/// and the old one revoked. On a token Secret: the values last acted on (a JSON list).
+pub const ROTATE_ANNOTATION: &str = "capi2argo.dev/rotate-token";
+/// [`TOKEN_LABEL`]'s value on a binding Secret in a workload cluster.
+pub const BINDING_LABEL_VALUE: &str = "token-binding";
+/// The type of a binding Secret: it holds nothing, it only stands for one token.
+pub const BINDING_SECRET_TYPE: &str = "capi2argo.dev/token-binding";
+/// On a binding Secret: the token Secret (`namespace/name`, in the management cluster) whose
+/// token it binds, for a person reading the workload cluster.
+pub const BOUND_FOR_ANNOTATION: &str = "capi2argo.dev/token-secret";
+
 /// On a token Secret and on the Argo CD Secret that carries its token: when it stops being valid.
 pub use crate::convert::argocd::TOKEN_EXPIRES_ANNOTATION as EXPIRES_ANNOTATION;
 
@@ -183,6 +201,12 @@ pub enum Due {
     Rotated,
     /// What is granted changed.
     Regrant,
+    /// Its token is bound to no object (minted before tokens were), so it could not be revoked
+    /// alone: a bound one replaces it.
+    Unbound,
+    /// Rotation asked for: `capi2argo.dev/rotate-token` on its kubeconfig Secret or Cluster has
+    /// a value not acted on yet. The old token is revoked.
+    Requested,
 }
 
 impl Due {
@@ -194,6 +218,8 @@ impl Due {
             Due::Expired => "it has expired",
             Due::Rotated => "its kubeconfig Secret changed",
             Due::Regrant => "its grant changed",
+            Due::Unbound => "its token is bound to no object and could not be revoked alone",
+            Due::Requested => "rotation asked for (capi2argo.dev/rotate-token)",
         }
     }
 }
@@ -208,6 +234,12 @@ pub(crate) struct TokenSecret {
     pub expires: Option<i64>,
     pub kubeconfig_version: Option<String>,
     pub grant: Option<String>,
+    /// The object its token is bound to, `namespace/name` in the workload cluster.
+    pub binding: Option<String>,
+    /// Bindings of earlier tokens still to revoke.
+    pub retired: Vec<String>,
+    /// The rotation requests acted on.
+    pub rotated: Vec<String>,
     pub uid: Option<String>,
     pub resource_version: Option<String>,
 }
@@ -257,6 +289,23 @@ pub(crate) fn read_token(object: Object, index: usize) -> TokenSecret {
             .annotation(KUBECONFIG_VERSION_ANNOTATION)
             .map(String::from),
         grant: object.annotation(GRANT_ANNOTATION).map(String::from),
+        binding: object
+            .annotation(BINDING_ANNOTATION)
+            .filter(|b| binding_parts(b).is_some())
+            .map(String::from),
+        retired: object
+            .annotation(RETIRED_ANNOTATION)
+            .map(|r| {
+                r.split(',')
+                    .filter(|b| binding_parts(b).is_some())
+                    .map(String::from)
+                    .collect()
+            })
+            .unwrap_or_default(),
+        rotated: object
+            .annotation(ROTATE_ANNOTATION)
+            .and_then(|r| serde_json::from_str(r).ok())
+            .unwrap_or_default(),
         uid: text(&["metadata", "uid"]),
         resource_version: text(&["metadata", "resourceVersion"]),
     }
@@ -271,14 +320,18 @@ impl TokenSecret {
         ttl: i64,
         kubeconfig_version: Option<&str>,
         grant: &str,
+        rotate: &[String],
     ) -> Option<Due> {
         let (Some(_), Some(expires)) = (&self.token, self.expires) else {
             return Some(Due::Missing);
         };
+        if now.is_some_and(|now| now >= expires) {
+            return Some(Due::Expired);
+        }
+        if rotate.iter().any(|r| !self.rotated.contains(r)) {
+            return Some(Due::Requested);
+        }
         if let Some(now) = now {
-            if now >= expires {
-                return Some(Due::Expired);
-            }
             if self.renew_at(ttl).is_some_and(|at| now >= at) {
                 return Some(Due::Renew);
             }
@@ -290,6 +343,9 @@ impl TokenSecret {
         }
         if self.grant.as_deref() != Some(grant) {
             return Some(Due::Regrant);
+        }
+        if self.binding.is_none() {
+            return Some(Due::Unbound);
         }
         None
     }
@@ -314,6 +370,13 @@ impl TokenSecret {
 /// The name of a cluster's token Secret, beside its Argo CD Secret `cluster-…`.
 pub(crate) fn token_secret_name(argo_secret: &str) -> String {
     crate::convert::meta::dns1123_subdomain(&format!("token-{argo_secret}"))
+}
+
+/// The namespace and name of a binding written `namespace/name`.
+pub fn binding_parts(binding: &str) -> Option<(&str, &str)> {
+    binding
+        .split_once('/')
+        .filter(|(ns, name)| !ns.is_empty() && !name.is_empty() && !name.contains('/'))
 }
 
 /// One cluster's token: whether a new one is due, and all the controller needs to mint it.
@@ -341,20 +404,86 @@ pub struct TokenNeed {
     pub grant: Grant,
     /// The life to ask for, in seconds.
     pub ttl: i64,
+    /// What the current token is bound to (`namespace/name`), revoked once a new one is in use.
+    pub binding: Option<String>,
+    /// Bindings of replaced tokens to delete now: Argo CD's Secret carries the current token,
+    /// so nothing uses them any more. Deleted, they are dropped from the token Secret
+    /// ([`TokenNeed::retired_request`]).
+    pub retire: Vec<String>,
+    /// The rotation requests (`capi2argo.dev/rotate-token`) the next token acts on.
+    pub rotate: Vec<String>,
     kubeconfig_version: Option<String>,
+    /// What is due were no rotation asked for (what a guard that holds the rotation leaves).
+    due_unrequested: Option<Due>,
+    /// Replaced tokens' bindings not revoked yet (those of the token Secret as read).
+    retired: Vec<String>,
+    /// The token Secret as read, to write again without its retired bindings.
+    kept: Option<KeptToken>,
+}
+
+/// The current token and its times, as its token Secret holds them. `Debug` shows no token.
+#[derive(Clone, PartialEq, Eq)]
+struct KeptToken {
+    token: Sensitive,
+    issued: i64,
+    expires: i64,
+    rotated: Vec<String>,
+}
+
+impl fmt::Debug for KeptToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeptToken")
+            .field("expires", &self.expires)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a token Secret records besides its token.
+struct Record<'r> {
+    issued: i64,
+    expires: i64,
+    binding: &'r str,
+    retired: &'r [String],
+    rotated: &'r [String],
 }
 
 impl TokenNeed {
-    /// The token Secret that keeps `token`, issued and expiring at these Unix seconds.
-    pub fn secret_of(&self, token: &str, issued: i64, expires: i64) -> Secret {
+    /// The token Secret that keeps `token`, issued and expiring at these Unix seconds and bound
+    /// to `binding` (`namespace/name`); the binding it replaces waits in it to be revoked.
+    pub fn secret_of(&self, token: &str, issued: i64, expires: i64, binding: &str) -> Secret {
+        let mut retired = self.retired.clone();
+        retired.extend(self.binding.iter().filter(|b| *b != binding).cloned());
+        retired.retain(|b| b != binding);
+        retired.dedup();
+        self.record(
+            token,
+            &Record {
+                issued,
+                expires,
+                binding,
+                retired: &retired,
+                rotated: &self.rotate,
+            },
+        )
+    }
+
+    fn record(&self, token: &str, record: &Record) -> Secret {
         let mut annotations = vec![
             (KUBECONFIG_ANNOTATION, self.kubeconfig.to_string()),
             (GRANT_ANNOTATION, self.grant.to_string()),
-            (ISSUED_ANNOTATION, format_instant(issued)),
-            (EXPIRES_ANNOTATION, format_instant(expires)),
+            (ISSUED_ANNOTATION, format_instant(record.issued)),
+            (EXPIRES_ANNOTATION, format_instant(record.expires)),
+            (BINDING_ANNOTATION, record.binding.to_string()),
         ];
         if let Some(version) = &self.kubeconfig_version {
             annotations.push((KUBECONFIG_VERSION_ANNOTATION, version.clone()));
+        }
+        if !record.retired.is_empty() {
+            annotations.push((RETIRED_ANNOTATION, record.retired.join(",")));
+        }
+        if !record.rotated.is_empty() {
+            let list = serde_json::to_string(record.rotated).unwrap_or_default();
+            annotations.push((ROTATE_ANNOTATION, list));
         }
         let pairs = |pairs: Vec<(&str, String)>| {
             pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
@@ -372,10 +501,37 @@ impl TokenNeed {
         }
     }
 
-    /// The request that keeps `token` in the token Secret: a create, or a replace of
-    /// [`TokenNeed::current`] as it was read.
-    pub fn request(&self, token: &str, issued: i64, expires: i64) -> Request {
-        let secret = self.secret_of(token, issued, expires);
+    /// The request that keeps `token`, bound to `binding`, in the token Secret: a create, or a
+    /// replace of [`TokenNeed::current`] as it was read.
+    pub fn request(&self, token: &str, issued: i64, expires: i64, binding: &str) -> Request {
+        self.write(self.secret_of(token, issued, expires, binding))
+    }
+
+    /// Once [`TokenNeed::retire`]'s bindings are deleted: the token Secret as read, without
+    /// them. `None` when there is nothing to drop.
+    pub fn retired_request(&self) -> Option<Request> {
+        let kept = self.kept.as_ref()?;
+        let binding = self.binding.as_deref()?;
+        if self.retire.is_empty() {
+            return None;
+        }
+        let retired: Vec<String> = self
+            .retired
+            .iter()
+            .filter(|b| !self.retire.contains(b))
+            .cloned()
+            .collect();
+        let record = Record {
+            issued: kept.issued,
+            expires: kept.expires,
+            binding,
+            retired: &retired,
+            rotated: &kept.rotated,
+        };
+        Some(self.write(self.record(&kept.token.0, &record)))
+    }
+
+    fn write(&self, secret: Secret) -> Request {
         match &self.current {
             Some((uid, version)) => Request::Replace {
                 secret,
@@ -385,6 +541,36 @@ impl TokenNeed {
                 },
             },
             None => Request::Create(secret),
+        }
+    }
+
+    /// Bindings of replaced tokens that wait to be revoked.
+    pub fn retired(&self) -> &[String] {
+        &self.retired
+    }
+
+    /// Whether a rotation asked for is what makes the token due.
+    pub fn requested(&self) -> bool {
+        self.due == Some(Due::Requested)
+    }
+
+    /// A guard holds the rotation asked for: the token is minted only if it is due otherwise,
+    /// and the request stays unanswered (not recorded).
+    pub(crate) fn hold_rotation(&mut self) {
+        if self.requested() {
+            self.due = self.due_unrequested;
+            self.rotate = self
+                .kept
+                .as_ref()
+                .map(|k| k.rotated.clone())
+                .unwrap_or_default();
+        }
+    }
+
+    /// Argo CD's Secret carries the current token: the replaced tokens' bindings may go now.
+    pub(crate) fn retire_now(&mut self) {
+        if self.kept.is_some() && self.binding.is_some() {
+            self.retire = self.retired.clone();
         }
     }
 }
@@ -431,15 +617,18 @@ pub(crate) fn least_privilege(
     } else {
         AdminAccess::of(server, admin)
     };
-    let due = match token {
+    let due_for = |rotate: &[String]| match token {
         Some(t) => t.due(
             now,
             settings.ttl,
             need.kubeconfig_version.as_deref(),
             &grant_text,
+            rotate,
         ),
         None => Some(Due::Missing),
     };
+    let due = due_for(&need.rotate);
+    let due_unrequested = due_for(token.map_or(&[], |t| &t.rotated));
     let login = match token.and_then(|t| Some((t.valid_token(now)?, t.expires?))) {
         Some((valid, expires)) => {
             let mut config = admin.clone().without_login();
@@ -472,7 +661,20 @@ pub(crate) fn least_privilege(
         access,
         grant,
         ttl: settings.ttl,
+        binding: token.and_then(|t| t.binding.clone()),
+        retire: Vec::new(),
+        rotate: need.rotate,
         kubeconfig_version: need.kubeconfig_version,
+        due_unrequested: due.and(due_unrequested),
+        retired: token.map(|t| t.retired.clone()).unwrap_or_default(),
+        kept: token.and_then(|t| {
+            Some(KeptToken {
+                token: Sensitive(t.token.clone()?),
+                issued: t.issued?,
+                expires: t.expires?,
+                rotated: t.rotated.clone(),
+            })
+        }),
     };
     (need, login)
 }
@@ -485,6 +687,8 @@ pub(crate) struct NeedOf {
     pub secret: SecretId,
     pub namespaces: Option<Vec<String>>,
     pub cluster_resources: bool,
+    /// The rotation requests on its kubeconfig Secret and Cluster.
+    pub rotate: Vec<String>,
 }
 
 #[cfg(test)]
@@ -500,6 +704,9 @@ mod tests {
             expires: Some(expires),
             kubeconfig_version: Some("7".into()),
             grant: Some("g".into()),
+            binding: Some("kube-system/argocd-manager-token-1".into()),
+            retired: Vec::new(),
+            rotated: vec!["1".into()],
             uid: None,
             resource_version: None,
         }
@@ -508,16 +715,22 @@ mod tests {
     #[test]
     fn a_token_is_renewed_at_80_percent_of_its_life() {
         let t = token(1000, 2000);
-        assert_eq!(t.due(Some(1799), 1000, Some("7"), "g"), None);
-        assert_eq!(t.due(Some(1800), 1000, Some("7"), "g"), Some(Due::Renew));
-        assert_eq!(t.due(Some(2000), 1000, Some("7"), "g"), Some(Due::Expired));
-        assert_eq!(t.due(None, 1000, Some("7"), "g"), None);
+        assert_eq!(t.due(Some(1799), 1000, Some("7"), "g", &[]), None);
+        assert_eq!(
+            t.due(Some(1800), 1000, Some("7"), "g", &[]),
+            Some(Due::Renew)
+        );
+        assert_eq!(
+            t.due(Some(2000), 1000, Some("7"), "g", &[]),
+            Some(Due::Expired)
+        );
+        assert_eq!(t.due(None, 1000, Some("7"), "g", &[]), None);
         // Without its issue time, the token's life is taken as the one asked for.
         let mut unissued = token(1000, 2000);
         unissued.issued = None;
-        assert_eq!(unissued.due(Some(1799), 1000, Some("7"), "g"), None);
+        assert_eq!(unissued.due(Some(1799), 1000, Some("7"), "g", &[]), None);
         assert_eq!(
-            unissued.due(Some(1800), 1000, Some("7"), "g"),
+            unissued.due(Some(1800), 1000, Some("7"), "g", &[]),
             Some(Due::Renew)
         );
     }
@@ -525,8 +738,147 @@ mod tests {
     #[test]
     fn a_rotated_kubeconfig_or_another_grant_mints_again() {
         let t = token(1000, 2000);
-        assert_eq!(t.due(Some(1100), 1000, Some("8"), "g"), Some(Due::Rotated));
-        assert_eq!(t.due(Some(1100), 1000, None, "g"), None);
-        assert_eq!(t.due(Some(1100), 1000, Some("7"), "h"), Some(Due::Regrant));
+        assert_eq!(
+            t.due(Some(1100), 1000, Some("8"), "g", &[]),
+            Some(Due::Rotated)
+        );
+        assert_eq!(t.due(Some(1100), 1000, None, "g", &[]), None);
+        assert_eq!(
+            t.due(Some(1100), 1000, Some("7"), "h", &[]),
+            Some(Due::Regrant)
+        );
+    }
+
+    #[test]
+    fn a_rotation_is_asked_for_by_a_value_not_acted_on_yet() {
+        let t = token(1000, 2000);
+        let asked = |values: &[&str]| {
+            let values: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+            t.due(Some(1100), 1000, Some("7"), "g", &values)
+        };
+        assert_eq!(asked(&["1"]), None);
+        assert_eq!(asked(&[]), None);
+        assert_eq!(asked(&["2"]), Some(Due::Requested));
+        assert_eq!(asked(&["1", "2"]), Some(Due::Requested));
+    }
+
+    #[test]
+    fn a_token_bound_to_nothing_is_replaced_by_a_bound_one() {
+        let mut t = token(1000, 2000);
+        t.binding = None;
+        assert_eq!(
+            t.due(Some(1100), 1000, Some("7"), "g", &[]),
+            Some(Due::Unbound)
+        );
+        assert_eq!(
+            t.due(Some(2000), 1000, Some("7"), "g", &[]),
+            Some(Due::Expired)
+        );
+    }
+
+    #[test]
+    fn a_binding_is_a_namespace_and_a_name() {
+        assert_eq!(
+            binding_parts("kube-system/t-1"),
+            Some(("kube-system", "t-1"))
+        );
+        for bad in ["", "t-1", "/t-1", "ns/", "ns/a/b"] {
+            assert_eq!(binding_parts(bad), None, "{bad}");
+        }
+    }
+
+    fn need(token: &TokenSecret, rotate: &[&str]) -> TokenNeed {
+        let settings = Settings {
+            mode: CredentialMode::ServiceAccount,
+            ..Settings::default()
+        };
+        let admin = ClusterConfig {
+            bearer_token: Some(Sensitive("admin".into())),
+            ..ClusterConfig::default()
+        };
+        let of = NeedOf {
+            cluster: "a".into(),
+            kubeconfig: SecretId::new("fleet", "a-kubeconfig"),
+            kubeconfig_version: Some("7".into()),
+            secret: SecretId::new("argocd", "token-cluster-a"),
+            namespaces: None,
+            cluster_resources: false,
+            rotate: rotate.iter().map(|r| r.to_string()).collect(),
+        };
+        least_privilege(
+            &settings,
+            Some(1100),
+            "https://a:6443",
+            &admin,
+            Some(token),
+            of,
+        )
+        .0
+    }
+
+    fn annotation<'s>(secret: &'s Secret, key: &str) -> Option<&'s str> {
+        secret
+            .annotations
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A new token's Secret names its binding, keeps the one it replaces to revoke later, and
+    /// records the rotation requests it answers; once those are revoked, they are dropped.
+    #[test]
+    fn a_replaced_binding_waits_in_the_token_secret_until_revoked() {
+        let mut t = token(1000, 2000);
+        t.grant = Some("kube-system/argocd-manager admin".into());
+        t.uid = Some("u".into());
+        t.resource_version = Some("9".into());
+        let asked = need(&t, &["2"]);
+        assert_eq!(asked.due, Some(Due::Requested));
+        let new = asked.secret_of("t2", 1100, 2100, "kube-system/argocd-manager-token-2");
+        assert_eq!(
+            annotation(&new, BINDING_ANNOTATION),
+            Some("kube-system/argocd-manager-token-2")
+        );
+        assert_eq!(
+            annotation(&new, RETIRED_ANNOTATION),
+            Some("kube-system/argocd-manager-token-1")
+        );
+        assert_eq!(annotation(&new, ROTATE_ANNOTATION), Some(r#"["2"]"#));
+        // Read back: nothing due, the old binding waits until the plan says Argo CD has moved.
+        t.binding = Some("kube-system/argocd-manager-token-2".into());
+        t.retired = vec!["kube-system/argocd-manager-token-1".into()];
+        t.rotated = vec!["2".into()];
+        let mut current = need(&t, &["2"]);
+        assert_eq!(current.due, None);
+        assert!(current.retire.is_empty());
+        assert_eq!(current.retired_request(), None);
+        current.retire_now();
+        assert_eq!(current.retire, vec!["kube-system/argocd-manager-token-1"]);
+        let Some(Request::Replace {
+            secret,
+            preconditions,
+        }) = current.retired_request()
+        else {
+            panic!("a replace of the token Secret as read");
+        };
+        assert_eq!(annotation(&secret, RETIRED_ANNOTATION), None);
+        assert_eq!(
+            annotation(&secret, BINDING_ANNOTATION),
+            Some("kube-system/argocd-manager-token-2")
+        );
+        assert_eq!(secret.data, vec![("token".to_string(), b"t".to_vec())]);
+        assert_eq!(preconditions.resource_version.as_deref(), Some("9"));
+    }
+
+    /// A guard that holds a rotation leaves the token as it is unless it is due for its age, and
+    /// the request unanswered.
+    #[test]
+    fn a_held_rotation_leaves_the_request_unanswered() {
+        let mut t = token(1000, 2000);
+        t.grant = Some("kube-system/argocd-manager admin".into());
+        let mut asked = need(&t, &["2"]);
+        asked.hold_rotation();
+        assert_eq!(asked.due, None);
+        assert_eq!(asked.rotate, vec!["1"]);
     }
 }

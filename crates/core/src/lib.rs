@@ -63,7 +63,10 @@ pub mod internals {
 /// writes, Argo CD's ConfigMap, the resources it reads (group, versions, kind). A host takes them
 /// from here and never writes them again.
 pub mod well_known {
-    pub use crate::access::{MANAGED_BY, MANAGED_BY_LABEL, TOKEN_LABEL, TOKEN_LABEL_VALUE};
+    pub use crate::access::{
+        BINDING_LABEL_VALUE, BINDING_SECRET_TYPE, BOUND_FOR_ANNOTATION, MANAGED_BY,
+        MANAGED_BY_LABEL, TOKEN_LABEL, TOKEN_LABEL_VALUE,
+    };
     pub use crate::appsets::CMD_PARAMS;
     pub use crate::config::installed::{CONTROLLER_LABEL, SETTINGS_LABELS};
     pub use crate::convert::argocd::{OWNED_LABEL, SECRET_TYPE_LABEL};
@@ -73,7 +76,9 @@ pub mod well_known {
     pub use crate::sources::capi::CLUSTER_NAME_LABEL;
 }
 
-pub use access::{AdminAccess, CredentialMode, Due, Grant, Granted, ServiceAccount, TokenNeed};
+pub use access::{
+    AdminAccess, CredentialMode, Due, Grant, Granted, ServiceAccount, TokenNeed, binding_parts,
+};
 pub use appsets::{
     AppChange, AppRef, AppSetPlan, ApplicationEffect, ApplicationResources, Applications, Leaves,
     Stranded,
@@ -88,7 +93,7 @@ pub use krm::{Preconditions, Secret, failure_resource_list};
 pub use read_set::{Objects, Read, ReadSet, Resource, Values, read_set};
 pub use reconcile::view::PlanFormat;
 pub use reconcile::{
-    Action, ClusterOutcome, ClusterState, Entry, Guard, Held, Plan, SecretId, TokenDelete,
+    Action, ClusterOutcome, ClusterState, Entry, Guard, Held, Plan, SecretId, TokenDelete, Unbind,
 };
 pub use request::{Request, Verb};
 pub use run::{Files, Finished, NoFiles, Options, Outcome, RunError, plan, run, run_streaming};

@@ -175,7 +175,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "removeServiceAccount",
         default: "false",
-        doc: "`true`: when a cluster's token Secret goes while its kubeconfig Secret is still converted (back to `credentials: admin`), capi2argo-controller also deletes the ServiceAccount and its RBAC in the workload cluster. A cluster whose kubeconfig Secret is gone cannot be reached, and its tokens expire on their own",
+        doc: "`true`: when a cluster's token Secret goes while its kubeconfig Secret is still converted (back to `credentials: admin`), capi2argo-controller also deletes the ServiceAccount and its RBAC in the workload cluster (each token is revoked on its own either way). A cluster whose kubeconfig Secret is gone cannot be reached, and its tokens expire on their own",
         kind: "bool",
         set: |c, raw, _| {
             c.access.remove_account = raw.boolean().map_err(bad)?;
@@ -185,7 +185,7 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "maxCredentialChanges",
         default: "10%",
-        doc: "guard: the most Argo CD Secrets one run may move between `admin` and `serviceAccount` credentials, a count or a percentage of the owned Secrets; one is always allowed. A run that would move more moves none",
+        doc: "guard: the most Argo CD Secrets one run may move between `admin` and `serviceAccount` credentials, together with the tokens it rotates on request (`capi2argo.dev/rotate-token`), a count or a percentage of the owned Secrets; one is always allowed. A run that would change more changes none (tokens due for their age are still renewed)",
         kind: "text",
         set: |c, raw, _| {
             let value = raw.scalar_text().unwrap_or_default();

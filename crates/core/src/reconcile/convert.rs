@@ -209,10 +209,10 @@ pub(super) fn convert_all<'x, 'a>(
             // Back to admin: its token goes, and what it was granted may be revoked.
             converted
                 .revocable
-                .push(token_login(ctx, scan, &secret, from).0);
+                .push(token_login(ctx, scan, &secret, from, described).0);
         }
         if service_account {
-            let (need, login) = token_login(ctx, scan, &secret, from);
+            let (need, login) = token_login(ctx, scan, &secret, from, described);
             converted.tokens.push(need);
             match login {
                 access::Login::Token { config, expires } => {
@@ -281,6 +281,20 @@ pub(super) fn convert_all<'x, 'a>(
     converted
 }
 
+/// The rotation requests on a cluster's kubeconfig Secret and on its Cluster, either one.
+fn rotation_requests(ctx: &Ctx, from: usize, cluster: Option<usize>) -> Vec<String> {
+    let mut values: Vec<String> = [Some(from), cluster]
+        .into_iter()
+        .flatten()
+        .filter_map(|at| ctx.object(at).annotation(access::ROTATE_ANNOTATION))
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+        .collect();
+    values.sort();
+    values.dedup();
+    values
+}
+
 /// `credentials: serviceAccount`: the cluster's token need, and what its Argo CD Secret logs in
 /// with (its token, or nothing yet).
 fn token_login(
@@ -288,6 +302,7 @@ fn token_login(
     scan: &Scan,
     secret: &ClusterSecret,
     from: usize,
+    cluster: Option<usize>,
 ) -> (access::TokenNeed, access::Login) {
     let kubeconfig = SecretId::new(&secret.source_namespace, &secret.source_name);
     let version = ctx
@@ -306,6 +321,7 @@ fn token_login(
         ),
         namespaces: secret.fields.namespaces.clone(),
         cluster_resources: secret.fields.cluster_resources.unwrap_or(false),
+        rotate: rotation_requests(ctx, from, cluster),
     };
     access::least_privilege(
         &ctx.config.access,
@@ -315,4 +331,34 @@ fn token_login(
         scan.tokens.get(&kubeconfig),
         of,
     )
+}
+
+/// The admin credential of the kubeconfig Secret `id` as the input holds it, read only to reach
+/// its cluster (revoking a token of a cluster that is no longer converted); `Err`: why not.
+pub(super) fn admin_access(ctx: &Ctx, id: &SecretId) -> Result<access::AdminAccess, String> {
+    let object = ctx
+        .input
+        .items
+        .iter()
+        .map(|item| krm::object::Object::new(&item.node))
+        .find(|o| o.kind() == Some("Secret") && SecretId::of(*o) == *id)
+        .ok_or_else(|| format!("its kubeconfig Secret {id} is gone"))?;
+    let text = ctx
+        .config
+        .sources
+        .iter()
+        .flat_map(|s| &s.keys)
+        .find_map(|key| object.secret_value(key).ok().flatten())
+        .map(|(_, text)| text)
+        .ok_or_else(|| format!("its kubeconfig Secret {id} holds no kubeconfig"))?;
+    let reading = crate::convert::kubeconfig::read(
+        &text,
+        None,
+        crate::convert::kubeconfig::Credentials::Read,
+        ctx.limits,
+    );
+    let connection = reading
+        .connection
+        .ok_or_else(|| format!("its kubeconfig Secret {id} cannot be read as a kubeconfig"))?;
+    access::AdminAccess::of(&connection.server, &connection.config)
 }

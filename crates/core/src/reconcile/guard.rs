@@ -27,17 +27,24 @@ pub(super) fn check(
     ctx: &mut Ctx,
     scan: &Scan,
     steps: &mut Steps,
+    needs: &mut [access::TokenNeed],
     judgment: Option<(&JudgmentInputs, &Applications)>,
 ) {
     // Judged first, on the whole change: a guard that holds would otherwise hide from the
     // guards after it what the change does, and a deliberate mass change would take one run
     // per guard to find out.
     sealed_package_rerendered(ctx, scan, steps);
-    let overrides = overrides(ctx, scan, steps, judgment.map(|(_, unguarded)| unguarded));
+    let overrides = overrides(
+        ctx,
+        scan,
+        steps,
+        needs,
+        judgment.map(|(_, unguarded)| unguarded),
+    );
     allow_empty(ctx, scan, steps);
     max_prune(ctx, steps);
     allow_rename(ctx, steps);
-    max_credential_changes(ctx, steps);
+    max_credential_changes(ctx, steps, needs);
     if let Some((inputs, unguarded)) = judgment {
         max_application_deletes(ctx, steps, inputs, unguarded);
     }
@@ -72,6 +79,7 @@ fn overrides(
     ctx: &Ctx,
     scan: &Scan,
     steps: &Steps,
+    needs: &[access::TokenNeed],
     unguarded: Option<&Applications>,
 ) -> Vec<String> {
     let mut out = Vec::new();
@@ -97,7 +105,7 @@ fn overrides(
     if pruned > ctx.config.max_prune.limit(managed(steps)) {
         out.push(format!("maxPrune={pruned}"));
     }
-    let moved = credential_moves(ctx, steps);
+    let moved = credential_moves(ctx, steps) + rotations(needs);
     if moved > ctx.config.access.max_changes.limit(managed(steps)) {
         out.push(format!("maxCredentialChanges={moved}"));
     }
@@ -312,13 +320,14 @@ pub(super) fn protected(steps: &mut Steps, before: &Applications, after: &Applic
 /// credential and a ServiceAccount token than the setting allows moves none. A change of
 /// `credentials` is a change to every cluster's login at once; one that does not work (RBAC the
 /// workload clusters refuse, a NetworkPolicy in the way) would cut Argo CD off the whole fleet.
-fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
+fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps, needs: &mut [access::TokenNeed]) {
     let service_account = ctx.config.access.mode == access::CredentialMode::ServiceAccount;
     let moved = credential_moves(ctx, steps);
+    let rotated = rotations(needs);
     let owned = managed(steps);
     let setting = ctx.config.access.max_changes;
     let limit = setting.limit(owned);
-    if moved <= limit {
+    if moved + rotated <= limit {
         return;
     }
     let (from, to) = if service_account {
@@ -332,9 +341,30 @@ fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
     } else {
         "Check first that Argo CD is meant to hold each cluster's admin credential again (the kubeconfig Secrets' own; the token Secrets then go)"
     };
-    let message = format!(
-        "this run would move {moved} of the {owned} owned Argo CD cluster Secrets from {from} to {to}, more than maxCredentialChanges={setting} allows ({limit}): none is moved, each keeps what it logs in with. {check}, then let the move through with maxCredentialChanges={moved} (or a percentage)"
-    );
+    let change = match (moved, rotated) {
+        (0, r) => format!(
+            "rotate the tokens of {r} of the {owned} owned Argo CD cluster Secrets ({})",
+            access::ROTATE_ANNOTATION
+        ),
+        (m, 0) => {
+            format!("move {m} of the {owned} owned Argo CD cluster Secrets from {from} to {to}")
+        }
+        (m, r) => format!(
+            "move {m} of the {owned} owned Argo CD cluster Secrets from {from} to {to} and rotate the tokens of {r} ({})",
+            access::ROTATE_ANNOTATION
+        ),
+    };
+    let total = moved + rotated;
+    let message = if moved == 0 {
+        format!(
+            "this run would {change}, more than maxCredentialChanges={setting} allows ({limit}): no token is rotated (each is still renewed as it ages). If a fleet-wide rotation is meant, let it through with maxCredentialChanges={total} (or a percentage)"
+        )
+    } else {
+        format!(
+            "this run would {change}, more than maxCredentialChanges={setting} allows ({limit}): none is moved, each keeps what it logs in with. {check}, then let the {} through with maxCredentialChanges={total} (or a percentage)",
+            if rotated == 0 { "move" } else { "change" }
+        )
+    };
     ctx.report_config(Severity::Error, None, message.clone());
     let mut held = Vec::new();
     for i in 0..steps.steps.len() {
@@ -350,12 +380,21 @@ fn max_credential_changes(ctx: &mut Ctx, steps: &mut Steps) {
         step.out = None;
         held.push(step.secret.clone());
     }
+    for need in needs.iter_mut().filter(|n| n.requested()) {
+        need.hold_rotation();
+        held.push(need.secret.clone());
+    }
     steps.held.push(Held {
         guard: Guard::MaxCredentialChanges,
         message,
         secrets: held,
         applications: Vec::new(),
     });
+}
+
+/// How many tokens a rotation asked for would mint again.
+fn rotations(needs: &[access::TokenNeed]) -> usize {
+    needs.iter().filter(|n| n.requested()).count()
 }
 
 /// Whether a step moves an owned Secret between the admin credential and a ServiceAccount

@@ -58,7 +58,7 @@ pub use ids::SecretId;
 pub use outcome::{ClusterOutcome, ClusterState};
 pub use public::{Entry, Plan};
 pub use reads::cut_unread;
-pub use tokens::TokenDelete;
+pub use tokens::{TokenDelete, Unbind};
 
 /// What a reconciliation produced besides its output.
 #[derive(Debug)]
@@ -131,7 +131,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         );
     }
     let mut converted = convert::convert_all(&mut ctx, &scan, run.output);
-    let needs = std::mem::take(&mut converted.tokens);
+    let mut needs = std::mem::take(&mut converted.tokens);
     let revocable = std::mem::take(&mut converted.revocable);
     let settled = collide::resolve(&mut ctx, &scan, converted.conversions);
     let mut steps = plan::plan(
@@ -153,7 +153,8 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     // guard then protects.
     let unguarded = judgment.as_ref().map(|j| j.judge(&ctx, &steps));
     let judge = judgment.as_ref().zip(unguarded.as_ref());
-    guard::check(&mut ctx, &scan, &mut steps, judge);
+    guard::check(&mut ctx, &scan, &mut steps, &mut needs, judge);
+    retire_replaced_tokens(&steps, &mut needs);
     // A fleet's judgment is the plan's dearest part: made again only when a guard held a step.
     let judged = match &judgment {
         Some(j) if !steps.held.is_empty() => Some(j.judge(&ctx, &steps)),
@@ -189,6 +190,23 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     Reconciled {
         results: ctx.results,
         plan,
+    }
+}
+
+/// A replaced token's binding is revoked once Argo CD's Secret carries the token that replaced
+/// it: its step writes nothing this run (it was written with the new token before). Revoked
+/// sooner, Argo CD would hold a revoked token until its Secret is written.
+fn retire_replaced_tokens(steps: &decision::Steps, needs: &mut [crate::access::TokenNeed]) {
+    for need in needs.iter_mut().filter(|n| !n.retired().is_empty()) {
+        let mut its = steps
+            .steps
+            .iter()
+            .filter(|s| s.source.as_ref() == Some(&need.kubeconfig))
+            .peekable();
+        let written = its.peek().is_some() && its.all(|s| s.action == decision::Action::Unchanged);
+        if written && need.due.is_none() {
+            need.retire_now();
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! After the guards: the token Secrets (`credentials: serviceAccount`) no Argo CD Secret uses
-//! any more go, with their cluster — and, with `removeServiceAccount`, what the controller
-//! revokes in a workload cluster it can still reach.
+//! any more go, with their cluster — their tokens revoked in a workload cluster the controller
+//! can still reach (each token's binding deleted), and, with `removeServiceAccount`, the
+//! ServiceAccount and its RBAC too.
 
 use std::collections::HashSet;
 
@@ -27,6 +28,18 @@ pub struct TokenDelete {
     /// `removeServiceAccount`: the ServiceAccount and RBAC to delete in the workload cluster,
     /// and how to reach it, where its kubeconfig Secret is still there to read.
     pub revoke: Option<(AdminAccess, Grant)>,
+    /// Its tokens, revoked one by one by deleting what each is bound to, before the token
+    /// Secret goes; `Err`: why they cannot be (they expire on their own).
+    pub unbind: Result<Unbind, String>,
+}
+
+/// The bindings of a token Secret's tokens, and how to reach the cluster they are in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unbind {
+    /// How to reach the workload cluster.
+    pub access: AdminAccess,
+    /// The binding Secrets, `namespace/name`.
+    pub bindings: Vec<String>,
 }
 
 /// The token Secrets to delete: one whose kubeconfig Secret has no cluster that keeps or gets
@@ -82,6 +95,7 @@ pub(super) fn deletes(
             uid: token.uid.clone(),
             resource_version: token.resource_version.clone(),
             revoke: None,
+            unbind: Err(String::new()),
         })
         .collect();
     deletes.sort_by(|a, b| a.secret.cmp(&b.secret));
@@ -98,15 +112,26 @@ pub(super) fn deletes(
                 .find(|n| n.kubeconfig == d.kubeconfig)
                 .and_then(|n| Some((n.access.clone().ok()?, n.grant.clone())));
         }
-        let index = scan
+        let token = scan
             .tokens
             .values()
             .chain(scan.token_extras.iter().map(|(_, t)| t))
-            .find(|t| t.id == d.secret)
-            .map_or(0, |t| t.index);
+            .find(|t| t.id == d.secret);
+        let index = token.map_or(0, |t| t.index);
+        d.unbind = match token {
+            Some(t) => unbind(ctx, t, &d.kubeconfig, needs),
+            None => Err("its token Secret was not read".into()),
+        };
+        let revoked = match &d.unbind {
+            Ok(u) => format!(
+                "; its token{} revoked in the workload cluster first",
+                if u.bindings.len() > 1 { "s are" } else { " is" }
+            ),
+            Err(why) => format!("; its token is not revoked ({why})"),
+        };
         let message = if read {
             format!(
-                "deleted: token Secret of {}, which no Argo CD Secret logs in with any more{}",
+                "deleted: token Secret of {}, which no Argo CD Secret logs in with any more{revoked}{}",
                 d.kubeconfig,
                 if d.revoke.is_some() {
                     "; its ServiceAccount and RBAC are deleted in the workload cluster (removeServiceAccount)"
@@ -116,11 +141,43 @@ pub(super) fn deletes(
             )
         } else {
             format!(
-                "deleted: a second token Secret of {}, never read (one token Secret per kubeconfig Secret)",
+                "deleted: a second token Secret of {}, never read (one token Secret per kubeconfig Secret){revoked}",
                 d.kubeconfig
             )
         };
         ctx.report(index, Severity::Info, None, message);
     }
     deletes
+}
+
+/// How a token Secret's tokens are revoked as it goes: each binding deleted, through the admin
+/// credential of its kubeconfig Secret — the one a cluster converted this run gave, else the
+/// kubeconfig Secret as the input holds it (a cluster ignored, deselected or moved to `admin`).
+fn unbind(
+    ctx: &Ctx,
+    token: &access::TokenSecret,
+    kubeconfig: &SecretId,
+    needs: &[access::TokenNeed],
+) -> Result<Unbind, String> {
+    let mut bindings: Vec<String> = token
+        .binding
+        .iter()
+        .chain(&token.retired)
+        .cloned()
+        .collect();
+    bindings.dedup();
+    if bindings.is_empty() {
+        return Err("it was minted bound to no object; it expires on its own, or goes with its ServiceAccount".into());
+    }
+    if token
+        .expires
+        .is_some_and(|e| ctx.now.is_some_and(|now| now >= e))
+    {
+        return Err("it has expired".into());
+    }
+    let access = match needs.iter().find(|n| &n.kubeconfig == kubeconfig) {
+        Some(need) => need.access.clone(),
+        None => super::convert::admin_access(ctx, kubeconfig),
+    };
+    access.map(|access| Unbind { access, bindings })
 }

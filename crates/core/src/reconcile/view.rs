@@ -303,19 +303,30 @@ impl Plan {
                 (None, _, Some(expires)) => format!("expires {}", instant(expires)),
                 (None, _, None) => "current".into(),
             };
+            let state = match t.retire.len() {
+                0 => state,
+                n => format!(
+                    "{state}; {n} replaced token{} revoked now",
+                    if n == 1 { "" } else { "s" }
+                ),
+            };
             out.push_str(&format!(
                 "{:<9} {} ({}) as {}: {state}\n",
                 "token", t.secret, t.cluster, t.grant
             ));
         }
         for d in &self.token_deletes {
+            let unbind = match &d.unbind {
+                Ok(_) => ", its token revoked".to_string(),
+                Err(why) => format!(", its token not revoked ({why})"),
+            };
             let revoke = if d.revoke.is_some() {
                 ", its ServiceAccount and RBAC revoked"
             } else {
                 ""
             };
             out.push_str(&format!(
-                "{:<9} {} (token of {}){revoke}\n",
+                "{:<9} {} (token of {}){unbind}{revoke}\n",
                 "delete", d.secret, d.kubeconfig
             ));
         }
@@ -478,11 +489,16 @@ impl Plan {
                 .token_deletes
                 .iter()
                 .map(|d| {
-                    Node::map(vec![
+                    let mut fields = vec![
                         ("secret", id(&d.secret)),
                         ("kubeconfig", id(&d.kubeconfig)),
                         ("revoke", Node::plain(d.revoke.is_some().to_string())),
-                    ])
+                        ("revokeToken", Node::plain(d.unbind.is_ok().to_string())),
+                    ];
+                    if let Err(why) = &d.unbind {
+                        fields.push(("tokenNotRevoked", Node::string(why.clone())));
+                    }
+                    Node::map(fields)
                 })
                 .collect();
             fields.push(("tokenDeletes", Node::seq(deletes)));
@@ -596,6 +612,13 @@ fn token_json(t: &access::TokenNeed) -> Node<'static> {
     }
     if let Err(why) = &t.access {
         fields.push(("cannotMint", Node::string(why.clone())));
+    }
+    if let Some(binding) = &t.binding {
+        fields.push(("boundTo", Node::string(binding.clone())));
+    }
+    if !t.retire.is_empty() {
+        let retire = t.retire.iter().cloned().map(Node::string).collect();
+        fields.push(("revokeReplaced", Node::seq(retire)));
     }
     Node::map(fields)
 }
