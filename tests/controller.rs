@@ -1865,7 +1865,8 @@ fn bindings(api: &StandIn) -> Vec<String> {
 /// Revocable tokens (issue 49): each token is bound to a Secret of its own in the workload
 /// cluster. A rotation asked for on the kubeconfig Secret mints a new token, Argo CD's Secret
 /// takes it, and then the old token's binding goes: the workload cluster refuses the old token
-/// (401) while the new one works. A cluster ignored while it runs loses its token at once.
+/// (401) while the new one works; the same asked on the Cluster. A cluster ignored while it runs
+/// loses its token at once.
 #[test]
 fn a_rotated_or_leaving_token_is_refused_by_the_workload_cluster() {
     const ADMIN: &str = "admin-of-bound-0123456789abcdef";
@@ -1948,19 +1949,33 @@ fn a_rotated_or_leaving_token_is_refused_by_the_workload_cluster() {
         Some(1.0)
     );
 
+    // Asked on the Cluster instead: another token, the second one revoked.
+    let cluster = || {
+        api.objects()
+            .into_iter()
+            .find(|o| o["kind"] == "Cluster" && o["metadata"]["name"] == "bd")
+            .expect("the Cluster")
+    };
+    let put_cluster = |cluster: &Value| {
+        let path = "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet/clusters/bd";
+        assert_eq!(api.send("PUT", path, Some(cluster)).0, 200);
+    };
+    let mut asked = cluster();
+    asked["metadata"]["annotations"] = json!({"capi2argo.dev/rotate-token": "leak-4711"});
+    put_cluster(&asked);
+    eventually("a third token", &controller, || {
+        token_of(&api).is_some_and(|t| t != first && t != second)
+    });
+    eventually("the second token refused", &controller, || {
+        refused(&workload, &second)
+    });
+    let second = token_of(&api).expect("a token");
+    assert!(!refused(&workload, &second), "the new token works");
+
     // Ignored while it runs: its Argo CD Secret and token Secret go, its token revoked first.
-    let mut cluster = api
-        .objects()
-        .into_iter()
-        .find(|o| o["kind"] == "Cluster" && o["metadata"]["name"] == "bd")
-        .expect("the Cluster");
-    cluster["metadata"]["labels"] = json!({"ignore-cluster.capi-to-argocd": ""});
-    let (code, _) = api.send(
-        "PUT",
-        "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet/clusters/bd",
-        Some(&cluster),
-    );
-    assert_eq!(code, 200);
+    let mut ignored = cluster();
+    ignored["metadata"]["labels"] = json!({"ignore-cluster.capi-to-argocd": ""});
+    put_cluster(&ignored);
     eventually("the token Secret deleted", &controller, || {
         token_secret(&api).is_none()
     });
