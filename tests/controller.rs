@@ -1991,3 +1991,132 @@ fn a_rotated_or_leaving_token_is_refused_by_the_workload_cluster() {
     }
     controller.kill();
 }
+
+/// Argo CD's AppProject `name` in `argocd`, its destinationServiceAccounts `entries`
+/// (server, namespace, defaultServiceAccount).
+fn app_project(name: &str, entries: &[(&str, &str, &str)]) -> Value {
+    let entries: Vec<Value> = entries
+        .iter()
+        .map(|(s, n, a)| json!({"server": s, "namespace": n, "defaultServiceAccount": a}))
+        .collect();
+    json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+           "metadata": {"name": name, "namespace": "argocd"},
+           "spec": {"destinations": [{"server": "*", "namespace": "*"}],
+                    "destinationServiceAccounts": entries}})
+}
+
+/// serviceAccountRole=impersonate (issue 49): Argo CD's own ServiceAccount may read everything
+/// and impersonate exactly the ServiceAccounts its AppProjects name for the cluster; those are
+/// set up in their namespaces and bound to their project's ClusterRole, and go with their
+/// bindings when no project names them any more; argocd-cm without impersonation is an error.
+#[test]
+fn impersonation_sets_up_the_projects_service_accounts() {
+    const ADMIN: &str = "admin-of-impersonated-0123456789abcdef";
+    let Some(workload) = workload_stand_in("imp-workload", &[], ADMIN) else {
+        return;
+    };
+    let kubeconfig = workload_kubeconfig_secret("im", &workload, ADMIN);
+    let server = format!("http://127.0.0.1:{}", workload.port);
+    let project = app_project(
+        "team-a",
+        &[
+            (&server, "guestbook", "deployer"),
+            ("*", "guestbook", "never-used"),
+            ("*", "shared", "infra:syncer"),
+        ],
+    );
+    let cm = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": "argocd-cm", "namespace": "argocd"},
+                    "data": {"application.sync.impersonation.enabled": "true"}});
+    let Some(api) = stand_in("imp", &[kubeconfig, project, cm], &[]) else {
+        return;
+    };
+    let args = [
+        "--set=credentials=serviceAccount",
+        "--set=serviceAccountRole=impersonate",
+        "--set=impersonationRoles=team-a=admin",
+    ];
+    let Some(controller) = Controller::start("imp", &api, &args) else {
+        return;
+    };
+    eventually("the cluster registered with a token", &controller, || {
+        argo_config(&api, "cluster-im").is_some_and(|c| c["bearerToken"].is_string())
+    });
+    let find = |kind: &str, namespace: Option<&str>, name: &str| {
+        workload.objects().into_iter().find(|o| {
+            o["kind"] == kind
+                && o["metadata"]["name"] == name
+                && namespace.is_none_or(|ns| o["metadata"]["namespace"] == ns)
+        })
+    };
+    let deployer = find("ServiceAccount", Some("guestbook"), "deployer").expect("deployer");
+    assert_eq!(
+        deployer["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+        "capi2argo"
+    );
+    assert!(find("ServiceAccount", Some("infra"), "syncer").is_some());
+    assert!(
+        find("ServiceAccount", None, "never-used").is_none(),
+        "Argo CD's first-match rule never reaches it"
+    );
+    let binding = find("RoleBinding", Some("guestbook"), "capi2argo-deployer-admin")
+        .expect("the deployer bound to its project's role");
+    assert_eq!(binding["roleRef"]["kind"], "ClusterRole");
+    assert_eq!(binding["roleRef"]["name"], "admin");
+    let role = find(
+        "Role",
+        Some("guestbook"),
+        "capi2argo-argocd-manager-impersonate",
+    )
+    .expect("the impersonation Role");
+    assert_eq!(role["rules"][0]["verbs"], json!(["impersonate"]));
+    assert_eq!(role["rules"][0]["resourceNames"], json!(["deployer"]));
+    let read = find("ClusterRole", None, "capi2argo-argocd-manager-read").expect("read");
+    let verbs: Vec<&Value> = read["rules"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|r| r["verbs"].as_array().into_iter().flatten())
+        .collect();
+    assert!(
+        verbs
+            .iter()
+            .all(|v| ["get", "list", "watch"].contains(&v.as_str().unwrap_or(""))),
+        "{verbs:?}"
+    );
+    assert!(
+        find("ClusterRoleBinding", None, "capi2argo-argocd-manager").is_none(),
+        "no admin grant"
+    );
+
+    // The project no longer names the shared namespace: syncer goes with its binding.
+    let mut project = api
+        .objects()
+        .into_iter()
+        .find(|o| o["kind"] == "AppProject")
+        .expect("the AppProject");
+    project["spec"]["destinationServiceAccounts"] =
+        json!([{"server": server, "namespace": "guestbook", "defaultServiceAccount": "deployer"}]);
+    let path = "/apis/argoproj.io/v1alpha1/namespaces/argocd/appprojects/team-a";
+    assert_eq!(api.send("PUT", path, Some(&project)).0, 200);
+    eventually("syncer removed", &controller, || {
+        find("ServiceAccount", Some("infra"), "syncer").is_none()
+    });
+    assert!(find("RoleBinding", Some("infra"), "capi2argo-syncer-admin").is_none());
+    assert!(find("ServiceAccount", Some("guestbook"), "deployer").is_some());
+
+    // argocd-cm turns impersonation off: Argo CD could not sync, and the plan says so.
+    let mut cm = api
+        .objects()
+        .into_iter()
+        .find(|o| o["kind"] == "ConfigMap" && o["metadata"]["name"] == "argocd-cm")
+        .expect("argocd-cm");
+    cm["data"] = json!({});
+    let path = "/api/v1/namespaces/argocd/configmaps/argocd-cm";
+    assert_eq!(api.send("PUT", path, Some(&cm)).0, 200);
+    eventually("the error said", &controller, || {
+        controller
+            .logs()
+            .contains("argocd-cm does not set application.sync.impersonation.enabled")
+    });
+}

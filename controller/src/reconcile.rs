@@ -756,6 +756,12 @@ mod tests {
             ),
             Exchange::new(Method::GET, &format!("{rbac}/roles"), 200, list("RoleList")),
             Exchange::new(
+                Method::GET,
+                "/api/v1/serviceaccounts",
+                200,
+                json!({"apiVersion": "v1", "kind": "ServiceAccountList", "metadata": {}, "items": []}),
+            ),
+            Exchange::new(
                 Method::POST,
                 "/api/v1/namespaces/kube-system/secrets",
                 201,
@@ -792,7 +798,7 @@ mod tests {
             .await
             .expect("the workload cluster's requests");
         // The token is bound to a Secret of its own, which holds nothing: deleting it revokes it.
-        let binding = &workload_log.requests[8].body;
+        let binding = &workload_log.requests[9].body;
         assert_eq!(binding["metadata"]["generateName"], "argocd-manager-token-");
         assert_eq!(binding["type"], "capi2argo.dev/token-binding");
         assert_eq!(
@@ -804,7 +810,7 @@ mod tests {
             "argocd/token-cluster-prod-eu-1"
         );
         assert!(binding.get("data").is_none());
-        let request = &workload_log.requests[9].body;
+        let request = &workload_log.requests[10].body;
         assert_eq!(
             request["spec"]["boundObjectRef"],
             json!({"apiVersion": "v1", "kind": "Secret", "name": "argocd-manager-token-x7k2p", "uid": "b1"})

@@ -220,7 +220,8 @@ struct Allowed {
 /// The CronJob lists (it opens no watch); the controller lists and watches, and holds its
 /// Lease. Both write Secrets in Argo CD's namespace only, and record Events; both read Argo CD's
 /// ApplicationSets and Applications there (readApplications), and its one ConfigMap
-/// `argocd-cmd-params-cm` by name.
+/// `argocd-cmd-params-cm` by name; the controller also its AppProjects and `argocd-cm`
+/// (serviceAccountRole=impersonate).
 fn allowed(controller: bool) -> Vec<Allowed> {
     let reads: &'static [&'static str] = if controller {
         &["list", "watch"]
@@ -275,10 +276,25 @@ fn allowed(controller: bool) -> Vec<Allowed> {
             resource: "configmaps",
             reads: &[],
             in_argocd: &[],
-            named: Some((&["get"], &["argocd-cmd-params-cm"])),
+            named: Some((
+                &["get"],
+                if controller {
+                    &["argocd-cmd-params-cm", "argocd-cm"]
+                } else {
+                    &["argocd-cmd-params-cm"]
+                },
+            )),
         },
     ];
     if controller {
+        // serviceAccountRole=impersonate: the AppProjects' destinationServiceAccounts.
+        out.push(Allowed {
+            group: "argoproj.io",
+            resource: "appprojects",
+            reads: &[],
+            in_argocd: reads,
+            named: None,
+        });
         out.push(Allowed {
             group: "coordination.k8s.io",
             resource: "leases",

@@ -15,7 +15,8 @@ Resources (RESOURCES below), each kept as the JSON objects it was given or sent:
   networking.k8s.io/v1: networkpolicies;
   cluster.x-k8s.io: clusters (+ clusters/status), in the versions --capi names;
   controlplane.cluster.x-k8s.io/v1beta1: kubeadmcontrolplanes (+ /status); batch/v1: cronjobs, jobs;
-  argoproj.io/v1alpha1: applicationsets, applications (Argo CD's CRDs; --no-argocd serves none);
+  argoproj.io/v1alpha1: applicationsets, applications, appprojects (Argo CD's CRDs; --no-argocd
+  serves none);
   multicluster.x-k8s.io: clusterprofiles (+ /status), in the versions --profiles names (--no-profiles: none);
   rbac.authorization.k8s.io/v1: roles, rolebindings, clusterroles, clusterrolebindings;
   coordination.k8s.io/v1: leases; events.k8s.io/v1: events;
@@ -153,7 +154,7 @@ Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token 
               v1beta2 is preferred: the preferred version is the newest, as Kubernetes sorts them)
   --no-capi   serve no Cluster API group at all (cluster.x-k8s.io, controlplane.cluster.x-k8s.io):
               discovery leaves them out and their paths are 404, as in a cluster without the CRDs
-  --no-argocd serve no argoproj.io group (Argo CD's ApplicationSets and Applications)
+  --no-argocd serve no argoproj.io group (Argo CD's ApplicationSets, Applications, AppProjects)
   --profiles  the multicluster.x-k8s.io versions served for clusterprofiles, comma-separated
               (default v1alpha1, as cluster-inventory-api v0.1.2's CRD; "v1alpha2,v1alpha1" as its
               main branch, where v1alpha2 is preferred)
@@ -266,6 +267,7 @@ RESOURCES = [
     Resource("events.k8s.io", ["v1"], "events", "Event", True, create_on_update=True),
     Resource("argoproj.io", ["v1alpha1"], "applicationsets", "ApplicationSet", True, builtin=False),
     Resource("argoproj.io", ["v1alpha1"], "applications", "Application", True, builtin=False),
+    Resource("argoproj.io", ["v1alpha1"], "appprojects", "AppProject", True, builtin=False),
     Resource("multicluster.x-k8s.io", PROFILE_VERSIONS, "clusterprofiles", "ClusterProfile", True, builtin=False,
              status=True),
 ]

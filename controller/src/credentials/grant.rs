@@ -22,11 +22,11 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 /// The labels naming the ServiceAccount an RBAC object is for (each a DNS label: it fits).
-const ACCOUNT_NAMESPACE_LABEL: &str = "capi2argo.dev/service-account-namespace";
-const ACCOUNT_NAME_LABEL: &str = "capi2argo.dev/service-account";
+pub(super) const ACCOUNT_NAMESPACE_LABEL: &str = "capi2argo.dev/service-account-namespace";
+pub(super) const ACCOUNT_NAME_LABEL: &str = "capi2argo.dev/service-account";
 /// The roles and bindings are `capi2argo-<ServiceAccount>[-suffix]`: never the names
 /// `argocd cluster add` gives its own (`argocd-manager-role`), which this must not take over.
-const PREFIX: &str = "capi2argo";
+pub(super) const PREFIX: &str = "capi2argo";
 use super::MintError;
 
 /// A minted token, when it stops being valid (Unix seconds), and the Secret it is bound to
@@ -55,6 +55,9 @@ pub async fn mint(
         ..ServiceAccount::default()
     };
     apply(&accounts, &account.name, &sa, "the ServiceAccount").await?;
+    if let Granted::Impersonate(impersonated) = &grant.granted {
+        super::impersonation::ensure_accounts(client, grant, impersonated, &labels).await?;
+    }
     let wanted = grant_objects(grant, &labels);
     for role in &wanted.cluster_roles {
         let api: Api<ClusterRole> = Api::all(client.clone());
@@ -88,6 +91,11 @@ pub async fn mint(
         apply(&api, &name_of(&binding.metadata), binding, &what).await?;
     }
     remove_others(client, grant, &wanted).await?;
+    let impersonated = match &grant.granted {
+        Granted::Impersonate(accounts) => accounts.as_slice(),
+        _ => &[],
+    };
+    super::impersonation::remove_others(client, grant, impersonated).await?;
     let binding = create_binding(client, grant, &labels, for_secret).await?;
     let binding_name = name_of(&binding.metadata);
     let request = TokenRequest {
@@ -181,7 +189,7 @@ pub async fn unbind(client: &Client, bindings: &[String]) -> Result<(), MintErro
 /// Creates the ServiceAccount's namespace where it is missing (server-side, labelled as the
 /// ServiceAccount is). One that exists is left as it is: applying would claim its labels (a
 /// `kube-system` marked as capi2argo's).
-async fn ensure_namespace(
+pub(super) async fn ensure_namespace(
     client: &Client,
     name: &str,
     labels: &BTreeMap<String, String>,
@@ -208,17 +216,18 @@ async fn ensure_namespace(
 pub async fn revoke(client: &Client, grant: &Grant) -> Result<(), MintError> {
     let nothing = Wanted::default();
     remove_others(client, grant, &nothing).await?;
+    super::impersonation::remove_others(client, grant, &[]).await?;
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &grant.account.namespace);
     delete(&accounts, &grant.account.name, "the ServiceAccount").await
 }
 
 /// The RBAC objects a grant needs.
 #[derive(Default)]
-struct Wanted {
-    cluster_roles: Vec<ClusterRole>,
-    cluster_bindings: Vec<ClusterRoleBinding>,
-    roles: Vec<Role>,
-    bindings: Vec<RoleBinding>,
+pub(super) struct Wanted {
+    pub cluster_roles: Vec<ClusterRole>,
+    pub cluster_bindings: Vec<ClusterRoleBinding>,
+    pub roles: Vec<Role>,
+    pub bindings: Vec<RoleBinding>,
 }
 
 fn grant_objects(grant: &Grant, labels: &BTreeMap<String, String>) -> Wanted {
@@ -265,6 +274,9 @@ fn grant_objects(grant: &Grant, labels: &BTreeMap<String, String>) -> Wanted {
             // role is another binding (the old one is removed below).
             let name = format!("{base}-{role}");
             wanted.cluster_bindings.push(cluster_binding(&name, role));
+        }
+        Granted::Impersonate(accounts) => {
+            super::impersonation::objects(grant, accounts, labels, &subject, &mut wanted);
         }
         Granted::Namespaced {
             namespaces,
@@ -383,7 +395,7 @@ async fn remove_others(client: &Client, grant: &Grant, wanted: &Wanted) -> Resul
     Ok(())
 }
 
-fn labels(grant: &Grant) -> BTreeMap<String, String> {
+pub(super) fn labels(grant: &Grant) -> BTreeMap<String, String> {
     BTreeMap::from([
         (MANAGED_BY_LABEL.to_string(), MANAGED_BY.to_string()),
         (
@@ -394,7 +406,11 @@ fn labels(grant: &Grant) -> BTreeMap<String, String> {
     ])
 }
 
-fn meta(name: &str, namespace: Option<&str>, labels: &BTreeMap<String, String>) -> ObjectMeta {
+pub(super) fn meta(
+    name: &str,
+    namespace: Option<&str>,
+    labels: &BTreeMap<String, String>,
+) -> ObjectMeta {
     ObjectMeta {
         name: Some(name.into()),
         namespace: namespace.map(String::from),
@@ -403,11 +419,16 @@ fn meta(name: &str, namespace: Option<&str>, labels: &BTreeMap<String, String>) 
     }
 }
 
-fn name_of(meta: &ObjectMeta) -> String {
+pub(super) fn name_of(meta: &ObjectMeta) -> String {
     meta.name.clone().unwrap_or_default()
 }
 
-async fn apply<K>(api: &Api<K>, name: &str, object: &K, what: &str) -> Result<(), MintError>
+pub(super) async fn apply<K>(
+    api: &Api<K>,
+    name: &str,
+    object: &K,
+    what: &str,
+) -> Result<(), MintError>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + std::fmt::Debug,
     <K as Resource>::DynamicType: Default,
@@ -425,7 +446,11 @@ where
         })
 }
 
-async fn list<K>(api: &Api<K>, params: &ListParams, what: &str) -> Result<Vec<K>, MintError>
+pub(super) async fn list<K>(
+    api: &Api<K>,
+    params: &ListParams,
+    what: &str,
+) -> Result<Vec<K>, MintError>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {
@@ -438,7 +463,7 @@ where
         })
 }
 
-async fn delete<K>(api: &Api<K>, name: &str, what: &str) -> Result<(), MintError>
+pub(super) async fn delete<K>(api: &Api<K>, name: &str, what: &str) -> Result<(), MintError>
 where
     K: Resource + Clone + DeserializeOwned + std::fmt::Debug,
 {

@@ -7,6 +7,7 @@
 
 mod backoff;
 mod grant;
+mod impersonation;
 pub mod workload;
 
 use std::collections::{BTreeMap, BTreeSet};

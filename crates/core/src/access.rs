@@ -91,6 +91,9 @@ pub enum Granted {
     },
     /// The user's ClusterRole, bound cluster-wide.
     ClusterRole(String),
+    /// Read everything, and impersonate exactly these ServiceAccounts (set up with their
+    /// RoleBindings), which Argo CD's AppProjects name for the cluster.
+    Impersonate(Vec<crate::projects::Impersonated>),
 }
 
 /// The ServiceAccount and what it is granted.
@@ -122,6 +125,13 @@ impl fmt::Display for Grant {
                 }
             ),
             Granted::ClusterRole(role) => write!(f, "{} clusterrole {role}", self.account),
+            Granted::Impersonate(accounts) => {
+                write!(f, "{} impersonate", self.account)?;
+                for a in accounts {
+                    write!(f, " {}/{}={}", a.namespace, a.name, a.roles().join("+"))?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -412,6 +422,8 @@ pub struct TokenNeed {
     pub retire: Vec<String>,
     /// The rotation requests (`capi2argo.dev/rotate-token`) the next token acts on.
     pub rotate: Vec<String>,
+    /// `impersonate`: what the AppProjects name that is not set up, and why.
+    pub not_provisioned: Vec<String>,
     kubeconfig_version: Option<String>,
     /// What is due were no rotation asked for (what a guard that holds the rotation leaves).
     due_unrequested: Option<Due>,
@@ -607,6 +619,12 @@ pub(crate) fn least_privilege(
                 cluster_resources: need.cluster_resources,
             },
             Role::Named(name) => Granted::ClusterRole(name.clone()),
+            Role::Impersonate => Granted::Impersonate(
+                need.impersonation
+                    .as_ref()
+                    .map(|i| i.accounts.clone())
+                    .unwrap_or_default(),
+            ),
         },
     };
     let grant_text = grant.to_string();
@@ -664,6 +682,7 @@ pub(crate) fn least_privilege(
         binding: token.and_then(|t| t.binding.clone()),
         retire: Vec::new(),
         rotate: need.rotate,
+        not_provisioned: need.impersonation.map(|i| i.unknown).unwrap_or_default(),
         kubeconfig_version: need.kubeconfig_version,
         due_unrequested: due.and(due_unrequested),
         retired: token.map(|t| t.retired.clone()).unwrap_or_default(),
@@ -689,6 +708,8 @@ pub(crate) struct NeedOf {
     pub cluster_resources: bool,
     /// The rotation requests on its kubeconfig Secret and Cluster.
     pub rotate: Vec<String>,
+    /// `serviceAccountRole: impersonate`: the ServiceAccounts Argo CD's AppProjects name here.
+    pub impersonation: Option<crate::projects::Accounts>,
 }
 
 #[cfg(test)]
@@ -804,6 +825,7 @@ mod tests {
             namespaces: None,
             cluster_resources: false,
             rotate: rotate.iter().map(|r| r.to_string()).collect(),
+            impersonation: None,
         };
         least_privilege(
             &settings,

@@ -24,6 +24,7 @@ mod documents;
 mod fleet;
 pub mod host;
 mod profiles;
+mod projects;
 mod raw;
 mod read_set;
 mod reconcile;
@@ -53,6 +54,11 @@ pub mod internals {
         pub use crate::appsets::template::{Rendered, Syntax, Template, sanitize_name};
     }
 
+    /// Argo CD's glob, as AppProjects' `destinationServiceAccounts` match with it.
+    pub mod projects {
+        pub use crate::projects::glob::{Glob, GlobError};
+    }
+
     /// The kubeconfig reader.
     pub mod kubeconfig {
         pub use crate::convert::kubeconfig::{Credentials, read};
@@ -70,8 +76,10 @@ pub mod well_known {
     pub use crate::appsets::CMD_PARAMS;
     pub use crate::config::installed::{CONTROLLER_LABEL, SETTINGS_LABELS};
     pub use crate::convert::argocd::{OWNED_LABEL, SECRET_TYPE_LABEL};
+    pub use crate::projects::{ARGOCD_CM, IMPERSONATION_KEY};
     pub use crate::read_set::{
-        APPLICATION_SETS, APPLICATIONS, CLUSTER_PROFILES, CLUSTERS, CONFIG_MAPS, SECRETS,
+        APP_PROJECTS, APPLICATION_SETS, APPLICATIONS, CLUSTER_PROFILES, CLUSTERS, CONFIG_MAPS,
+        SECRETS,
     };
     pub use crate::sources::capi::CLUSTER_NAME_LABEL;
 }
@@ -90,6 +98,7 @@ pub use credentials::{
 pub use documents::{Document, documents, items_json};
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, results_json};
 pub use krm::{Preconditions, Secret, failure_resource_list};
+pub use projects::Impersonated;
 pub use read_set::{Objects, Read, ReadSet, Resource, Values, read_set};
 pub use reconcile::view::PlanFormat;
 pub use reconcile::{

@@ -70,6 +70,13 @@ pub const APPLICATION_SETS: Resource = Resource {
     kind: "ApplicationSet",
     plural: "applicationsets",
 };
+/// Argo CD's AppProjects (`serviceAccountRole: impersonate`).
+pub const APP_PROJECTS: Resource = Resource {
+    group: "argoproj.io",
+    versions: &["v1alpha1"],
+    kind: crate::projects::KIND,
+    plural: "appprojects",
+};
 /// Argo CD's Applications.
 pub const APPLICATIONS: Resource = Resource {
     group: "argoproj.io",
@@ -239,6 +246,27 @@ pub fn read_set(options: &Options) -> Result<ReadSet, RunError> {
             values: Values::All,
             optional: true,
             purpose: "readApplications: the ApplicationSet controller's policy",
+        });
+    }
+    if config.access.mode == crate::access::CredentialMode::ServiceAccount
+        && config.access.role == crate::access::Role::Impersonate
+    {
+        let argo = Some(vec![config.argo_namespace.clone()]);
+        reads.push(Read {
+            resource: APP_PROJECTS,
+            namespaces: argo.clone(),
+            objects: Objects::Selected(None),
+            values: Values::All,
+            optional: true,
+            purpose: "serviceAccountRole=impersonate: the ServiceAccounts Argo CD's AppProjects sync as",
+        });
+        reads.push(Read {
+            resource: CONFIG_MAPS,
+            namespaces: argo,
+            objects: Objects::Named(crate::projects::ARGOCD_CM),
+            values: Values::All,
+            optional: true,
+            purpose: "serviceAccountRole=impersonate: whether Argo CD impersonates",
         });
     }
     Ok(ReadSet {

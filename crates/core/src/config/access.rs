@@ -24,7 +24,14 @@ pub enum Role {
     Namespaced,
     /// A ClusterRole the user provides, by name, bound cluster-wide.
     Named(String),
+    /// Argo CD reads everything and syncs as the ServiceAccounts its AppProjects name
+    /// (`destinationServiceAccounts`), which capi2argo sets up: it can write nothing itself.
+    Impersonate,
 }
+
+/// The ClusterRole a project's impersonated ServiceAccounts get where `impersonationRoles`
+/// names none.
+pub const DEFAULT_IMPERSONATION_ROLE: &str = "edit";
 
 /// The `credentials` settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +46,17 @@ pub struct Settings {
     pub remove_account: bool,
     /// Guard: the most Argo CD Secrets one run may move between the two modes.
     pub max_changes: MaxPrune,
+    /// `impersonationRoles`: the ClusterRole each project's ServiceAccounts are bound to.
+    pub impersonation_roles: std::collections::BTreeMap<String, String>,
+}
+
+impl Settings {
+    /// The ClusterRole project `project`'s impersonated ServiceAccounts are bound to.
+    pub fn impersonation_role(&self, project: &str) -> &str {
+        self.impersonation_roles
+            .get(project)
+            .map_or(DEFAULT_IMPERSONATION_ROLE, String::as_str)
+    }
 }
 
 impl Default for Settings {
@@ -50,6 +68,7 @@ impl Default for Settings {
             ttl: 24 * 3600,
             remove_account: false,
             max_changes: MaxPrune::Percent(10),
+            impersonation_roles: std::collections::BTreeMap::new(),
         }
     }
 }
@@ -93,11 +112,27 @@ pub fn parse_role(text: &str) -> Result<Role, String> {
     match text.trim() {
         "admin" => Ok(Role::Admin),
         "namespaced" => Ok(Role::Namespaced),
+        // Reserved: a ClusterRole of this name can no longer be meant.
+        "impersonate" => Ok(Role::Impersonate),
         name if is_path_segment_name(name) => Ok(Role::Named(name.into())),
         other => Err(format!(
-            "{other:?} is neither admin, namespaced nor the name of a ClusterRole"
+            "{other:?} is neither admin, namespaced, impersonate nor the name of a ClusterRole"
         )),
     }
+}
+
+/// `impersonationRoles`: project names to ClusterRole names.
+pub fn parse_impersonation_roles(
+    roles: std::collections::BTreeMap<String, String>,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    for (project, role) in &roles {
+        if !is_path_segment_name(role) {
+            return Err(format!(
+                "{project}: {role:?} is not the name of a ClusterRole"
+            ));
+        }
+    }
+    Ok(roles)
 }
 
 /// A name the API server takes in a path (its `path.IsValidPathSegmentName`), as RBAC names are.
@@ -129,6 +164,7 @@ mod tests {
         assert!(parse_account("Kube/x").is_err());
         assert_eq!(parse_role("namespaced"), Ok(Role::Namespaced));
         assert_eq!(parse_role("view"), Ok(Role::Named("view".into())));
+        assert_eq!(parse_role("impersonate"), Ok(Role::Impersonate));
         assert!(parse_role("a b").is_err());
     }
 }

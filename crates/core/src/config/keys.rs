@@ -154,10 +154,21 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "serviceAccountRole",
         default: "admin",
-        doc: "credentials=serviceAccount: what the ServiceAccount may do — `admin` (everything, as `argocd cluster add` grants), `namespaced` (a Role in each of the cluster's `namespaces`; the cluster-scoped kinds too where `clusterResources` is true), or the name of a ClusterRole of yours",
+        doc: "credentials=serviceAccount: what the ServiceAccount may do — `admin` (everything, as `argocd cluster add` grants), `namespaced` (a Role in each of the cluster's `namespaces`; the cluster-scoped kinds too where `clusterResources` is true), `impersonate` (read everything and impersonate the ServiceAccounts Argo CD's AppProjects name for the cluster, which it sets up; no write of its own: the word is reserved, no ClusterRole of that name can be meant), or the name of a ClusterRole of yours",
         kind: "text",
         set: |c, raw, _| {
             c.access.role = access::parse_role(&raw.text().map_err(bad)?).map_err(bad)?;
+            Ok(())
+        },
+    },
+    Key {
+        name: "impersonationRoles",
+        default: "none",
+        doc: "serviceAccountRole=impersonate: the ClusterRole each AppProject's ServiceAccounts are bound to in their namespace (a RoleBinding), per project: a map, or `project=role,…`; a project not named gets `edit`",
+        kind: "map",
+        set: |c, raw, _| {
+            let roles = raw.map(false).map_err(bad)?;
+            c.access.impersonation_roles = access::parse_impersonation_roles(roles).map_err(bad)?;
             Ok(())
         },
     },

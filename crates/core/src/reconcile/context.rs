@@ -33,6 +33,9 @@ pub(super) struct Ctx<'x, 'a> {
     pub judges_applications: bool,
     /// Seals the Secrets written, when `seal` is on.
     pub sealer: Option<crate::seal::Sealer>,
+    /// `serviceAccountRole: impersonate`: Argo CD's AppProjects and whether it impersonates,
+    /// and whether the host listed them itself (absent is then absent).
+    pub projects: Option<(crate::projects::Projects, bool)>,
 }
 
 impl<'x, 'a> Ctx<'x, 'a> {

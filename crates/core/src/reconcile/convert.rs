@@ -213,6 +213,7 @@ pub(super) fn convert_all<'x, 'a>(
         }
         if service_account {
             let (need, login) = token_login(ctx, scan, &secret, from, described);
+            impersonation_said(ctx, from, &need);
             converted.tokens.push(need);
             match login {
                 access::Login::Token { config, expires } => {
@@ -281,6 +282,51 @@ pub(super) fn convert_all<'x, 'a>(
     converted
 }
 
+/// `serviceAccountRole: impersonate`: an error on the cluster where Argo CD does not
+/// impersonate (its own credential may only read: every sync would fail), and a warning for
+/// each ServiceAccount an AppProject names that is not set up.
+fn impersonation_said(ctx: &mut Ctx, from: usize, need: &access::TokenNeed) {
+    let Some((projects, listed)) = &ctx.projects else {
+        return;
+    };
+    let cm = crate::projects::ARGOCD_CM;
+    let key = crate::projects::IMPERSONATION_KEY;
+    let said = match (projects.enabled, listed) {
+        (Some(true), _) => None,
+        (Some(false), _) => Some((
+            Severity::Error,
+            format!(
+                "serviceAccountRole=impersonate: {cm} does not set {key} to \"true\", so Argo CD syncs with its own credential, which may only read: every sync to this cluster would fail. Turn impersonation on in {cm}"
+            ),
+        )),
+        (None, true) => Some((
+            Severity::Error,
+            format!(
+                "serviceAccountRole=impersonate: there is no {cm} in {}, so Argo CD does not impersonate and its own credential may only read: every sync to this cluster would fail. Set {key}: \"true\" in {cm}",
+                ctx.config.argo_namespace
+            ),
+        )),
+        (None, false) => Some((
+            Severity::Warning,
+            format!(
+                "serviceAccountRole=impersonate: {cm} is not in the input, so whether Argo CD impersonates ({key}) is not known; without it every sync to this cluster would fail"
+            ),
+        )),
+    };
+    let notes = need.not_provisioned.clone();
+    if let Some((severity, message)) = said {
+        ctx.report(from, severity, None, message);
+    }
+    for note in notes {
+        ctx.report(
+            from,
+            Severity::Warning,
+            None,
+            format!("serviceAccountRole=impersonate: {note}"),
+        );
+    }
+}
+
 /// The rotation requests on a cluster's kubeconfig Secret and on its Cluster, either one.
 fn rotation_requests(ctx: &Ctx, from: usize, cluster: Option<usize>) -> Vec<String> {
     let mut values: Vec<String> = [Some(from), cluster]
@@ -322,6 +368,16 @@ fn token_login(
         namespaces: secret.fields.namespaces.clone(),
         cluster_resources: secret.fields.cluster_resources.unwrap_or(false),
         rotate: rotation_requests(ctx, from, cluster),
+        impersonation: ctx.projects.as_ref().map(|(projects, _)| {
+            let settings = &ctx.config.access;
+            let role_of = |project: &str| settings.impersonation_role(project).to_string();
+            crate::projects::accounts(
+                projects,
+                &secret.server,
+                secret.fields.namespaces.as_deref(),
+                &role_of,
+            )
+        }),
     };
     access::least_privilege(
         &ctx.config.access,

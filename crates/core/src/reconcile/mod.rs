@@ -100,6 +100,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         outcomes: Outcomes::default(),
         judges_applications: false,
         sealer: None,
+        projects: None,
     };
     let mut scan = scan::scan(&mut scanning);
     if !run.host_listed {
@@ -108,6 +109,12 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
     let judgment =
         applications::JudgmentInputs::of(&mut scanning, &mut scan, run.output, run.host_listed);
     let results = scanning.results;
+    let impersonates = config.access.mode == crate::access::CredentialMode::ServiceAccount
+        && config.access.role == crate::access::Role::Impersonate;
+    let projects = impersonates.then(|| {
+        let read = crate::projects::read(&input.items, &config.argo_namespace);
+        (read, run.host_listed)
+    });
     reads::cut_unread_after_scan(input, &scan, config);
     let mut ctx = Ctx {
         input: &*input,
@@ -122,6 +129,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
             .sealing()
             .zip(run.random)
             .map(|(sealing, seed)| crate::seal::Sealer::new(sealing, seed)),
+        projects,
     };
     if ctx.sealer.is_some() && run.random_pinned {
         ctx.report_config(
@@ -303,6 +311,7 @@ mod tests {
             outcomes: Outcomes::default(),
             judges_applications: false,
             sealer: None,
+            projects: None,
         };
         let scan = scan::scan(&mut ctx);
         (scan, ctx.results)

@@ -64,7 +64,11 @@ pub fn cut_unread(item: &mut Node) -> bool {
     if appsets::is_application_set(object) {
         return item.retain_keys(&["apiVersion", "kind", "metadata", "spec"]);
     }
-    if object.name() == Some(appsets::CMD_PARAMS) {
+    // An AppProject is read for its spec (`destinationServiceAccounts`); argocd-cm for its data.
+    if crate::projects::is_app_project(object) {
+        return item.retain_keys(&["apiVersion", "kind", "metadata", "spec"]);
+    }
+    if object.name() == Some(appsets::CMD_PARAMS) || crate::projects::is_argocd_cm(object) {
         return item.retain_keys(&["apiVersion", "kind", "metadata", "data"]);
     }
     // An installed controller's settings, and the Deployment that says which of them it mounts

@@ -312,8 +312,34 @@ impl Plan {
             };
             out.push_str(&format!(
                 "{:<9} {} ({}) as {}: {state}\n",
-                "token", t.secret, t.cluster, t.grant
+                "token", t.secret, t.cluster, t.grant.account
             ));
+            match &t.grant.granted {
+                access::Granted::Impersonate(accounts) => {
+                    out.push_str(&format!(
+                        "{:<9}   reads everything; syncs only as the AppProjects' ServiceAccounts\n",
+                        ""
+                    ));
+                    for a in accounts {
+                        let projects: Vec<String> = a
+                            .projects
+                            .iter()
+                            .map(|(p, r)| format!("{p} as {r}"))
+                            .collect();
+                        out.push_str(&format!(
+                            "{:<9}   impersonates {}/{} ({})\n",
+                            "",
+                            a.namespace,
+                            a.name,
+                            projects.join(", ")
+                        ));
+                    }
+                    for note in &t.not_provisioned {
+                        out.push_str(&format!("{:<9}   not set up: {note}\n", ""));
+                    }
+                }
+                granted => out.push_str(&format!("{:<9}   {}\n", "", granted_words(granted))),
+            }
         }
         for d in &self.token_deletes {
             let unbind = match &d.unbind {
@@ -597,6 +623,29 @@ fn application_json(set: Option<&AppSetPlan>, change: &AppChange) -> Node<'stati
     Node::map(fields)
 }
 
+/// What a grant gives, in a few words.
+fn granted_words(granted: &access::Granted) -> String {
+    match granted {
+        access::Granted::Admin => "may do everything (serviceAccountRole=admin)".into(),
+        access::Granted::Namespaced {
+            namespaces,
+            cluster_resources,
+        } => format!(
+            "may do everything in {}{}",
+            namespaces.join(", "),
+            if *cluster_resources {
+                ", and the cluster-scoped kinds Argo CD deploys"
+            } else {
+                ""
+            }
+        ),
+        access::Granted::ClusterRole(role) => format!("bound to the ClusterRole {role}"),
+        access::Granted::Impersonate(_) => {
+            "reads everything; syncs only as the AppProjects' ServiceAccounts".into()
+        }
+    }
+}
+
 fn token_json(t: &access::TokenNeed) -> Node<'static> {
     let mut fields = vec![
         ("secret", id(&t.secret)),
@@ -615,6 +664,38 @@ fn token_json(t: &access::TokenNeed) -> Node<'static> {
     }
     if let Some(binding) = &t.binding {
         fields.push(("boundTo", Node::string(binding.clone())));
+    }
+    if let access::Granted::Impersonate(accounts) = &t.grant.granted {
+        let accounts = accounts
+            .iter()
+            .map(|a| {
+                let projects = a
+                    .projects
+                    .iter()
+                    .map(|(p, r)| {
+                        Node::map(vec![
+                            ("project", Node::string(p.clone())),
+                            ("clusterRole", Node::string(r.clone())),
+                        ])
+                    })
+                    .collect();
+                Node::map(vec![
+                    ("namespace", Node::string(a.namespace.clone())),
+                    ("name", Node::string(a.name.clone())),
+                    ("projects", Node::seq(projects)),
+                ])
+            })
+            .collect();
+        fields.push(("impersonates", Node::seq(accounts)));
+        if !t.not_provisioned.is_empty() {
+            let notes = t
+                .not_provisioned
+                .iter()
+                .cloned()
+                .map(Node::string)
+                .collect();
+            fields.push(("notSetUp", Node::seq(notes)));
+        }
     }
     if !t.retire.is_empty() {
         let retire = t.retire.iter().cloned().map(Node::string).collect();
