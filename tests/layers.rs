@@ -35,6 +35,7 @@ const CORE_LAYERS: &[&str] = &[
     "raw",
     "fleet",
     "profiles",
+    "projects",
     "sources",
     "validate",
     "seal",

@@ -128,7 +128,9 @@ impl fmt::Display for Grant {
             Granted::Impersonate(accounts) => {
                 write!(f, "{} impersonate", self.account)?;
                 for a in accounts {
-                    write!(f, " {}/{}={}", a.namespace, a.name, a.roles().join("+"))?;
+                    let projects: Vec<String> =
+                        a.projects.iter().map(|(p, r)| format!("{p}:{r}")).collect();
+                    write!(f, " {}/{}={}", a.namespace, a.name, projects.join("+"))?;
                 }
                 Ok(())
             }
@@ -272,6 +274,29 @@ pub(crate) fn token_for(object: Object) -> Result<SecretId, Finding> {
             ))
             .at("metadata.annotations")
         })
+}
+
+/// What the token Secret of the cluster Secret `cluster` records, found among `items`: the one in
+/// its namespace naming the kubeconfig Secret the cluster Secret is made from.
+pub(crate) fn recorded_token(
+    cluster: Object,
+    items: &[krm::Item],
+) -> Option<crate::validate::RecordedToken> {
+    use crate::convert::argocd::{SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL};
+    let source = format!(
+        "{}/{}",
+        cluster.label(SOURCE_NAMESPACE_LABEL)?,
+        cluster.label(SOURCE_NAME_LABEL)?
+    );
+    let token = items.iter().map(|item| Object::new(&item.node)).find(|o| {
+        is_token_secret(*o)
+            && o.namespace() == cluster.namespace()
+            && o.annotation(KUBECONFIG_ANNOTATION) == Some(source.as_str())
+    })?;
+    Some(crate::validate::RecordedToken {
+        binding: token.annotation(BINDING_ANNOTATION).map(String::from),
+        grant: token.annotation(GRANT_ANNOTATION).map(String::from),
+    })
 }
 
 /// Reads a token Secret (the kubeconfig Secret it is for is read by [`token_for`]).

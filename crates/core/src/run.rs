@@ -179,7 +179,10 @@ fn execute(
             &policy,
             options.now,
             fc_ref,
-            &crate::seal::validate_sealed,
+            (
+                &crate::seal::validate_sealed,
+                &crate::access::recorded_token,
+            ),
             sink,
         );
         return Ok(Finished {

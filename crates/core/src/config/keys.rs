@@ -485,10 +485,16 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "leastPrivilege",
         default: "false",
-        doc: "policy: a cluster Secret whose client certificate is in `system:masters` (a cluster admin no RBAC can limit or revoke) is a warning, so a fleet can be audited",
-        kind: "bool",
+        doc: "policy: `true`: a cluster Secret whose client certificate is in `system:masters` (a cluster admin no RBAC can limit or revoke) is a warning, so a fleet can be audited; `require`: any credential but the strongest (a bound, expiring ServiceAccount token, or an exec login that holds no secret) is an error",
+        kind: "choice:false|true|require",
         set: |c, raw, _| {
-            c.policy.least_privilege = raw.boolean().map_err(bad)?;
+            use crate::validate::LeastPrivilege;
+            let options = [
+                ("false", LeastPrivilege::Off),
+                ("true", LeastPrivilege::Audit),
+                ("require", LeastPrivilege::Require),
+            ];
+            c.policy.least_privilege = raw.choice(&options).map_err(bad)?;
             Ok(())
         },
     },

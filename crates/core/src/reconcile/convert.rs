@@ -10,6 +10,7 @@ use crate::fleet::cluster;
 use crate::profiles;
 use crate::sources::{Kind, SOURCE_LABEL};
 use crate::validate::expiry::instant;
+use crate::validate::posture::Credential;
 use krm::TextStore;
 use krm::finding::Severity;
 
@@ -33,6 +34,8 @@ pub(super) struct Strength {
     /// Whether it logs in as the cloud identity of Argo CD's own pods (not a ServiceAccount
     /// token, which the controller renews).
     pub pod_identity: bool,
+    /// What its credential lets its holder do (the fleet's posture).
+    pub credential: Credential,
 }
 
 /// A cluster's converted Argo CD Secret, before it is placed.
@@ -211,9 +214,11 @@ pub(super) fn convert_all<'x, 'a>(
                 .revocable
                 .push(token_login(ctx, scan, &secret, from, described).0);
         }
+        let mut binding = None;
         if service_account {
             let (need, login) = token_login(ctx, scan, &secret, from, described);
             impersonation_said(ctx, from, &need);
+            binding = need.binding.clone();
             converted.tokens.push(need);
             match login {
                 access::Login::Token { config, expires } => {
@@ -260,6 +265,8 @@ pub(super) fn convert_all<'x, 'a>(
                 },
                 degraded,
                 pod_identity: !service_account && secret.config.logs_in_as_pod_identity(),
+                credential: Credential::of_cluster_config(&secret.config, service_account)
+                    .bound_as_recorded(binding.as_deref()),
             },
             reachable,
             draft: None,

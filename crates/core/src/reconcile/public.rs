@@ -76,6 +76,43 @@ pub struct Plan {
     pub applications: Applications,
     /// Its Secrets are written sealed (`seal`): output to commit, not requests to an API server.
     pub sealed: bool,
+    /// What the Argo CD cluster Secrets hold after the plan, by what a holder can do with it:
+    /// how many of each kind ([`Credential::kind`](crate::validate::posture::Credential::kind)),
+    /// admin keys first.
+    pub posture: Vec<(&'static str, usize)>,
+}
+
+/// What the Argo CD cluster Secrets hold once the plan is carried out: a conversion's credential
+/// where it is written or already there, the existing Secret's where a guard kept it or nothing
+/// converted (a cluster that failed this time).
+fn posture(ctx: &Ctx, steps: &Steps) -> Vec<(&'static str, usize)> {
+    use crate::validate::posture::Credential;
+    let mut counts: Vec<(&'static str, usize)> = Vec::new();
+    let mut count = |c: &Credential| match counts.iter_mut().find(|(k, _)| *k == c.kind()) {
+        Some((_, n)) => *n += 1,
+        None => counts.push((c.kind(), 1)),
+    };
+    for s in &steps.steps {
+        let kept = matches!(s.action, Action::Kept { .. });
+        match (&s.action, &s.strength) {
+            (Action::Prune, _) => {}
+            (_, Some(strength)) if !kept => count(&strength.credential),
+            _ => {
+                let Some(object) = s.old.map(|i| ctx.object(i)) else {
+                    continue;
+                };
+                let config = object.secret_value("config").ok().flatten();
+                let Some(config) = config.and_then(|(_, c)| serde_json::from_str(&c).ok()) else {
+                    continue;
+                };
+                let renewed = object.annotation(access::EXPIRES_ANNOTATION).is_some();
+                count(&Credential::of_config(&config, renewed));
+            }
+        }
+    }
+    // Admin keys first: what the line is for.
+    counts.sort_by_key(|(k, n)| (!k.starts_with("an admin key"), std::cmp::Reverse(*n)));
+    counts
 }
 
 /// The plan as people and tools see it, in the order of the Secrets' names; with the Secrets
@@ -154,6 +191,7 @@ pub(super) fn plan(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
         token_deletes: Vec::new(),
         applications: Applications::default(),
         sealed: ctx.sealer.is_some(),
+        posture: posture(ctx, steps),
     }
 }
 

@@ -178,6 +178,9 @@ impl Plan {
         }
         self.token_lines(out);
         self.application_lines(out);
+        if let Some(line) = self.posture_line() {
+            out.push_str(&line);
+        }
         out.push_str(&format!("plan: {}\n", counts.join(", ")));
         if !self.overrides.is_empty() {
             let given: Vec<String> = self
@@ -285,6 +288,21 @@ impl Plan {
             parts.push(format!("{unjudged} ApplicationSet(s) not judged in full"));
         }
         Some(parts.join(", "))
+    }
+
+    /// What Argo CD holds for the fleet once the plan is carried out, in one line, admin keys
+    /// first.
+    fn posture_line(&self) -> Option<String> {
+        let total: usize = self.posture.iter().map(|(_, n)| n).sum();
+        let ((kind, n), rest) = self.posture.split_first()?;
+        let verb = if *n == 1 { "gives" } else { "give" };
+        let clusters = if total == 1 { "cluster" } else { "clusters" };
+        let mut line = format!("posture: {n} of {total} {clusters} {verb} Argo CD {kind}");
+        for (kind, n) in rest {
+            line.push_str(&format!("; {n} {kind}"));
+        }
+        line.push('\n');
+        Some(line)
     }
 
     /// `credentials: serviceAccount`: what each cluster logs in with, and the token Secrets
@@ -498,6 +516,19 @@ impl Plan {
                 .collect();
             fields.push(("stranded", Node::seq(stranded)));
             fields.push(("applicationSummary", Node::string(summary)));
+        }
+        if !self.posture.is_empty() {
+            let posture = self
+                .posture
+                .iter()
+                .map(|(kind, n)| {
+                    Node::map(vec![
+                        ("credential", Node::string(kind.to_string())),
+                        ("clusters", Node::plain(n.to_string())),
+                    ])
+                })
+                .collect();
+            fields.push(("posture", Node::seq(posture)));
         }
         if self.credentials == access::CredentialMode::ServiceAccount
             || !self.token_deletes.is_empty()

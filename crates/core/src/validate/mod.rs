@@ -6,6 +6,7 @@
 //! (`convert::argocd`), client-go's TLS and exec rules, apimachinery's names.
 
 pub mod expiry;
+pub mod posture;
 pub mod tls;
 
 use serde_json::Value;
@@ -43,8 +44,8 @@ pub struct Policy {
     pub required_labels: Vec<String>,
     /// A certificate that expires within this many days is a warning.
     pub expiry_days: u32,
-    /// A client certificate in `system:masters` is a warning.
-    pub least_privilege: bool,
+    /// `leastPrivilege`: what is said of a cluster Secret's credential.
+    pub least_privilege: LeastPrivilege,
 }
 
 impl Default for Policy {
@@ -55,7 +56,7 @@ impl Default for Policy {
             forbid_expiring_tokens: false,
             required_labels: Vec::new(),
             expiry_days: 30,
-            least_privilege: false,
+            least_privilege: LeastPrivilege::Off,
         }
     }
 }
@@ -70,6 +71,18 @@ impl Policy {
             ..Policy::default()
         }
     }
+}
+
+/// `leastPrivilege`: how a cluster Secret's credential is judged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeastPrivilege {
+    /// Not judged.
+    Off,
+    /// `true`: a client certificate in `system:masters` is a warning.
+    Audit,
+    /// `require`: anything but the strongest credential is an error (a bound, expiring
+    /// ServiceAccount token, or an exec login that holds no secret).
+    Require,
 }
 
 /// Whether `node` is an Argo CD cluster Secret (labelled `argocd.argoproj.io/secret-type: cluster`).
@@ -87,15 +100,18 @@ pub fn validate_input(
     policy: &Policy,
     now: Option<i64>,
     function_config: Option<ResourceRef>,
-    other_forms: &dyn Fn(&Node) -> Option<Vec<Finding>>,
+    forms: (&OtherForms, &Tokens),
     sink: &mut Sink,
 ) -> Vec<Finding> {
+    let (other_forms, tokens) = forms;
     let mut results = Vec::new();
     let mut checked = 0;
     for item in &input.items {
         let object = Object::new(&item.node);
         let findings = if is_cluster_secret(&item.node) {
-            check(&item.node, policy, now)
+            let mut findings = check(&item.node, policy, now);
+            findings.extend(credential(object, input, policy, tokens));
+            findings
         } else if let Some(findings) = other_forms(&item.node) {
             findings
         } else {
@@ -116,6 +132,56 @@ pub fn validate_input(
     results.sort_by_key(|f| f.severity);
     render(input, &items, &TextStore::default(), &results, sink);
     results
+}
+
+/// The checks of the Secrets in forms of their own (SealedSecrets): `None` for any other item.
+pub type OtherForms = dyn Fn(&Node) -> Option<Vec<Finding>>;
+
+/// What the token Secret capi2argo-controller keeps for a cluster Secret records (found among
+/// the input's items), which the rule of least privilege owns: validation only reads it.
+pub type Tokens = dyn Fn(Object, &[krm::Item]) -> Option<RecordedToken>;
+
+/// What a token Secret records of its token.
+#[derive(Debug, Clone, Default)]
+pub struct RecordedToken {
+    /// The object the token is bound to, `namespace/name` in the workload cluster.
+    pub binding: Option<String>,
+    /// What was granted.
+    pub grant: Option<String>,
+}
+
+/// What a cluster Secret's credential lets its holder do (information; with
+/// `leastPrivilege: require`, an error unless it is the strongest), and what its token Secret
+/// says was granted where capi2argo-controller keeps one for it.
+fn credential(object: Object, input: &Input, policy: &Policy, tokens: &Tokens) -> Vec<Finding> {
+    let Some((field, config)) = object.secret_value("config").ok().flatten() else {
+        return Vec::new();
+    };
+    let Ok(config) = serde_json::from_str::<Value>(&config) else {
+        return Vec::new();
+    };
+    let renewed = object
+        .annotation(crate::convert::argocd::TOKEN_EXPIRES_ANNOTATION)
+        .is_some();
+    let token = renewed.then(|| tokens(object, &input.items)).flatten();
+    let credential = posture::Credential::of_config(&config, renewed)
+        .bound_as_recorded(token.as_ref().and_then(|t| t.binding.as_deref()));
+    let granted = token
+        .and_then(|t| t.grant)
+        .map_or(String::new(), |g| format!("; granted: {g}"));
+    let mut out = vec![
+        Finding::info(format!("credential: {}{granted}", credential.describe())).at(field.clone()),
+    ];
+    if policy.least_privilege == LeastPrivilege::Require && !credential.is_strongest() {
+        out.push(
+            Finding::error(format!(
+                "leastPrivilege=require: {} is not the strongest credential (a bound, expiring ServiceAccount token, or an exec login that holds no secret); give Argo CD a ServiceAccount token (credentials=serviceAccount)",
+                credential.kind()
+            ))
+            .at(field),
+        );
+    }
+    out
 }
 
 /// Every problem with one Argo CD cluster Secret, each naming its field (the caller names the
@@ -344,7 +410,10 @@ fn config_checks(
             checked.dated.push((which, finding));
         }
     }
-    if let Some(cert) = cert.as_ref().filter(|_| policy.least_privilege) {
+    if let Some(cert) = cert
+        .as_ref()
+        .filter(|_| policy.least_privilege != LeastPrivilege::Off)
+    {
         if cert.groups.iter().any(|g| g == MASTERS) {
             out.push(
                 Finding::warning(format!(
