@@ -179,6 +179,9 @@ impl Metrics {
             let _ = metrics
                 .tokens
                 .get_or_create(&vec![("outcome", outcome.to_string())]);
+            let _ = metrics
+                .revoked
+                .get_or_create(&vec![("outcome", outcome.to_string())]);
         }
         for state in STATES {
             let _ = metrics
