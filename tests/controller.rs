@@ -2055,6 +2055,14 @@ fn impersonation_sets_up_the_projects_service_accounts() {
         "capi2argo"
     );
     assert!(find("ServiceAccount", Some("infra"), "syncer").is_some());
+    // `infra:syncer` syncs to `shared`: its role is bound there, where Argo CD writes as it.
+    let elsewhere = find(
+        "RoleBinding",
+        Some("shared"),
+        "capi2argo-infra.syncer-admin",
+    )
+    .expect("syncer bound in the destination namespace");
+    assert_eq!(elsewhere["subjects"][0]["namespace"], "infra");
     assert!(
         find("ServiceAccount", None, "never-used").is_none(),
         "Argo CD's first-match rule never reaches it"
@@ -2102,7 +2110,14 @@ fn impersonation_sets_up_the_projects_service_accounts() {
     eventually("syncer removed", &controller, || {
         find("ServiceAccount", Some("infra"), "syncer").is_none()
     });
-    assert!(find("RoleBinding", Some("infra"), "capi2argo-syncer-admin").is_none());
+    assert!(
+        find(
+            "RoleBinding",
+            Some("shared"),
+            "capi2argo-infra.syncer-admin"
+        )
+        .is_none()
+    );
     assert!(find("ServiceAccount", Some("guestbook"), "deployer").is_some());
 
     // argocd-cm turns impersonation off: Argo CD could not sync, and the plan says so.

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use capi2argo_core::{NoFiles, Plan, Severity};
 
-use crate::credentials::{Credentials, MintError};
+use crate::credentials::{Credentials, MintError, Revocation};
 use crate::reading::Caches;
 use crate::reporting::Reporter;
 use crate::reporting::events::{self, ObjectEvent};
@@ -105,13 +105,30 @@ impl Reconciler {
         } else {
             plan.requests()
         };
-        // A token Secret goes only once its tokens are revoked; one that could not be revoked
-        // stays, to be tried again.
-        let unrevoked = self.revoke_leaving(&plan, &requests, may_write).await;
-        requests.retain(|r| {
-            !(r.verb() == capi2argo_core::Verb::Delete && unrevoked.contains(&r.secret()))
-        });
-        let (made, refusal) = self.carry_out(&requests, may_write).await;
+        // The token Secrets go last, each once its tokens are revoked, and those only once Argo
+        // CD's Secrets no longer log in with them: the plan's other requests first.
+        let leaving: Vec<capi2argo_core::Request> = {
+            let is_token = |r: &capi2argo_core::Request| {
+                r.verb() == capi2argo_core::Verb::Delete
+                    && plan.token_deletes.iter().any(|d| d.secret == r.secret())
+            };
+            let (tokens, others) = requests.into_iter().partition(is_token);
+            requests = others;
+            tokens
+        };
+        let (mut made, mut refusal) = self.carry_out(&requests, may_write).await;
+        if refusal.is_none() && !leaving.is_empty() {
+            // One that could not be revoked stays, to be tried again.
+            let unrevoked = self.revoke_leaving(&plan, &leaving, may_write).await;
+            let leaving: Vec<_> = leaving
+                .into_iter()
+                .filter(|r| !unrevoked.contains(&r.secret()))
+                .collect();
+            let (more, refused) = self.carry_out(&leaving, may_write).await;
+            made += more;
+            refusal = refused;
+            requests.extend(leaving);
+        }
         let stale = matches!(refusal, Some(Some(Refusal::Stale { .. })));
         let failed = refusal.is_some();
         // The requests carried out: all those made, but the one refused.
@@ -261,14 +278,10 @@ impl Reconciler {
                     );
                     done.writes += 1;
                     let written = self.writer.carry_out(&request).await;
-                    if written.is_err() {
-                        // Nothing keeps the new token: it is revoked at once.
-                        if let Ok(access) = &need.access {
-                            let _ = self
-                                .credentials
-                                .unbind(access, std::slice::from_ref(&token.binding))
-                                .await;
-                        }
+                    // Refused for sure, nothing keeps the new token: it is revoked at once. A
+                    // write whose answer was lost may have stored it: it stays.
+                    if written.as_ref().is_err_and(Refusal::definite) {
+                        self.discard(need, &token.binding).await;
                     }
                     written.map_err(|refusal| {
                         format!(
@@ -277,7 +290,11 @@ impl Reconciler {
                         )
                     })
                 }
-                Ok(_) => continue,
+                Ok(token) => {
+                    // No longer the leader: nothing keeps it.
+                    self.discard(need, &token.binding).await;
+                    continue;
+                }
                 Err(error) => {
                     self.reporter.metrics.minted("error");
                     Err(error.to_string())
@@ -321,35 +338,61 @@ impl Reconciler {
         done
     }
 
+    /// Revokes a token just minted that nothing keeps (its binding deleted).
+    async fn discard(&self, need: &capi2argo_core::TokenNeed, binding: &str) {
+        let Ok(access) = &need.access else {
+            return;
+        };
+        let bindings = [binding.to_string()];
+        if let Err(error) = self
+            .credentials
+            .unbind(access, &bindings, &need.secret)
+            .await
+        {
+            tracing::warn!(cluster = need.cluster, error = %error, "a token nothing keeps could not be revoked; it expires on its own");
+        }
+    }
+
     /// The tokens of the token Secrets the plan deletes, revoked in their workload clusters
-    /// first; the token Secrets whose tokens could not be revoked (said, and kept for the next
-    /// reconcile to try again).
+    /// (a few at a time); the token Secrets whose tokens were not revoked (said, and kept for a
+    /// later reconcile to try again, after a wait).
     async fn revoke_leaving(
         &mut self,
         plan: &Plan,
         requests: &[capi2argo_core::Request],
         may_write: &(dyn Fn() -> bool + Sync),
     ) -> Vec<capi2argo_core::SecretId> {
-        let mut unrevoked = Vec::new();
+        let leaving: Vec<(&capi2argo_core::TokenDelete, &capi2argo_core::Unbind)> = plan
+            .token_deletes
+            .iter()
+            .filter(|d| {
+                requests
+                    .iter()
+                    .any(|r| r.verb() == capi2argo_core::Verb::Delete && r.secret() == d.secret)
+            })
+            .filter_map(|d| Some((d, d.unbind.as_ref().ok()?)))
+            .collect();
+        if leaving.is_empty() || !may_write() {
+            return leaving.iter().map(|(d, _)| d.secret.clone()).collect();
+        }
+        let revocations: Vec<Revocation> = leaving
+            .iter()
+            .map(|(d, u)| Revocation {
+                access: &u.access,
+                bindings: &u.bindings,
+                for_secret: &d.secret,
+            })
+            .collect();
+        let done = self.credentials.unbind_all(&revocations).await;
         let mut said: Vec<ObjectEvent> = Vec::new();
-        for delete in &plan.token_deletes {
-            let Ok(unbind) = &delete.unbind else {
-                continue;
-            };
-            let planned = requests
-                .iter()
-                .any(|r| r.verb() == capi2argo_core::Verb::Delete && r.secret() == delete.secret);
-            if !planned || !may_write() {
-                continue;
-            }
-            match self
-                .credentials
-                .unbind(&unbind.access, &unbind.bindings)
-                .await
-            {
+        let mut revoked = Vec::new();
+        for (i, result) in done {
+            let (delete, unbind) = leaving[i];
+            match result {
                 Ok(()) => {
                     self.reporter.metrics.revoked("ok");
-                    tracing::info!(kubeconfig = %delete.kubeconfig, secret = %delete.secret, tokens = unbind.bindings.len(), "revoked: the token's binding was deleted in the workload cluster")
+                    tracing::info!(kubeconfig = %delete.kubeconfig, secret = %delete.secret, tokens = unbind.bindings.len(), "revoked: the token's binding was deleted in the workload cluster");
+                    revoked.push(i);
                 }
                 Err(error) => {
                     self.reporter.metrics.revoked("error");
@@ -360,28 +403,44 @@ impl Reconciler {
                     );
                     let event = events::warning("RevokeFailed", "Revoke", &note);
                     said.push((events::source(&self.caches, &delete.kubeconfig), event));
-                    unrevoked.push(delete.secret.clone());
                 }
             }
         }
         self.reporter.publish(said).await;
-        unrevoked
+        (0..leaving.len())
+            .filter(|i| !revoked.contains(i))
+            .map(|i| leaving[i].0.secret.clone())
+            .collect()
     }
 
     /// Replaced tokens revoked once Argo CD's Secret carries their successor (the plan says
-    /// which), and dropped from their token Secret; how many token Secrets were written.
+    /// which, a few workload clusters at a time), and dropped from their token Secret; how many
+    /// token Secrets were written.
     async fn retire(&mut self, plan: &Plan, may_write: &(dyn Fn() -> bool + Sync)) -> usize {
+        let retiring: Vec<(&capi2argo_core::TokenNeed, &capi2argo_core::AdminAccess)> = plan
+            .tokens
+            .iter()
+            .filter(|t| !t.retire.is_empty() && t.retired_request().is_some())
+            .filter_map(|t| Some((t, t.access.as_ref().ok()?)))
+            .collect();
+        if retiring.is_empty() || !may_write() {
+            return 0;
+        }
+        let revocations: Vec<Revocation> = retiring
+            .iter()
+            .map(|(need, access)| Revocation {
+                access,
+                bindings: &need.retire,
+                for_secret: &need.secret,
+            })
+            .collect();
+        let done = self.credentials.unbind_all(&revocations).await;
         let mut writes = 0;
-        for need in plan.tokens.iter().filter(|t| !t.retire.is_empty()) {
-            let (Ok(access), Some(request)) = (&need.access, need.retired_request()) else {
-                continue;
-            };
-            if !may_write() {
-                break;
-            }
-            if let Err(error) = self.credentials.unbind(access, &need.retire).await {
+        for (i, result) in done {
+            let need = retiring[i].0;
+            if let Err(error) = result {
                 self.reporter.metrics.revoked("error");
-                tracing::warn!(cluster = need.cluster, error = %error, "a replaced token could not be revoked in the workload cluster yet; tried again at the next reconcile");
+                tracing::warn!(cluster = need.cluster, error = %error, "a replaced token could not be revoked in the workload cluster yet; tried again after a wait");
                 continue;
             }
             self.reporter.metrics.revoked("ok");
@@ -390,6 +449,12 @@ impl Reconciler {
                 tokens = need.retire.len(),
                 "revoked the replaced token: Argo CD's Secret carries its successor"
             );
+            let Some(request) = need.retired_request() else {
+                continue;
+            };
+            if !may_write() {
+                break;
+            }
             writes += 1;
             if let Err(refusal) = self.writer.carry_out(&request).await {
                 tracing::info!(secret = %need.secret, reason = %refusal, "the token Secret was not written after revoking; planned again");
@@ -850,57 +915,116 @@ mod tests {
         fixtures::reconciler(client, &[], kubeconfigs, vec![owned, token], connect)
     }
 
-    /// Revocable tokens (issue 49): a cluster back on its admin credential has its token
-    /// revoked in the workload cluster (its binding deleted) before its token Secret goes.
-    #[tokio::test]
-    async fn a_token_is_revoked_before_its_token_secret_goes() {
-        let binding = "/api/v1/namespaces/kube-system/secrets/argocd-manager-token-prod-eu-1";
-        let (workload, workload_server) = api(vec![Exchange::new(
-            Method::DELETE,
-            binding,
-            200,
-            json!({"apiVersion": "v1", "kind": "Status", "status": "Success"}),
-        )]);
-        let (client, server) = api(vec![
+    /// What the management cluster sees of a cluster back on its admin credential whose token
+    /// was revoked: its Argo CD Secret replaced, then its token Secret deleted.
+    fn moved_back_and_token_deleted() -> Vec<Exchange> {
+        let success = json!({"apiVersion": "v1", "kind": "Status", "status": "Success"});
+        let token = format!("{SECRETS}/token-cluster-prod-eu-1");
+        vec![
             Exchange::new(
                 Method::PUT,
                 &format!("{SECRETS}/cluster-prod-eu-1"),
                 200,
                 written("cluster-prod-eu-1"),
             ),
+            Exchange::new(Method::DELETE, &token, 200, success),
+        ]
+    }
+
+    /// A binding Secret as the workload cluster holds it: `ours`, made for the token Secret of
+    /// prod-eu-1, or someone else's Secret of that name.
+    fn binding_secret(ours: bool) -> Value {
+        let mut secret = json!({"apiVersion": "v1", "kind": "Secret",
+            "metadata": {"name": "argocd-manager-token-prod-eu-1", "namespace": "kube-system",
+                         "uid": "b1",
+                         "labels": {"capi2argo.dev/credential": "token-binding",
+                                    "app.kubernetes.io/managed-by": "capi2argo"},
+                         "annotations": {"capi2argo.dev/token-secret": "argocd/token-cluster-prod-eu-1"}},
+            "type": "capi2argo.dev/token-binding"});
+        if !ours {
+            secret["type"] = "Opaque".into();
+        }
+        secret
+    }
+
+    /// Revocable tokens (issue 49): a cluster back on its admin credential has its token
+    /// revoked in the workload cluster (its binding deleted, on its uid) once Argo CD's Secret
+    /// no longer logs in with it, and before its token Secret goes.
+    #[tokio::test]
+    async fn a_token_is_revoked_before_its_token_secret_goes() {
+        let binding = "/api/v1/namespaces/kube-system/secrets/argocd-manager-token-prod-eu-1";
+        let (workload, workload_server) = api(vec![
+            Exchange::new(Method::GET, binding, 200, binding_secret(true)),
             Exchange::new(
                 Method::DELETE,
-                &format!("{SECRETS}/token-cluster-prod-eu-1"),
+                binding,
                 200,
                 json!({"apiVersion": "v1", "kind": "Status", "status": "Success"}),
             ),
         ]);
+        let (client, server) = api(moved_back_and_token_deleted());
         let (mut reconciler, metrics) = back_on_admin(&client, workloads(workload.clone()));
         drop(workload);
         let report = reconciler.reconcile(&|| true).await;
         drop((reconciler, client));
         server.await.expect("the management cluster's requests");
-        workload_server.await.expect("the binding deleted");
+        let seen = workload_server.await.expect("the binding deleted");
         assert_eq!(report.ending, Ending::Synced);
+        assert_eq!(seen.requests[1].body["preconditions"]["uid"], "b1");
         let ok = vec![("outcome", "ok".to_string())];
         assert_eq!(metrics.revoked.get_or_create(&ok).get(), 1);
+    }
+
+    /// Regression (review of issue 49): a token Secret naming someone else's Secret as its
+    /// binding deletes nothing in the workload cluster.
+    #[tokio::test]
+    async fn a_binding_capi2argo_did_not_make_is_not_deleted() {
+        let binding = "/api/v1/namespaces/kube-system/secrets/argocd-manager-token-prod-eu-1";
+        let (workload, workload_server) = api(vec![Exchange::new(
+            Method::GET,
+            binding,
+            200,
+            binding_secret(false),
+        )]);
+        let (client, server) = api(moved_back_and_token_deleted());
+        let (mut reconciler, _) = back_on_admin(&client, workloads(workload.clone()));
+        drop(workload);
+        reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        server.await.expect("the management cluster's requests");
+        workload_server.await.expect("read, never deleted");
     }
 
     /// A token that cannot be revoked (its workload cluster unreachable) keeps its token Secret,
     /// to be tried again, and says so in an Event; the rest of the plan goes on.
     #[tokio::test]
     async fn a_token_that_cannot_be_revoked_keeps_its_token_secret() {
-        let (client, server) = api(vec![Exchange::new(
-            Method::PUT,
-            &format!("{SECRETS}/cluster-prod-eu-1"),
-            200,
-            written("cluster-prod-eu-1"),
-        )]);
+        let update = || {
+            Exchange::new(
+                Method::PUT,
+                &format!("{SECRETS}/cluster-prod-eu-1"),
+                200,
+                written("cluster-prod-eu-1"),
+            )
+        };
+        let (client, server) = api(vec![update(), update()]);
         let (mut reconciler, _) = back_on_admin(&client, unreachable());
         let report = reconciler.reconcile(&|| true).await;
+        assert_eq!(report.ending, Ending::Synced);
+        // The next reconcile does not try again at once: the revocation waits in its backoff.
+        reconciler.reconcile(&|| true).await;
+        let wake = reconciler
+            .wake
+            .expect("a wake for the revocation's next try");
+        assert!(wake > Instant::now() + Duration::from_secs(5), "{wake:?}");
         drop((reconciler, client));
         let log = server.await.expect("no token Secret deleted");
-        assert_eq!(report.ending, Ending::Synced);
-        assert_eq!(reasons(&log), vec!["RevokeFailed", "Updated"]);
+        assert_eq!(
+            reasons(&log)
+                .iter()
+                .filter(|r| *r == "RevokeFailed")
+                .count(),
+            1
+        );
     }
 }

@@ -38,6 +38,17 @@ pub enum Refusal {
     },
 }
 
+impl Refusal {
+    /// Whether the server answered: the request was refused for sure (not lost on its way, when
+    /// it may have been carried out).
+    pub fn definite(&self) -> bool {
+        match self {
+            Refusal::Stale { .. } => true,
+            Refusal::Failed { source, .. } => matches!(source, kube::Error::Api(_)),
+        }
+    }
+}
+
 /// A write the caches should show before the next plan reads them.
 enum Expect {
     Version(SecretId, String),

@@ -16,8 +16,8 @@ use k8s_openapi::api::rbac::v1::{
     ClusterRole, ClusterRoleBinding, PolicyRule, Role, RoleBinding, RoleRef, Subject,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
-use kube::{Client, Resource};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
+use kube::{Client, Resource, ResourceExt};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -174,14 +174,54 @@ async fn create_binding(
 }
 
 /// Revokes the tokens bound to `bindings` (`namespace/name`): each binding Secret deleted, one
-/// already gone taken as revoked.
-pub async fn unbind(client: &Client, bindings: &[String]) -> Result<(), MintError> {
+/// already gone taken as revoked. Only a binding Secret capi2argo made for the token Secret
+/// `for_secret` is deleted (its type, label and annotation say so), on its uid: a name written
+/// into a token Secret by anyone else deletes nothing.
+pub async fn unbind(
+    client: &Client,
+    bindings: &[String],
+    for_secret: &SecretId,
+) -> Result<(), MintError> {
     for binding in bindings {
         let Some((namespace, name)) = binding_parts(binding) else {
             continue;
         };
         let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
-        delete(&secrets, name, "a token's binding Secret").await?;
+        let found = secrets
+            .get_opt(name)
+            .await
+            .map_err(|source| MintError::Api {
+                what: format!("reading the binding Secret {binding}"),
+                source,
+            })?;
+        let Some(found) = found else {
+            continue;
+        };
+        let ours = found.type_.as_deref() == Some(BINDING_SECRET_TYPE)
+            && found.labels().get(TOKEN_LABEL).map(String::as_str) == Some(BINDING_LABEL_VALUE)
+            && found.labels().get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGED_BY)
+            && found.annotations().get(BOUND_FOR_ANNOTATION) == Some(&for_secret.to_string());
+        if !ours {
+            tracing::warn!(binding = %binding, secret = %for_secret, "not deleted: the Secret a token Secret names as its binding is not a binding capi2argo made for it");
+            continue;
+        }
+        let params = DeleteParams {
+            preconditions: Some(Preconditions {
+                uid: found.metadata.uid.clone(),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match secrets.delete(name, &params).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
+            Err(source) => {
+                return Err(MintError::Api {
+                    what: format!("deleting the binding Secret {binding}"),
+                    source,
+                });
+            }
+        }
     }
     Ok(())
 }

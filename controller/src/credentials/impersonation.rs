@@ -102,21 +102,25 @@ pub fn objects(
             role_ref: role_ref("Role", &impersonate),
             subjects: Some(vec![subject.clone()]),
         });
-        for account in accounts {
-            for role in account.roles() {
-                // The ServiceAccount and the role in the name: a binding's role cannot change.
-                let name = format!("{PREFIX}-{}-{role}", account.name);
-                wanted.bindings.push(RoleBinding {
-                    metadata: meta(&name, Some(namespace), labels),
-                    role_ref: role_ref("ClusterRole", role),
-                    subjects: Some(vec![Subject {
-                        kind: "ServiceAccount".into(),
-                        name: account.name.clone(),
-                        namespace: Some(account.namespace.clone()),
-                        ..Subject::default()
-                    }]),
-                });
-            }
+    }
+    for account in accounts {
+        for (destination, role) in &account.bindings {
+            // The ServiceAccount and the role in the name: a binding's role cannot change.
+            let name = if *destination == account.namespace {
+                format!("{PREFIX}-{}-{role}", account.name)
+            } else {
+                format!("{PREFIX}-{}.{}-{role}", account.namespace, account.name)
+            };
+            wanted.bindings.push(RoleBinding {
+                metadata: meta(&name, Some(destination), labels),
+                role_ref: role_ref("ClusterRole", role),
+                subjects: Some(vec![Subject {
+                    kind: "ServiceAccount".into(),
+                    name: account.name.clone(),
+                    namespace: Some(account.namespace.clone()),
+                    ..Subject::default()
+                }]),
+            });
         }
     }
 }
@@ -131,7 +135,13 @@ pub async fn ensure_accounts(
 ) -> Result<(), MintError> {
     let mut ours = labels.clone();
     ours.insert(IMPERSONATED_LABEL.into(), "true".into());
-    let namespaces: BTreeSet<&str> = accounts.iter().map(|a| a.namespace.as_str()).collect();
+    let namespaces: BTreeSet<&str> = accounts
+        .iter()
+        .flat_map(|a| {
+            std::iter::once(a.namespace.as_str())
+                .chain(a.bindings.iter().map(|(ns, _)| ns.as_str()))
+        })
+        .collect();
     for namespace in namespaces {
         ensure_namespace(client, namespace, labels).await?;
     }
@@ -214,11 +224,19 @@ mod tests {
                     ("team-a".into(), "edit".into()),
                     ("team-b".into(), "view".into()),
                 ],
+                bindings: vec![
+                    ("guestbook".into(), "edit".into()),
+                    ("guestbook".into(), "view".into()),
+                ],
             },
             Impersonated {
                 namespace: "guestbook".into(),
                 name: "reader".into(),
                 projects: vec![("team-c".into(), "view".into())],
+                bindings: vec![
+                    ("guestbook".into(), "view".into()),
+                    ("shared".into(), "view".into()),
+                ],
             },
         ];
         let grant = Grant {
@@ -289,6 +307,12 @@ mod tests {
                 ),
                 (
                     "capi2argo-reader-view".into(),
+                    "reader".into(),
+                    "view".into()
+                ),
+                // Bound where it syncs to: `guestbook:reader` named for the namespace `shared`.
+                (
+                    "capi2argo-guestbook.reader-view".into(),
                     "reader".into(),
                     "view".into()
                 ),

@@ -26,6 +26,9 @@ const MINTS_AT_ONCE: usize = 16;
 /// How long setting up one workload cluster may take, all its requests together.
 const DEADLINE: Duration = Duration::from_secs(60);
 
+/// How long revoking a token Secret's tokens in one workload cluster may take.
+const REVOKE_DEADLINE: Duration = Duration::from_secs(15);
+
 /// Why a workload cluster could not be set up, or its setup removed.
 #[derive(Debug, thiserror::Error)]
 pub enum MintError {
@@ -72,10 +75,23 @@ fn fingerprint(access: &Result<AdminAccess, String>) -> u64 {
     hasher.finish()
 }
 
+/// One token Secret's tokens to revoke.
+pub struct Revocation<'r> {
+    /// How to reach the workload cluster.
+    pub access: &'r AdminAccess,
+    /// The binding Secrets, `namespace/name`.
+    pub bindings: &'r [String],
+    /// The token Secret they were made for.
+    pub for_secret: &'r SecretId,
+}
+
 /// The workload clusters' credentials.
 pub struct Credentials {
     connect: Connect,
     backoff: Backoff,
+    /// Revocations that failed, by token Secret: tried again after a wait, not at every
+    /// reconcile (an unreachable cluster would hold each one up).
+    revoking: Backoff,
     /// What each failing cluster failed with last: a new cause is said again.
     causes: BTreeMap<String, String>,
 }
@@ -85,6 +101,7 @@ impl Credentials {
         Credentials {
             connect,
             backoff: Backoff::default(),
+            revoking: Backoff::default(),
             causes: BTreeMap::new(),
         }
     }
@@ -163,21 +180,68 @@ impl Credentials {
         self.backoff.failing().len()
     }
 
-    /// When the next cluster waiting in the backoff may be tried.
+    /// When the next cluster (or revocation) waiting in a backoff may be tried.
     pub fn next_try(&self) -> Option<Instant> {
-        self.backoff.next()
+        [self.backoff.next(), self.revoking.next()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// Revokes the tokens bound to `bindings` in the cluster `access` reaches: each binding
-    /// Secret deleted.
-    pub async fn unbind(&self, access: &AdminAccess, bindings: &[String]) -> Result<(), MintError> {
+    /// Secret made for the token Secret `for_secret` deleted.
+    pub async fn unbind(
+        &self,
+        access: &AdminAccess,
+        bindings: &[String],
+        for_secret: &SecretId,
+    ) -> Result<(), MintError> {
         let work = async {
             let client = (self.connect)(access.clone()).await?;
-            grant::unbind(&client, bindings).await
+            grant::unbind(&client, bindings, for_secret).await
         };
-        tokio::time::timeout(DEADLINE, work)
+        tokio::time::timeout(REVOKE_DEADLINE, work)
             .await
             .unwrap_or(Err(MintError::Timeout))
+    }
+
+    /// Revokes each of `revocations` (a few workload clusters at a time), but those waiting
+    /// after a failure: what became of each tried, by its index. A failure waits 10 s, doubling
+    /// to 5 minutes, before the same token Secret is tried again.
+    pub async fn unbind_all(
+        &mut self,
+        revocations: &[Revocation<'_>],
+    ) -> Vec<(usize, Result<(), MintError>)> {
+        let ready: Vec<usize> = (0..revocations.len())
+            .filter(|&i| {
+                let r = &revocations[i];
+                self.revoking.ready(
+                    &r.for_secret.to_string(),
+                    fingerprint(&Ok(r.access.clone())),
+                    false,
+                )
+            })
+            .collect();
+        let this = &*self;
+        let done: Vec<(usize, Result<(), MintError>)> = futures::stream::iter(ready)
+            .map(|i| async move {
+                let r = &revocations[i];
+                (i, this.unbind(r.access, r.bindings, r.for_secret).await)
+            })
+            .buffer_unordered(MINTS_AT_ONCE)
+            .collect()
+            .await;
+        for (i, result) in &done {
+            let r = &revocations[*i];
+            let key = r.for_secret.to_string();
+            match result {
+                Ok(()) => self.revoking.minted(&key),
+                Err(_) => self
+                    .revoking
+                    .failed(&key, fingerprint(&Ok(r.access.clone()))),
+            }
+        }
+        done
     }
 
     /// Deletes the ServiceAccount and its RBAC that `delete` revokes (`removeServiceAccount`);

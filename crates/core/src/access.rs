@@ -58,6 +58,9 @@ pub const BOUND_FOR_ANNOTATION: &str = "capi2argo.dev/token-secret";
 /// On a token Secret and on the Argo CD Secret that carries its token: when it stops being valid.
 pub use crate::convert::argocd::TOKEN_EXPIRES_ANNOTATION as EXPIRES_ANNOTATION;
 
+/// How many replaced tokens' bindings a token Secret keeps to revoke.
+const MAX_RETIRED: usize = 8;
+
 /// A token is minted again once this share of its life (in percent) has passed.
 const RENEW_AT_PERCENT: i64 = 80;
 
@@ -131,6 +134,10 @@ impl fmt::Display for Grant {
                     let projects: Vec<String> =
                         a.projects.iter().map(|(p, r)| format!("{p}:{r}")).collect();
                     write!(f, " {}/{}={}", a.namespace, a.name, projects.join("+"))?;
+                    let elsewhere = a.elsewhere();
+                    if !elsewhere.is_empty() {
+                        write!(f, "@{}", elsewhere.join(","))?;
+                    }
                 }
                 Ok(())
             }
@@ -492,6 +499,10 @@ impl TokenNeed {
         retired.extend(self.binding.iter().filter(|b| *b != binding).cloned());
         retired.retain(|b| b != binding);
         retired.dedup();
+        // The newest few: an older one's token has expired long since, or goes with its
+        // ServiceAccount.
+        let keep = retired.len().saturating_sub(MAX_RETIRED);
+        retired.drain(..keep);
         self.record(
             token,
             &Record {
@@ -595,7 +606,9 @@ impl TokenNeed {
     /// and the request stays unanswered (not recorded).
     pub(crate) fn hold_rotation(&mut self) {
         if self.requested() {
-            self.due = self.due_unrequested;
+            // The annotation asked on the kubeconfig Secret itself changed it: that change is
+            // the request, held with it (a token due for its age is still minted).
+            self.due = self.due_unrequested.filter(|d| *d != Due::Rotated);
             self.rotate = self
                 .kept
                 .as_ref()
@@ -607,7 +620,12 @@ impl TokenNeed {
     /// Argo CD's Secret carries the current token: the replaced tokens' bindings may go now.
     pub(crate) fn retire_now(&mut self) {
         if self.kept.is_some() && self.binding.is_some() {
-            self.retire = self.retired.clone();
+            self.retire = self
+                .retired
+                .iter()
+                .filter(|b| Some(b.as_str()) != self.binding.as_deref())
+                .cloned()
+                .collect();
         }
     }
 }
@@ -834,6 +852,10 @@ mod tests {
     }
 
     fn need(token: &TokenSecret, rotate: &[&str]) -> TokenNeed {
+        need_at(token, rotate, "7", 1100)
+    }
+
+    fn need_at(token: &TokenSecret, rotate: &[&str], version: &str, now: i64) -> TokenNeed {
         let settings = Settings {
             mode: CredentialMode::ServiceAccount,
             ..Settings::default()
@@ -845,7 +867,7 @@ mod tests {
         let of = NeedOf {
             cluster: "a".into(),
             kubeconfig: SecretId::new("fleet", "a-kubeconfig"),
-            kubeconfig_version: Some("7".into()),
+            kubeconfig_version: Some(version.into()),
             secret: SecretId::new("argocd", "token-cluster-a"),
             namespaces: None,
             cluster_resources: false,
@@ -854,7 +876,7 @@ mod tests {
         };
         least_privilege(
             &settings,
-            Some(1100),
+            Some(now),
             "https://a:6443",
             &admin,
             Some(token),
@@ -927,5 +949,14 @@ mod tests {
         asked.hold_rotation();
         assert_eq!(asked.due, None);
         assert_eq!(asked.rotate, vec!["1"]);
+        // Asked on the kubeconfig Secret, the request changed its resourceVersion: held too.
+        let mut asked = need_at(&t, &["2"], "8", 1100);
+        assert_eq!(asked.due, Some(Due::Requested));
+        asked.hold_rotation();
+        assert_eq!(asked.due, None);
+        // Due for its age all the same: still renewed.
+        let mut aged = need_at(&t, &["2"], "8", 1900);
+        aged.hold_rotation();
+        assert_eq!(aged.due, Some(Due::Renew));
     }
 }

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use krm::Item;
 use krm::object::Object;
 
+use crate::convert::meta::{is_dns1123_label, is_dns1123_subdomain};
 use glob::Glob;
 
 /// The AppProject kind (argoproj.io/v1alpha1).
@@ -109,15 +110,31 @@ pub struct Impersonated {
     pub name: String,
     /// The projects that sync as it, and the ClusterRole each binds it to.
     pub projects: Vec<(String, String)>,
+    /// Where its roles are bound: each destination namespace Argo CD syncs to as it (its own,
+    /// unless an entry names it `namespace:name` for another), with the ClusterRole of the
+    /// project that syncs there.
+    pub bindings: Vec<(String, String)>,
 }
 
 impl Impersonated {
     /// The ClusterRoles it is bound to, each once.
     pub fn roles(&self) -> Vec<&str> {
-        let mut roles: Vec<&str> = self.projects.iter().map(|(_, r)| r.as_str()).collect();
+        let mut roles: Vec<&str> = self.bindings.iter().map(|(_, r)| r.as_str()).collect();
         roles.sort_unstable();
         roles.dedup();
         roles
+    }
+
+    /// The destination namespaces it is bound in, where they are not its own.
+    pub fn elsewhere(&self) -> Vec<&str> {
+        let mut namespaces: Vec<&str> = self
+            .bindings
+            .iter()
+            .map(|(ns, _)| ns.as_str())
+            .filter(|ns| *ns != self.namespace)
+            .collect();
+        namespaces.dedup();
+        namespaces
     }
 }
 
@@ -139,23 +156,33 @@ pub fn accounts(
     namespaces: Option<&[String]>,
     role_of: &dyn Fn(&str) -> String,
 ) -> Accounts {
-    let mut found: BTreeMap<(String, String), Vec<(String, String)>> = BTreeMap::new();
+    type Found = (Vec<(String, String)>, Vec<(String, String)>);
+    let mut found: BTreeMap<(String, String), Found> = BTreeMap::new();
     let mut unknown = Vec::new();
     for project in &projects.projects {
-        let mut compiled = Vec::new();
-        for entry in &project.entries {
-            match (Glob::new(&entry.server), Glob::new(&entry.namespace)) {
-                (Ok(s), Ok(n)) => compiled.push((entry, s, n)),
-                (Err(e), _) | (_, Err(e)) => unknown.push(format!(
-                    "AppProject {}: the entry for server {:?} and namespace {:?} does not compile ({e}); Argo CD refuses every sync it meets",
-                    project.name, entry.server, entry.namespace
-                )),
-            }
-        }
+        // Each entry in order, compiled: Argo CD goes through them in order and fails at the first
+        // whose pattern does not compile.
+        let compiled: Vec<(&Entry, Option<(Glob, Glob)>)> = project
+            .entries
+            .iter()
+            .map(|entry| {
+                let globs = Glob::new(&entry.server).ok().zip(Glob::new(&entry.namespace).ok());
+                if globs.is_none() {
+                    unknown.push(format!(
+                        "AppProject {}: the entry for server {:?} and namespace {:?} does not compile; Argo CD refuses every sync that reaches it",
+                        project.name, entry.server, entry.namespace
+                    ));
+                }
+                (entry, globs)
+            })
+            .collect();
         // The destination namespaces that can sync here: each entry's own, or where it is a
         // pattern, the cluster's namespaces it matches.
         let mut destinations: Vec<String> = Vec::new();
-        for (entry, server_glob, namespace_glob) in &compiled {
+        for (entry, globs) in &compiled {
+            let Some((server_glob, namespace_glob)) = globs else {
+                continue;
+            };
             if !server_glob.matches(server) {
                 continue;
             }
@@ -180,11 +207,14 @@ pub fn accounts(
         destinations.sort();
         destinations.dedup();
         for destination in destinations {
-            // Argo CD's first-match rule: the first entry matching server and namespace.
-            let Some((entry, _, _)) = compiled
-                .iter()
-                .find(|(_, s, n)| s.matches(server) && n.matches(&destination))
-            else {
+            // Argo CD's first-match rule: the first entry matching server and namespace, the
+            // first that does not compile ending the search (the sync fails there).
+            let first = compiled.iter().find(|(_, globs)| {
+                globs
+                    .as_ref()
+                    .is_none_or(|(s, n)| s.matches(server) && n.matches(&destination))
+            });
+            let Some((entry, Some(_))) = first else {
                 continue;
             };
             let name = &entry.service_account;
@@ -198,21 +228,34 @@ pub fn accounts(
             let (namespace, name) = name
                 .split_once(':')
                 .map_or((destination.as_str(), name.as_str()), |(ns, n)| (ns, n));
-            found
+            // What Kubernetes would refuse to create: said, and nothing else held up by it.
+            if !is_dns1123_label(namespace) || !is_dns1123_subdomain(name) {
+                unknown.push(format!(
+                    "AppProject {}: {namespace}:{name} is not a ServiceAccount Kubernetes can have (a namespace that is a DNS label, a name that is a DNS subdomain): not set up, and syncs to {destination} fail",
+                    project.name
+                ));
+                continue;
+            }
+            let (projects, bindings) = found
                 .entry((namespace.to_string(), name.to_string()))
-                .or_default()
-                .push((project.name.clone(), role_of(&project.name)));
+                .or_default();
+            let role = role_of(&project.name);
+            projects.push((project.name.clone(), role.clone()));
+            bindings.push((destination.clone(), role));
         }
     }
     let accounts = found
         .into_iter()
-        .map(|((namespace, name), mut projects)| {
+        .map(|((namespace, name), (mut projects, mut bindings))| {
             projects.sort();
             projects.dedup();
+            bindings.sort();
+            bindings.dedup();
             Impersonated {
                 namespace,
                 name,
                 projects,
+                bindings,
             }
         })
         .collect();
@@ -334,13 +377,33 @@ mod tests {
         let projects = Projects {
             projects: vec![project(
                 "p",
-                &[("*", "a", "bad/name"), ("*", "b", " "), ("[", "c", "x")],
+                &[
+                    ("*", "a", "bad/name"),
+                    ("*", "b", " "),
+                    ("*", "d", "Deployer"),
+                    ("[", "c", "x"),
+                ],
             )],
             enabled: Some(true),
         };
         let a = accounts(&projects, "https://a:6443", None, &edit);
         assert!(a.accounts.is_empty());
-        assert_eq!(a.unknown.len(), 3, "{:?}", a.unknown);
+        assert_eq!(a.unknown.len(), 4, "{:?}", a.unknown);
+    }
+
+    /// Argo CD stops at the first entry that does not compile: a later one is never used.
+    #[test]
+    fn an_entry_that_does_not_compile_ends_the_search() {
+        let projects = Projects {
+            projects: vec![project(
+                "p",
+                &[("[", "*", "x"), ("*", "guestbook", "later")],
+            )],
+            enabled: Some(true),
+        };
+        let a = accounts(&projects, "https://a:6443", None, &edit);
+        assert!(a.accounts.is_empty(), "{:?}", a.accounts);
+        assert_eq!(a.unknown.len(), 1, "{:?}", a.unknown);
     }
 
     #[test]

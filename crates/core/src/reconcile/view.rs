@@ -344,8 +344,14 @@ impl Plan {
                             .iter()
                             .map(|(p, r)| format!("{p} as {r}"))
                             .collect();
+                        let elsewhere = a.elsewhere();
+                        let bound_in = if elsewhere.is_empty() {
+                            String::new()
+                        } else {
+                            format!(", bound in {}", elsewhere.join(", "))
+                        };
                         out.push_str(&format!(
-                            "{:<9}   impersonates {}/{} ({})\n",
+                            "{:<9}   impersonates {}/{} ({}{bound_in})\n",
                             "",
                             a.namespace,
                             a.name,
@@ -710,10 +716,21 @@ fn token_json(t: &access::TokenNeed) -> Node<'static> {
                         ])
                     })
                     .collect();
+                let bindings = a
+                    .bindings
+                    .iter()
+                    .map(|(ns, role)| {
+                        Node::map(vec![
+                            ("namespace", Node::string(ns.clone())),
+                            ("clusterRole", Node::string(role.clone())),
+                        ])
+                    })
+                    .collect();
                 Node::map(vec![
                     ("namespace", Node::string(a.namespace.clone())),
                     ("name", Node::string(a.name.clone())),
                     ("projects", Node::seq(projects)),
+                    ("bindings", Node::seq(bindings)),
                 ])
             })
             .collect();

@@ -102,7 +102,16 @@ impl Credential {
         if let Some(env) = &parts.exec_env {
             let holds_secret = env.iter().any(|k| {
                 let k = k.to_ascii_uppercase();
-                k.contains("SECRET") || k.contains("PASSWORD") || k.contains("CERTIFICATE")
+                [
+                    "SECRET",
+                    "PASSWORD",
+                    "CERTIFICATE",
+                    "TOKEN",
+                    "KEY",
+                    "CREDENTIAL",
+                ]
+                .iter()
+                .any(|word| k.contains(word))
             });
             return Credential::Exec { holds_secret };
         }
@@ -131,23 +140,15 @@ impl Credential {
         }
     }
 
-    /// A token capi2argo-controller keeps, with the binding its token Secret records
-    /// (`namespace/name`) where the token itself does not say.
+    /// A token capi2argo-controller keeps that is no JWT (it says nothing of itself), with the
+    /// binding its token Secret records (`namespace/name`).
     pub(crate) fn bound_as_recorded(self, binding: Option<&str>) -> Credential {
         let recorded = binding.map(|b| format!("Secret {b}"));
         match self {
             Credential::RenewedToken { bound_to: None } => {
                 Credential::RenewedToken { bound_to: recorded }
             }
-            Credential::ServiceAccountToken {
-                account,
-                bound_to: None,
-                expires,
-            } => Credential::ServiceAccountToken {
-                account,
-                bound_to: recorded,
-                expires,
-            },
+            // A token that says what it is bound to is believed over any annotation.
             other => other,
         }
     }
@@ -183,7 +184,9 @@ impl Credential {
     }
 
     /// Whether it is the strongest a cluster Secret can hold: nothing to steal that lasts (an
-    /// exec login holding no secret) or a token that expires and can be revoked alone.
+    /// exec login holding no secret) or a token that expires and can be revoked alone. An exec
+    /// login's secret is told by its environment's names (a secret, password, certificate,
+    /// token, key or credential); one passed as an argument is not seen.
     pub fn is_strongest(&self) -> bool {
         match self {
             Credential::ServiceAccountToken {
@@ -191,7 +194,7 @@ impl Credential {
             } => bound_to.is_some() && expires.is_some(),
             Credential::RenewedToken { bound_to } => bound_to.is_some(),
             Credential::Exec { holds_secret } => !holds_secret,
-            Credential::None => true,
+            // Anonymous access: nothing to steal, but a cluster anyone may use.
             _ => false,
         }
     }
@@ -207,9 +210,7 @@ impl Credential {
             c if c.is_strongest() && matches!(c, Credential::Exec { .. }) => {
                 "an exec login holding no secret"
             }
-            c if c.is_strongest() && !matches!(c, Credential::None) => {
-                "a bound, expiring ServiceAccount token"
-            }
+            c if c.is_strongest() => "a bound, expiring ServiceAccount token",
             Credential::ServiceAccountToken { .. } | Credential::RenewedToken { .. } => {
                 "a ServiceAccount token not bound to an object"
             }
