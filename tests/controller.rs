@@ -2097,7 +2097,9 @@ fn impersonation_sets_up_the_projects_service_accounts() {
         "no admin grant"
     );
 
-    // The project no longer names the shared namespace: syncer goes with its binding.
+    // The project no longer names the shared namespace: syncer goes with its binding, and Argo
+    // CD's token stays (what a ServiceAccount may do is its RBAC's, applied again).
+    let token = argo_config(&api, "cluster-im").expect("config")["bearerToken"].clone();
     let mut project = api
         .objects()
         .into_iter()
@@ -2119,6 +2121,23 @@ fn impersonation_sets_up_the_projects_service_accounts() {
         .is_none()
     );
     assert!(find("ServiceAccount", Some("guestbook"), "deployer").is_some());
+    eventually("the new grant recorded", &controller, || {
+        argo_secrets(&api).iter().any(|(n, s)| {
+            n == "token-cluster-im"
+                && s["metadata"]["annotations"]["capi2argo.dev/grant"]
+                    .as_str()
+                    .is_some_and(|g| !g.contains("syncer"))
+        })
+    });
+    assert_eq!(
+        argo_config(&api, "cluster-im").expect("config")["bearerToken"],
+        token,
+        "a project change minted a new token"
+    );
+    assert_eq!(
+        controller.metric(r#"capi2argo_tokens_minted_total{outcome="ok"}"#),
+        Some(1.0)
+    );
 
     // argocd-cm turns impersonation off: Argo CD could not sync, and the plan says so.
     let mut cm = api

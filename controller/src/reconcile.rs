@@ -259,6 +259,9 @@ impl Reconciler {
     ) -> Minting {
         let mut done = Minting::default();
         let due = self.credentials.due(plan);
+        if may_write() {
+            done.writes += self.regrant(plan).await;
+        }
         if due.is_empty() || !may_write() {
             return done;
         }
@@ -336,6 +339,43 @@ impl Reconciler {
             .set(self.credentials.failing() as i64);
         self.reporter.publish(said).await;
         done
+    }
+
+    /// The RBAC of the clusters whose grant changed, and not their token, applied again, and
+    /// the new grant recorded in their token Secrets; how many were written. One that fails
+    /// waits in the backoff, its RBAC as it was.
+    async fn regrant(&mut self, plan: &Plan) -> usize {
+        let needs = self.credentials.regrants(plan);
+        if needs.is_empty() {
+            return 0;
+        }
+        let mut writes = 0;
+        for (need, result) in self.credentials.set_up(needs).await {
+            let kept = match result {
+                Ok(()) => {
+                    tracing::info!(cluster = need.cluster, account = %need.grant.account, "applied what its ServiceAccount may do again; its token is kept");
+                    let Some(request) = need.regranted_request() else {
+                        continue;
+                    };
+                    writes += 1;
+                    self.writer.carry_out(&request).await.map_err(|refusal| {
+                        format!(
+                            "its token Secret {} could not be written: {refusal}",
+                            need.secret
+                        )
+                    })
+                }
+                Err(error) => Err(error.to_string()),
+            };
+            match kept {
+                Ok(()) => self.credentials.kept(&need.kubeconfig),
+                Err(error) => {
+                    tracing::warn!(cluster = need.cluster, error = %error, "what its ServiceAccount may do could not be applied again; tried again after a wait");
+                    self.credentials.failed(need, &error);
+                }
+            }
+        }
+        writes
     }
 
     /// Revokes a token just minted that nothing keeps (its binding deleted).
@@ -761,10 +801,9 @@ mod tests {
         server.await.expect("the management cluster's requests");
     }
 
-    /// A token minted in the workload cluster is kept in its token Secret, and the plan is made
-    /// again from it at once (the Argo CD Secret is written by that next plan, not this one).
-    #[tokio::test]
-    async fn a_minted_token_is_kept_and_the_plan_made_again() {
+    /// What setting up the admin grant asks of a workload cluster: its namespace read, the
+    /// ServiceAccount, ClusterRole and binding applied, and what an earlier grant left looked for.
+    fn admin_set_up() -> Vec<Exchange> {
         let rbac = "/apis/rbac.authorization.k8s.io/v1";
         let applied = |kind: &str, name: &str| {
             let group = if kind == "ServiceAccount" {
@@ -776,7 +815,7 @@ mod tests {
         };
         let list = |kind: &str| json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": {}, "items": []});
         let role = "capi2argo-argocd-manager";
-        let (workload, workload_server) = api(vec![
+        vec![
             Exchange::new(
                 Method::GET,
                 "/api/v1/namespaces/kube-system",
@@ -826,6 +865,15 @@ mod tests {
                 200,
                 json!({"apiVersion": "v1", "kind": "ServiceAccountList", "metadata": {}, "items": []}),
             ),
+        ]
+    }
+
+    /// A token minted in the workload cluster is kept in its token Secret, and the plan is made
+    /// again from it at once (the Argo CD Secret is written by that next plan, not this one).
+    #[tokio::test]
+    async fn a_minted_token_is_kept_and_the_plan_made_again() {
+        let mut script = admin_set_up();
+        script.extend(vec![
             Exchange::new(
                 Method::POST,
                 "/api/v1/namespaces/kube-system/secrets",
@@ -842,6 +890,7 @@ mod tests {
                        "status": {"token": "a-fresh-token", "expirationTimestamp": "2099-01-01T00:00:00Z"}}),
             ),
         ]);
+        let (workload, workload_server) = api(script);
         let (client, server) = api(vec![Exchange::new(
             Method::POST,
             SECRETS,
@@ -1026,5 +1075,51 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    /// What the ServiceAccount may do changed, not which it is (issue 49): its RBAC is applied
+    /// again and the new grant recorded in its token Secret, with the same token; no TokenRequest.
+    #[tokio::test]
+    async fn a_changed_grant_applies_the_rbac_again_and_keeps_the_token() {
+        let (workload, workload_server) = api(admin_set_up());
+        let (client, server) = api(vec![
+            Exchange::new(
+                Method::PUT,
+                &format!("{SECRETS}/token-cluster-prod-eu-1"),
+                200,
+                written("token-cluster-prod-eu-1"),
+            ),
+            Exchange::new(Method::POST, SECRETS, 201, written("cluster-prod-eu-1")),
+        ]);
+        let day = Duration::from_secs(86_400);
+        let token = token_secret(
+            "prod-eu-1",
+            "kube-system/argocd-manager clusterrole view",
+            Duration::ZERO,
+            day,
+        );
+        let (mut reconciler, metrics) = fixtures::reconciler(
+            &client,
+            &["credentials=serviceAccount"],
+            vec![kubeconfig_secret("prod-eu-1")],
+            vec![token],
+            workloads(workload.clone()),
+        );
+        drop(workload);
+        let report = reconciler.reconcile(&|| true).await;
+        drop((reconciler, client));
+        let log = server.await.expect("the management cluster's requests");
+        workload_server
+            .await
+            .expect("the RBAC applied, no TokenRequest");
+        assert_eq!(report.ending, Ending::Synced);
+        let kept = &log.requests[0].body;
+        assert_eq!(
+            kept["metadata"]["annotations"]["capi2argo.dev/grant"],
+            "kube-system/argocd-manager admin"
+        );
+        assert_eq!(decoded(&kept["data"]["token"]), "the-current-token");
+        let ok = vec![("outcome", "ok".to_string())];
+        assert_eq!(metrics.tokens.get_or_create(&ok).get(), 0);
     }
 }

@@ -46,6 +46,13 @@ pub async fn mint(
     ttl: i64,
     for_secret: &SecretId,
 ) -> Result<Minted, MintError> {
+    set_up(client, grant).await?;
+    mint_token(client, grant, ttl, for_secret).await
+}
+
+/// Sets up the ServiceAccount and what `grant` gives it, removing what it gave before and no
+/// longer does; its tokens are left as they are (a ServiceAccount's rights are its RBAC's).
+pub async fn set_up(client: &Client, grant: &Grant) -> Result<(), MintError> {
     let account = &grant.account;
     let labels = labels(grant);
     ensure_namespace(client, &account.namespace, &labels).await?;
@@ -95,7 +102,20 @@ pub async fn mint(
         Granted::Impersonate(accounts) => accounts.as_slice(),
         _ => &[],
     };
-    super::impersonation::remove_others(client, grant, impersonated).await?;
+    super::impersonation::remove_others(client, grant, impersonated).await
+}
+
+/// A token for the ServiceAccount of `grant`, living `ttl` seconds, bound to a new Secret that
+/// stands for it alone; `for_secret` is the token Secret that will keep it.
+async fn mint_token(
+    client: &Client,
+    grant: &Grant,
+    ttl: i64,
+    for_secret: &SecretId,
+) -> Result<Minted, MintError> {
+    let account = &grant.account;
+    let labels = labels(grant);
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), &account.namespace);
     let binding = create_binding(client, grant, &labels, for_secret).await?;
     let binding_name = name_of(&binding.metadata);
     let request = TokenRequest {

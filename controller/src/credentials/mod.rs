@@ -127,6 +127,41 @@ impl Credentials {
             .collect()
     }
 
+    /// The clusters of `plan` whose RBAC is to be applied again, their tokens kept, that may be
+    /// tried now (not waiting in the backoff).
+    pub fn regrants<'p>(&self, plan: &'p Plan) -> Vec<&'p TokenNeed> {
+        plan.tokens
+            .iter()
+            .filter(|t| t.reapply && t.access.is_ok())
+            .filter(|t| {
+                self.backoff
+                    .ready(&t.kubeconfig.to_string(), fingerprint(&t.access), false)
+            })
+            .collect()
+    }
+
+    /// Applies the RBAC of each of `needs` again, a few workload clusters at a time.
+    pub async fn set_up<'p>(
+        &self,
+        needs: Vec<&'p TokenNeed>,
+    ) -> Vec<(&'p TokenNeed, Result<(), MintError>)> {
+        futures::stream::iter(needs)
+            .map(|need| async move {
+                let work = async {
+                    let access = need.access.clone().map_err(MintError::Unreachable)?;
+                    let client = (self.connect)(access).await?;
+                    grant::set_up(&client, &need.grant).await
+                };
+                let done = tokio::time::timeout(DEADLINE, work)
+                    .await
+                    .unwrap_or(Err(MintError::Timeout));
+                (need, done)
+            })
+            .buffer_unordered(MINTS_AT_ONCE)
+            .collect()
+            .await
+    }
+
     /// Mints a token for each of `due`, a few workload clusters at a time.
     pub async fn mint<'p>(
         &self,

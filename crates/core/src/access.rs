@@ -218,7 +218,7 @@ pub enum Due {
     /// Its kubeconfig Secret changed since (the admin credential rotated, or the cluster was
     /// rebuilt).
     Rotated,
-    /// What is granted changed.
+    /// Another ServiceAccount is granted.
     Regrant,
     /// Its token is bound to no object (minted before tokens were), so it could not be revoked
     /// alone: a bound one replaces it.
@@ -236,7 +236,7 @@ impl Due {
             Due::Renew => "80% of its life has passed",
             Due::Expired => "it has expired",
             Due::Rotated => "its kubeconfig Secret changed",
-            Due::Regrant => "its grant changed",
+            Due::Regrant => "its ServiceAccount changed",
             Due::Unbound => "its token is bound to no object and could not be revoked alone",
             Due::Requested => "rotation asked for (capi2argo.dev/rotate-token)",
         }
@@ -383,7 +383,9 @@ impl TokenSecret {
                 return Some(Due::Rotated);
             }
         }
-        if self.grant.as_deref() != Some(grant) {
+        // Another ServiceAccount is another identity: a token of its own. What the same one may
+        // do is its RBAC's, applied again without a new token (`TokenNeed::reapply`).
+        if self.grant.as_deref().map(grant_account) != Some(grant_account(grant)) {
             return Some(Due::Regrant);
         }
         if self.binding.is_none() {
@@ -412,6 +414,11 @@ impl TokenSecret {
 /// The name of a cluster's token Secret, beside its Argo CD Secret `cluster-…`.
 pub(crate) fn token_secret_name(argo_secret: &str) -> String {
     crate::convert::meta::dns1123_subdomain(&format!("token-{argo_secret}"))
+}
+
+/// The ServiceAccount a grant's text names (its first word, `namespace/name`).
+fn grant_account(grant: &str) -> &str {
+    grant.split(' ').next().unwrap_or_default()
 }
 
 /// The namespace and name of a binding written `namespace/name`.
@@ -456,6 +463,10 @@ pub struct TokenNeed {
     pub rotate: Vec<String>,
     /// `impersonate`: what the AppProjects name that is not set up, and why.
     pub not_provisioned: Vec<String>,
+    /// What the ServiceAccount may do changed (its role, the cluster's namespaces, the
+    /// AppProjects' ServiceAccounts), its token did not: the RBAC is applied again, the token
+    /// kept ([`TokenNeed::regranted_request`] records the new grant).
+    pub reapply: bool,
     kubeconfig_version: Option<String>,
     /// What is due were no rotation asked for (what a guard that holds the rotation leaves).
     due_unrequested: Option<Due>,
@@ -579,6 +590,21 @@ impl TokenNeed {
         Some(self.write(self.record(&kept.token.0, &record)))
     }
 
+    /// Once the RBAC is applied again ([`TokenNeed::reapply`]): the token Secret as read, with
+    /// the grant now given.
+    pub fn regranted_request(&self) -> Option<Request> {
+        let kept = self.kept.as_ref()?;
+        let binding = self.binding.as_deref()?;
+        let record = Record {
+            issued: kept.issued,
+            expires: kept.expires,
+            binding,
+            retired: &self.retired,
+            rotated: &kept.rotated,
+        };
+        Some(self.write(self.record(&kept.token.0, &record)))
+    }
+
     fn write(&self, secret: Secret) -> Request {
         match &self.current {
             Some((uid, version)) => Request::Replace {
@@ -689,6 +715,9 @@ pub(crate) fn least_privilege(
         None => Some(Due::Missing),
     };
     let due = due_for(&need.rotate);
+    let reapply = access.is_ok()
+        && due.is_none()
+        && token.is_some_and(|t| t.grant.as_deref() != Some(grant_text.as_str()));
     let due_unrequested = due_for(token.map_or(&[], |t| &t.rotated));
     let login = match token.and_then(|t| Some((t.valid_token(now)?, t.expires?))) {
         Some((valid, expires)) => {
@@ -726,6 +755,7 @@ pub(crate) fn least_privilege(
         retire: Vec::new(),
         rotate: need.rotate,
         not_provisioned: need.impersonation.map(|i| i.unknown).unwrap_or_default(),
+        reapply,
         kubeconfig_version: need.kubeconfig_version,
         due_unrequested: due.and(due_unrequested),
         retired: token.map(|t| t.retired.clone()).unwrap_or_default(),
@@ -810,6 +840,11 @@ mod tests {
         assert_eq!(
             t.due(Some(1100), 1000, Some("7"), "h", &[]),
             Some(Due::Regrant)
+        );
+        // The same ServiceAccount, granted another role: no new token (its RBAC is applied again).
+        assert_eq!(
+            t.due(Some(1100), 1000, Some("7"), "g namespaced a", &[]),
+            None
         );
     }
 

@@ -321,6 +321,13 @@ impl Plan {
                 (None, _, Some(expires)) => format!("expires {}", instant(expires)),
                 (None, _, None) => "current".into(),
             };
+            let state = if t.reapply {
+                format!(
+                    "{state}; what it may do changed: its RBAC is applied again, the token kept"
+                )
+            } else {
+                state
+            };
             let state = match t.retire.len() {
                 0 => state,
                 n => format!(
@@ -701,6 +708,9 @@ fn token_json(t: &access::TokenNeed) -> Node<'static> {
     }
     if let Some(binding) = &t.binding {
         fields.push(("boundTo", Node::string(binding.clone())));
+    }
+    if t.reapply {
+        fields.push(("reapplyRbac", Node::plain("true")));
     }
     if let access::Granted::Impersonate(accounts) = &t.grant.granted {
         let accounts = accounts
