@@ -461,7 +461,9 @@ test('playground: validate mode shows every cluster Secret it validated, with it
   const text = shown.rows.join('\n');
   assert.match(text, /^# validated argocd\/cluster-x: 1 error/m);
   assert.match(text, /^# error stringData\.config\.tlsClientConfig\.insecure: /m);
-  assert.match(text, /^# validated argocd\/cluster-y: no findings$/m);
+  // A clean Secret has no problem, and one line saying what its credential allows.
+  assert.match(text, /^# validated argocd\/cluster-y: 1 info$/m);
+  assert.match(text, /^# info stringData\.config: credential: no credential$/m);
   assert.ok(text.indexOf('cluster-x') < text.indexOf('# validated argocd/cluster-y'), 'findings stand by their Secret');
   assert.ok(!text.includes('hand-written-token-123'), 'the token is masked');
   // The function's own results name the same field.

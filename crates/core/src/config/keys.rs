@@ -164,10 +164,19 @@ pub static KEYS: &[Key] = &[
     Key {
         name: "impersonationRoles",
         default: "none",
-        doc: "serviceAccountRole=impersonate: the ClusterRole each AppProject's ServiceAccounts are bound to in their namespace (a RoleBinding), per project: a map, or `project=role,…`; a project not named gets `edit`",
+        doc: "serviceAccountRole=impersonate: the ClusterRole each AppProject's ServiceAccounts are bound to where they sync (a RoleBinding), per project: a map, or `project=role,…`; a project not named gets `edit`",
         kind: "map",
         set: |c, raw, _| {
-            let roles = raw.map(false).map_err(bad)?;
+            // `project=role,…` as a string of the settings object too, as --set gives it.
+            let text = match raw {
+                crate::raw::Raw::Node(n) if n.as_str().is_some() => raw.scalar_text(),
+                _ => None,
+            };
+            let roles = match &text {
+                Some(text) => crate::raw::Raw::Text(text).map(false),
+                None => raw.map(false),
+            }
+            .map_err(bad)?;
             c.access.impersonation_roles = access::parse_impersonation_roles(roles).map_err(bad)?;
             Ok(())
         },

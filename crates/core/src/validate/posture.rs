@@ -158,7 +158,7 @@ impl Credential {
         match self {
             Credential::AdminCertificate => "an admin client certificate (system:masters): everything, past RBAC and webhooks, revocable only by a new cluster CA".into(),
             Credential::ClientCertificate => "a client certificate: what RBAC grants its user, until it expires or the cluster CA changes".into(),
-            Credential::Password => "a user name and password: what RBAC grants the user, until the password changes".into(),
+            Credential::Password => "a user name and password, good for what RBAC grants the user until the password changes".into(),
             Credential::ServiceAccountToken { account, bound_to, expires } => {
                 let who = account.as_deref().map_or(String::new(), |a| format!(" of {a}"));
                 let bound = match bound_to {
