@@ -2154,3 +2154,199 @@ fn impersonation_sets_up_the_projects_service_accounts() {
             .contains("argocd-cm does not set application.sync.impersonation.enabled")
     });
 }
+
+/// The plans made so far, whatever their outcome.
+fn plans(controller: &Controller) -> f64 {
+    ["synced", "errors", "failed"]
+        .iter()
+        .filter_map(|o| controller.metric(&format!(r#"capi2argo_plans_total{{outcome="{o}"}}"#)))
+        .sum()
+}
+
+/// Cluster API rewrites a Cluster's status every few seconds (its conditions' times, its
+/// observed generation) with nothing a plan reads changed: at 10,000 clusters each of those
+/// rewrites planned the whole fleet again. Now the cache keeps what the plan reads and a write
+/// that changes none of it wakes nothing; a change of what it reads still does.
+#[test]
+fn a_cluster_heartbeat_wakes_nothing_and_a_change_it_reads_does() {
+    let Some(api) = stand_in(
+        "heartbeat",
+        &[
+            capi_cluster("alpha"),
+            kubeconfig_secret("alpha", &server("alpha")),
+        ],
+        &[],
+    ) else {
+        return;
+    };
+    let Some(controller) = Controller::start("heartbeat", &api, &[]) else {
+        return;
+    };
+    eventually("alpha registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    // The first status with conditions is a change: it is planned, the rest are heartbeats.
+    let mut before = plans(&controller);
+    for generation in 1..7 {
+        if generation == 2 {
+            std::thread::sleep(Duration::from_secs(1));
+            before = plans(&controller);
+        }
+        let status = json!({"status": {"phase": "Provisioned", "controlPlaneReady": true,
+            "infrastructureReady": true, "observedGeneration": generation,
+            "conditions": [{"type": "Ready", "status": "True",
+                            "lastTransitionTime": format!("2026-11-27T00:00:0{generation}Z")}]}});
+        let (code, _) = api.send_patch(
+            "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet/clusters/alpha/status",
+            &status,
+        );
+        assert_eq!(code, 200);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(before >= 2.0, "{}", controller.logs());
+    assert_eq!(plans(&controller), before, "{}", controller.logs());
+    let topology = json!({"spec": {"topology": {"version": "v1.32.1", "class": "quick-start"}}});
+    let (code, _) = api.send_patch(
+        "/apis/cluster.x-k8s.io/v1beta1/namespaces/fleet/clusters/alpha",
+        &topology,
+    );
+    assert_eq!(code, 200);
+    eventually("the version label written", &controller, || {
+        argo_secrets(&api).iter().any(|(name, s)| {
+            name == "cluster-alpha"
+                && s.pointer("/metadata/labels/capi2argo.dev~1kubernetes-version")
+                    == Some(&json!("v1.32.1"))
+        })
+    });
+    eventually("the change planned", &controller, || {
+        plans(&controller) > before
+    });
+}
+
+/// An API server that goes away for a while and comes back with its event history gone (a
+/// restart over a compacted etcd): the watches, their backoff grown during the outage, used to
+/// wait up to half a minute before listing again. Now they retry at most 2 s apart: a cluster
+/// added after the server is back is registered within seconds, and the Lease is held again.
+#[test]
+fn after_the_api_server_restarts_a_new_cluster_is_registered_within_seconds() {
+    let Some(mut api) = stand_in(
+        "restart",
+        &[
+            capi_cluster("alpha"),
+            kubeconfig_secret("alpha", &server("alpha")),
+        ],
+        &[],
+    ) else {
+        return;
+    };
+    let Some(controller) = Controller::start("restart", &api, &["--leader-elect"]) else {
+        return;
+    };
+    eventually("alpha registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha")
+    });
+    api.restart(Duration::from_secs(12));
+    let back = Instant::now();
+    let (code, _) = api.send(
+        "POST",
+        "/api/v1/namespaces/fleet/secrets",
+        Some(&kubeconfig_secret("beta", &server("beta"))),
+    );
+    assert_eq!(code, 201);
+    eventually("beta registered", &controller, || {
+        has_argo_secret(&api, "cluster-beta")
+    });
+    let took = back.elapsed();
+    assert!(
+        took < Duration::from_secs(15),
+        "beta was registered {took:?} after the API server came back (the watches retry at most 2 s apart, so 15 s is far more than it needs); the controller's log:\n{}",
+        controller.logs()
+    );
+    let logs = controller.logs();
+    once_agrees(&api);
+    // Nothing written twice: alpha's Secret was created once, beta's once.
+    let creates = secret_writes(&api)
+        .into_iter()
+        .filter(|(method, path, _)| method == "POST" && path.contains("/namespaces/argocd/"))
+        .count();
+    assert_eq!(creates, 2, "{logs}");
+}
+
+/// A whole plan made afresh (`--once`) over what a running controller left: it agrees, so it
+/// exits 0 and writes nothing but Events.
+fn once_agrees(api: &StandIn) {
+    let Some(binary) = binary() else {
+        return;
+    };
+    let writes = api.writes().len();
+    let once = Command::new(&binary)
+        .arg("--kubeconfig")
+        .arg(&api.kubeconfig)
+        .args(["--once", "--argo-namespace=argocd"])
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("the controller runs");
+    assert_eq!(once.status.code(), Some(0), "{}", text(&once.stderr));
+    // What the cluster holds, not what is said about it (Events).
+    let made: Vec<String> = api.writes()[writes..]
+        .iter()
+        .filter(|r| !r.path.contains("/events"))
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    assert!(
+        made.is_empty(),
+        "--once wrote {made:?}: {}",
+        text(&once.stderr)
+    );
+}
+
+/// A controller stopped (SIGSTOP: a node frozen, a debugger) while clusters come and go, then
+/// resumed: its watches read what happened meanwhile, and it registers the new cluster and
+/// withdraws the one that left, as a fresh plan would.
+#[test]
+fn a_paused_controller_catches_up_when_resumed() {
+    let Some(api) = stand_in(
+        "pause",
+        &[
+            kubeconfig_secret("alpha", &server("alpha")),
+            kubeconfig_secret("beta", &server("beta")),
+        ],
+        &[],
+    ) else {
+        return;
+    };
+    let Some(controller) = Controller::start("pause", &api, &["--set", "maxPrune=1"]) else {
+        return;
+    };
+    eventually("alpha and beta registered", &controller, || {
+        has_argo_secret(&api, "cluster-alpha") && has_argo_secret(&api, "cluster-beta")
+    });
+    let signal = |name: &str| {
+        let out = Command::new("kill")
+            .args([name, &controller.child.id().to_string()])
+            .output()
+            .expect("kill runs");
+        assert!(out.status.success());
+    };
+    signal("-STOP");
+    let (code, _) = api.send(
+        "POST",
+        "/api/v1/namespaces/fleet/secrets",
+        Some(&kubeconfig_secret("gamma", &server("gamma"))),
+    );
+    assert_eq!(code, 201);
+    let (code, _) = api.send(
+        "DELETE",
+        "/api/v1/namespaces/fleet/secrets/beta-kubeconfig",
+        None,
+    );
+    assert_eq!(code, 200);
+    std::thread::sleep(Duration::from_secs(2));
+    signal("-CONT");
+    eventually("gamma registered, beta withdrawn", &controller, || {
+        has_argo_secret(&api, "cluster-gamma") && !has_argo_secret(&api, "cluster-beta")
+    });
+    assert!(has_argo_secret(&api, "cluster-alpha"));
+    once_agrees(&api);
+}

@@ -16,6 +16,8 @@ use super::TempDir;
 /// A running stand-in, stopped when dropped.
 pub struct StandIn {
     child: Child,
+    /// How it was started, to start it again ([`StandIn::restart`]).
+    command: Vec<std::ffi::OsString>,
     dir: TempDir,
     /// A kubeconfig pointing at it.
     pub kubeconfig: PathBuf,
@@ -92,20 +94,7 @@ impl StandIn {
         }
         command.args(&options.args);
         let child = command.spawn().expect("python3 starts");
-        let started = Instant::now();
-        let port = loop {
-            if let Ok(port) = fs::read_to_string(dir.path("port")) {
-                if !port.is_empty() {
-                    break port;
-                }
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(20),
-                "the stand-in did not start"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        let port: u16 = port.trim().parse().expect("a port");
+        let port = listening(&dir.path("port"));
         let (scheme, ca) = match &options.tls {
             Some((cert, _)) => (
                 "https",
@@ -125,8 +114,12 @@ impl StandIn {
             ),
         )
         .expect("kubeconfig written");
+        let command = std::iter::once(command.get_program().to_os_string())
+            .chain(command.get_args().map(|a| a.to_os_string()))
+            .collect();
         Some(StandIn {
             child,
+            command,
             dir,
             kubeconfig,
             port,
@@ -219,6 +212,21 @@ impl StandIn {
     /// answer (`null` when it is not JSON). Safe while a client under test talks to it, unlike
     /// reading the store's file.
     pub fn send(&self, method: &str, path: &str, body: Option<&Value>) -> (u16, Value) {
+        self.send_as(method, path, body, "application/json")
+    }
+
+    /// A JSON merge patch (RFC 7386) of the object at `path`, as [`StandIn::send`] sends.
+    pub fn send_patch(&self, path: &str, patch: &Value) -> (u16, Value) {
+        self.send_as("PATCH", path, Some(patch), "application/merge-patch+json")
+    }
+
+    fn send_as(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<&Value>,
+        content_type: &str,
+    ) -> (u16, Value) {
         use std::io::{Read, Write};
         let body = body.map(Value::to_string).unwrap_or_default();
         let token = fs::read_to_string(&self.kubeconfig).ok().and_then(|k| {
@@ -232,7 +240,7 @@ impl StandIn {
             std::net::TcpStream::connect(("127.0.0.1", self.port)).expect("the stand-in answers");
         write!(
             stream,
-            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
             body.len()
         )
         .expect("request written");
@@ -259,6 +267,41 @@ impl StandIn {
         );
         assert_eq!(code, 200, "{list}");
         list["items"].as_array().cloned().unwrap_or_default()
+    }
+}
+
+impl StandIn {
+    /// Stops it as a crash would, waits `down`, and starts it again on the same port over the
+    /// store it had written: the objects are all there, the history of events is not, so a
+    /// client resuming a watch from before is answered 410 Expired and must list again.
+    pub fn restart(&mut self, down: Duration) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::thread::sleep(down);
+        let _ = fs::remove_file(self.dir.path("port"));
+        self.child = Command::new(&self.command[0])
+            .args(&self.command[1..])
+            .args(["--port", &self.port.to_string()])
+            .spawn()
+            .expect("python3 starts");
+        assert_eq!(listening(&self.dir.path("port")), self.port);
+    }
+}
+
+/// The port a starting stand-in says it listens on, once it says it.
+fn listening(port_file: &Path) -> u16 {
+    let started = Instant::now();
+    loop {
+        if let Ok(port) = fs::read_to_string(port_file) {
+            if !port.is_empty() {
+                return port.trim().parse().expect("a port");
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "the stand-in did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

@@ -163,6 +163,12 @@ Usage: apiserver.py STORE.json LOG.jsonl PORTFILE [--rules RULES.json] [--token 
   --history   how many events the history keeps (default 10000); older resourceVersions are 410
   --bookmark-interval  seconds between a watch's periodic bookmarks (default 60, as the real one)
   --min-token-expiration  the shortest expirationSeconds a TokenRequest may ask (default 600)
+  --port      listen on this port (default: one the system picks); a test restarting the stand-in
+              over the same store file gets its server back where the clients look for it, its
+              history gone (every older resourceVersion 410 Expired), as a restarted kube-apiserver
+              behind a compacted etcd answers
+  --in-memory the store file is read at start and never written back (the controller's benchmark:
+              writing 10,000 objects back at every write would be all the stand-in does)
   --interfere METHOD PATH  another client writes first, once, just before the first METHOD on
               PATH is answered (a POST's object created as sent; the object of a PUT or DELETE
               changed): the 409 a real server gives a client whose read was stale
@@ -202,6 +208,8 @@ parser.add_argument("--history", type=int, default=10000)
 parser.add_argument("--bookmark-interval", type=float, default=60.0)
 parser.add_argument("--min-token-expiration", type=int, default=600)
 parser.add_argument("--interfere", nargs=2, metavar=("METHOD", "PATH"))
+parser.add_argument("--in-memory", action="store_true")
+parser.add_argument("--port", type=int, default=0)
 args = parser.parse_args()
 
 API_AUDIENCE = "https://kubernetes.default.svc"
@@ -464,6 +472,8 @@ class Store:
         return gone
 
     def persist(self):
+        if args.in_memory:
+            return
         # Written aside and renamed into place: a test reading the store never sees half of it.
         with open(self.path + ".new", "w") as f:
             json.dump(list(self.objects.values()) + self.others, f, indent=1)
@@ -2036,7 +2046,7 @@ context = None
 if args.tls:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(*args.tls)
-server = Server(("127.0.0.1", 0), Handler)
+server = Server(("127.0.0.1", args.port), Handler)
 with open(args.portfile, "w") as f:
     f.write(str(server.server_address[1]))
 server.serve_forever()

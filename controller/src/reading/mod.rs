@@ -197,6 +197,8 @@ impl Caches {
         let is = |r: Resource| ar.kind == r.kind && ar.group == r.group;
         let trim = if is(APPLICATIONS) {
             trim::application()
+        } else if is(CLUSTERS) {
+            trim::cluster()
         } else if is(APPLICATION_SETS) {
             trim::application_set()
         } else {
@@ -295,16 +297,42 @@ impl Caches {
 
     /// The input of a plan: every cached object once, and `extra` (read beside the caches), as
     /// a `kind: List` in JSON, in the order of namespace, name and kind (the same caches give the
-    /// same bytes).
+    /// same bytes). Each object is written straight from its cache into the one buffer: no
+    /// second copy of the fleet (as JSON values) is made on the way.
     pub fn input(&self, extra: Vec<serde_json::Value>) -> Vec<u8> {
-        let mut items: BTreeMap<(String, String, String), serde_json::Value> = BTreeMap::new();
+        let mut items: BTreeMap<(String, String, String), Listed<'_>> = BTreeMap::new();
         // A Secret two reads hold is written by the one that keeps its values: that one comes last.
         let mut secrets: Vec<&(Values, Watched<Secret>)> = self.secrets.iter().collect();
         secrets.sort_by_key(|(values, _)| *values == Values::All);
         for (_, w) in secrets {
-            add(&mut items, w);
+            for object in w.store.state() {
+                let key = (
+                    object.namespace().unwrap_or_default(),
+                    object.name_any(),
+                    w.types.1.clone(),
+                );
+                items.insert(key, Listed::Secret(object));
+            }
         }
-        self.each_object_cache(|w| add(&mut items, w));
+        // The guards of the optional caches are held while the input is written.
+        let mut guards = Vec::new();
+        for slot in &self.optional {
+            guards.push(slot.watched());
+        }
+        let caches = guards
+            .iter()
+            .flat_map(|g| g.iter())
+            .chain(self.control_planes.iter());
+        for w in caches {
+            for object in w.store.state() {
+                let key = (
+                    object.namespace().unwrap_or_default(),
+                    object.name_any(),
+                    w.types.1.clone(),
+                );
+                items.insert(key, Listed::Object(object, &w.types));
+            }
+        }
         for value in extra {
             let text = |key: &str| {
                 value
@@ -318,14 +346,25 @@ impl Caches {
                 text("/metadata/name"),
                 text("/kind"),
             );
-            items.insert(key, value);
+            items.insert(key, Listed::Extra(value));
         }
-        let list = serde_json::json!({
-            "apiVersion": "v1",
-            "kind": "List",
-            "items": items.into_values().collect::<Vec<_>>(),
-        });
-        serde_json::to_vec(&list).unwrap_or_default()
+        let mut out = Vec::with_capacity(items.len() * 1024);
+        out.extend_from_slice(br#"{"apiVersion":"v1","kind":"List","items":["#);
+        let mut first = true;
+        for item in items.values() {
+            let start = out.len();
+            if !first {
+                out.push(b',');
+            }
+            if item.write(&mut out).is_err() {
+                // Not serializable: left out, as before (a cache holds what it decoded).
+                out.truncate(start);
+                continue;
+            }
+            first = false;
+        }
+        out.extend_from_slice(b"]}");
+        out
     }
 
     /// The cached Secret `id`, from any cache.
@@ -436,33 +475,43 @@ async fn discover(
     }))
 }
 
-/// Objects as the server lists them may carry no apiVersion and kind each: they come from the
-/// resource watched.
-fn add<K>(items: &mut BTreeMap<(String, String, String), serde_json::Value>, watched: &Watched<K>)
-where
-    K: kube::Resource + Clone + Serialize + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone,
-{
-    let (api_version, kind) = &watched.types;
-    for object in watched.store.state() {
-        let Ok(mut value) = serde_json::to_value(&*object) else {
-            continue;
-        };
-        if let Some(map) = value.as_object_mut() {
-            map.entry("apiVersion")
-                .or_insert_with(|| api_version.clone().into());
-            map.entry("kind").or_insert_with(|| kind.clone().into());
+/// One object of a plan's input, where its cache holds it.
+enum Listed<'c> {
+    Secret(Arc<Secret>),
+    /// An object, with the apiVersion and kind of what its cache watches.
+    Object(Arc<DynamicObject>, &'c (String, String)),
+    Extra(serde_json::Value),
+}
+
+/// An object listed without its apiVersion and kind, written with those of its cache.
+#[derive(Serialize)]
+struct Typed<'o> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'o str,
+    kind: &'o str,
+    #[serde(flatten)]
+    object: &'o DynamicObject,
+}
+
+impl Listed<'_> {
+    fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        match self {
+            // k8s-openapi writes a Secret's apiVersion and kind itself.
+            Listed::Secret(secret) => serde_json::to_writer(out, &**secret),
+            Listed::Object(object, (api_version, kind)) if object.types.is_none() => {
+                let typed = Typed {
+                    api_version,
+                    kind,
+                    object,
+                };
+                serde_json::to_writer(out, &typed)
+            }
+            Listed::Object(object, _) => serde_json::to_writer(out, &**object),
+            Listed::Extra(value) => serde_json::to_writer(out, value),
         }
-        let key = (
-            object.namespace().unwrap_or_default(),
-            object.name_any(),
-            kind.clone(),
-        );
-        items.insert(key, value);
     }
 }
 
-/// Caches filled at once, as lists would fill them: the reconciler's tests.
 /// Caches filled at once, as lists would fill them: the reconciler's tests.
 #[cfg(test)]
 pub mod fixture {
@@ -492,5 +541,83 @@ pub mod fixture {
             mode: ReadMode::ListOnce,
             named_unread: AtomicBool::new(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixtures;
+
+    /// The input is one JSON List, in the order of namespace, name and kind, each object as its
+    /// cache holds it; one listed without apiVersion and kind (a server may list them so) gets
+    /// those of the resource its cache watches, once.
+    #[tokio::test]
+    async fn the_input_is_every_cached_object_once_with_its_type() {
+        let (client, _log) = fixtures::api(Vec::new());
+        let mut caches = fixture::caches(
+            &client,
+            vec![fixtures::kubeconfig_secret("alpha")],
+            vec![fixtures::owned_secret(
+                "alpha",
+                "https://alpha.example.com:6443",
+            )],
+        );
+        let ar = ApiResource {
+            group: "cluster.x-k8s.io".into(),
+            version: "v1beta1".into(),
+            api_version: "cluster.x-k8s.io/v1beta1".into(),
+            kind: "Cluster".into(),
+            plural: "clusters".into(),
+        };
+        let untyped = DynamicObject::new("alpha", &ar).within("fleet");
+        let untyped = DynamicObject {
+            types: None,
+            ..untyped
+        };
+        let typed = DynamicObject::new("beta", &ar).within("fleet");
+        let slot = Discovered::new(reads_of_clusters());
+        slot.start(vec![watched::filled(
+            "Clusters",
+            ar.clone(),
+            vec![untyped, typed],
+        )]);
+        caches.optional.push(slot);
+        let input: serde_json::Value =
+            serde_json::from_slice(&caches.input(Vec::new())).expect("JSON");
+        assert_eq!(input["kind"], "List");
+        let items = input["items"].as_array().expect("items");
+        let seen: Vec<(String, String, String)> = items
+            .iter()
+            .map(|i| {
+                let text = |p: &str| i.pointer(p).and_then(|v| v.as_str()).unwrap_or_default();
+                (
+                    text("/metadata/name").to_string(),
+                    text("/kind").to_string(),
+                    text("/apiVersion").to_string(),
+                )
+            })
+            .collect();
+        assert!(seen.contains(&(
+            "alpha".into(),
+            "Cluster".into(),
+            "cluster.x-k8s.io/v1beta1".into()
+        )));
+        assert!(seen.contains(&(
+            "beta".into(),
+            "Cluster".into(),
+            "cluster.x-k8s.io/v1beta1".into()
+        )));
+        assert!(seen.contains(&("alpha-kubeconfig".into(), "Secret".into(), "v1".into())));
+        assert_eq!(items.len(), 4, "{input}");
+    }
+
+    fn reads_of_clusters() -> Read {
+        capi2argo_core::read_set(&capi2argo_core::Options::default())
+            .expect("the default settings")
+            .reads
+            .into_iter()
+            .find(|r| r.resource == CLUSTERS)
+            .expect("Clusters are read")
     }
 }

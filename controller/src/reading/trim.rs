@@ -29,6 +29,17 @@ pub fn object() -> Trim<DynamicObject> {
     Arc::new(|object: &mut DynamicObject| object.metadata.managed_fields = None)
 }
 
+/// Of a Cluster API Cluster, its status but what a plan reads (the core's rule): a heartbeat of
+/// its conditions leaves the kept object as it was, and wakes nothing.
+pub fn cluster() -> Trim<DynamicObject> {
+    Arc::new(|object: &mut DynamicObject| {
+        object.metadata.managed_fields = None;
+        if let Some(status) = object.data.get_mut("status") {
+            capi2argo_core::well_known::keep_read_cluster_status(status);
+        }
+    })
+}
+
 /// Of an ApplicationSet, its spec is read; its status (each Application's) is not kept.
 pub fn application_set() -> Trim<DynamicObject> {
     Arc::new(|object: &mut DynamicObject| {

@@ -7,10 +7,10 @@ use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
 use futures::{FutureExt, StreamExt};
+use kube::Resource;
 use kube::api::{Api, ListParams};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use tokio::sync::Notify;
 
@@ -147,6 +147,7 @@ where
     pub store: Store<K>,
     /// The apiVersion and kind of what it holds, for objects listed without them.
     pub types: (String, String),
+    dyntype: K::DynamicType,
 }
 
 impl<K: Resource + Clone + 'static> Watched<K>
@@ -173,6 +174,35 @@ pub struct Source<K: Resource> {
     pub trim: Trim<K>,
 }
 
+/// How soon a failed list or watch is tried again: from a quarter second, doubling, never more
+/// than 2 s apart (with jitter). kube's default (client-go's, 0.8 s to 30 s, reset only after two
+/// quiet minutes) grows during an API server's outage and then keeps the controller blind for up
+/// to half a minute after the server is back, or after a 410 that only asks for a list. A
+/// controller has a handful of watches: one request each every 2 s is nothing to a server.
+fn retry() -> watcher::ExponentialBackoff {
+    backon::ExponentialBuilder::default()
+        .with_min_delay(std::time::Duration::from_millis(250))
+        .with_max_delay(std::time::Duration::from_secs(2))
+        .with_factor(2.0)
+        .with_jitter()
+        .without_max_times()
+        .into()
+}
+
+/// Whether `object` is what the cache holds already, but for its resourceVersion.
+fn unchanged<K>(store: &Store<K>, dyntype: &K::DynamicType, object: &K) -> bool
+where
+    K: Resource + Clone + PartialEq + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+{
+    let Some(kept) = store.get(&ObjectRef::from_obj_with(object, dyntype.clone())) else {
+        return false;
+    };
+    let mut kept = (*kept).clone();
+    kept.meta_mut().resource_version = object.meta().resource_version.clone();
+    kept == *object
+}
+
 /// Fills a cache from `source`, as `mode` says.
 pub async fn watch<K>(
     source: Source<K>,
@@ -180,7 +210,7 @@ pub async fn watch<K>(
     mode: ReadMode,
 ) -> Result<Watched<K>, ReadFailed>
 where
-    K: Resource + Clone + DeserializeOwned + Debug + Send + Sync + 'static,
+    K: Resource + Clone + PartialEq + DeserializeOwned + Debug + Send + Sync + 'static,
     K::DynamicType: Eq + Hash + Clone + Send + Sync,
 {
     let Source {
@@ -225,24 +255,33 @@ where
             if !selector.is_empty() {
                 config = config.labels(&selector);
             }
-            let ready = store.clone();
+            let kept = store.clone();
+            let kind = dyntype.clone();
             let name = what.clone();
             let events = watcher(api, config)
-                .default_backoff()
-                .modify(move |object| (*trim)(object))
-                .reflect(writer);
+                .backoff(retry())
+                .modify(move |object| (*trim)(object));
             tokio::spawn(events.for_each(move |event| {
-                let (changes, name, ready) = (changes.clone(), name.clone(), ready.clone());
+                // Whether the plan's input changed: an object written again with nothing kept
+                // changed (a Cluster's heartbeat, cut to what the plan reads) wakes nothing.
+                let wake = match &event {
+                    Ok(watcher::Event::Apply(object)) => !unchanged(&kept, &kind, object),
+                    Ok(watcher::Event::Delete(_) | watcher::Event::InitDone) => true,
+                    Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => false,
+                    Err(_) => true,
+                };
+                if let Ok(event) = &event {
+                    writer.apply_watcher_event(event);
+                }
+                let (changes, name, ready) = (changes.clone(), name.clone(), kept.clone());
                 async move {
                     match event {
                         Ok(watcher::Event::InitDone) => {
                             changes.listed(&name);
                             changes.notify.notify_one();
                         }
-                        Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_)) => {
-                            changes.notify.notify_one();
-                        }
-                        Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => {}
+                        Ok(_) if wake => changes.notify.notify_one(),
+                        Ok(_) => {}
                         Err(error) => {
                             let listed = ready.wait_until_ready().now_or_never().is_some();
                             changes.failed(&name, listed, error);
@@ -252,7 +291,12 @@ where
             }));
         }
     }
-    Ok(Watched { what, store, types })
+    Ok(Watched {
+        what,
+        store,
+        types,
+        dyntype,
+    })
 }
 
 /// A cache filled with `objects` at once, as a list would fill it (the reconciler's tests).
@@ -275,6 +319,7 @@ where
             K::api_version(&dyntype).into_owned(),
             K::kind(&dyntype).into_owned(),
         ),
+        dyntype,
     }
 }
 
@@ -282,9 +327,10 @@ impl<K: Resource + Clone + 'static> Watched<K>
 where
     K::DynamicType: Eq + Hash + Clone,
 {
-    /// The cached object `namespace`/`name`.
+    /// The cached object `namespace`/`name` (a lookup, not a scan: a reconcile asks for one per
+    /// cluster).
     pub fn find(&self, namespace: &str, name: &str) -> Option<Arc<K>> {
-        self.store
-            .find(|o| o.name_any() == name && o.namespace().as_deref() == Some(namespace))
+        let key = ObjectRef::new_with(name, self.dyntype.clone()).within(namespace);
+        self.store.get(&key)
     }
 }

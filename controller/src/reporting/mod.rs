@@ -189,7 +189,9 @@ impl Reporter {
     /// Cluster API Cluster where the caches hold it, else its source — `Registered`, `Updated`,
     /// `Unregistered`, naming the Argo CD Secret: what a user looks at first.
     pub async fn registrations(&self, plan: &Plan, done: &[(Verb, SecretId)], caches: &Caches) {
-        let made = |verb: Verb, id: &SecretId| done.iter().any(|(v, d)| *v == verb && d == id);
+        // A set, not a scan: a fleet's first sync makes one request per cluster.
+        let done: BTreeSet<(&str, &SecretId)> = done.iter().map(|(v, d)| (v.word(), d)).collect();
+        let made = |verb: Verb, id: &SecretId| done.contains(&(verb.word(), id));
         let mut said = Vec::new();
         for e in &plan.entries {
             let Some(source) = &e.source else {

@@ -76,6 +76,7 @@ pub mod well_known {
     pub use crate::appsets::CMD_PARAMS;
     pub use crate::config::installed::{CONTROLLER_LABEL, SETTINGS_LABELS};
     pub use crate::convert::argocd::{OWNED_LABEL, SECRET_TYPE_LABEL};
+    pub use crate::fleet::cluster::keep_read_status as keep_read_cluster_status;
     pub use crate::projects::{ARGOCD_CM, IMPERSONATION_KEY};
     pub use crate::read_set::{
         APP_PROJECTS, APPLICATION_SETS, APPLICATIONS, CLUSTER_PROFILES, CLUSTERS, CONFIG_MAPS,

@@ -153,6 +153,48 @@ pub fn lifecycle(cluster: &Node) -> Lifecycle {
     }
 }
 
+/// What [`lifecycle`] reads of a Cluster's conditions.
+const READ_CONDITION_FIELDS: [&str; 4] = ["type", "status", "reason", "message"];
+
+/// Keeps of a Cluster's `status` (as JSON) only what a plan reads: whether the control plane is
+/// initialised, and the type, status, reason and message of each v1beta2 condition. What Cluster
+/// API rewrites every few seconds (a condition's `lastTransitionTime`, `observedGeneration`,
+/// replica counts, failure domains) goes, so a host that keeps Clusters holds less, and one that
+/// compares what it keeps sees a heartbeat as no change at all.
+pub fn keep_read_status(status: &mut serde_json::Value) {
+    let Some(status) = status.as_object_mut() else {
+        return;
+    };
+    let conditions = |list: &mut serde_json::Value| {
+        if let Some(list) = list.as_array_mut() {
+            for condition in list.iter_mut().filter_map(|c| c.as_object_mut()) {
+                condition.retain(|k, _| READ_CONDITION_FIELDS.contains(&k.as_str()));
+            }
+        }
+    };
+    status.retain(|k, _| {
+        matches!(
+            k.as_str(),
+            "initialization" | "controlPlaneReady" | "conditions" | "v1beta2"
+        )
+    });
+    if let Some(init) = status
+        .get_mut("initialization")
+        .and_then(|i| i.as_object_mut())
+    {
+        init.retain(|k, _| k == "controlPlaneInitialized");
+    }
+    if let Some(v1beta2) = status.get_mut("v1beta2").and_then(|v| v.as_object_mut()) {
+        v1beta2.retain(|k, _| k == "conditions");
+        if let Some(list) = v1beta2.get_mut("conditions") {
+            conditions(list);
+        }
+    }
+    if let Some(list) = status.get_mut("conditions") {
+        conditions(list);
+    }
+}
+
 /// The infrastructure provider's kind, e.g. `AWSCluster`.
 pub fn infrastructure_kind<'n>(cluster: &'n Node) -> Option<&'n str> {
     cluster
@@ -347,6 +389,39 @@ mod tests {
             .unwrap()
             .remove(0)
             .root
+    }
+
+    /// A status cut to what a plan reads gives the same lifecycle and facts as the whole one,
+    /// for a v1beta2 Cluster and a v1beta1 one carrying `status.v1beta2`.
+    #[test]
+    fn a_status_cut_to_what_is_read_gives_the_same_lifecycle() {
+        let conditions = r#"[{"type":"Available","status":"False","reason":"Probe","message":"down","lastTransitionTime":"2026-11-27T00:00:00Z","observedGeneration":4},{"type":"Paused","status":"True","reason":"","lastTransitionTime":"2026-11-27T00:00:00Z"},{"type":"Deleting","status":"False"}]"#;
+        for (version, status) in [
+            (
+                "v1beta2",
+                format!(
+                    r#"{{"initialization":{{"controlPlaneInitialized":true,"infrastructureProvisioned":true}},"conditions":{conditions},"observedGeneration":4,"phase":"Provisioned","controlPlane":{{"replicas":3}}}}"#
+                ),
+            ),
+            (
+                "v1beta1",
+                format!(
+                    r#"{{"controlPlaneReady":false,"infrastructureReady":true,"phase":"Provisioning","conditions":[{{"type":"Ready","status":"True","lastTransitionTime":"2026-11-27T00:00:00Z"}}],"v1beta2":{{"conditions":{conditions},"observedGeneration":3}}}}"#
+                ),
+            ),
+        ] {
+            let whole = format!(
+                r#"{{"apiVersion":"cluster.x-k8s.io/{version}","kind":"Cluster","metadata":{{"name":"c"}},"spec":{{"topology":{{"version":"v1.32.1","class":"q"}}}},"status":{status}}}"#
+            );
+            let mut value: serde_json::Value = serde_json::from_str(&whole).unwrap();
+            keep_read_status(value.get_mut("status").unwrap());
+            let cut = serde_json::to_string(&value).unwrap();
+            assert!(cut.len() < whole.len(), "{cut}");
+            assert!(!cut.contains("lastTransitionTime") && !cut.contains("observedGeneration"));
+            let (whole, cut) = (cluster(&whole), cluster(&cut));
+            assert_eq!(lifecycle(&whole), lifecycle(&cut), "{version}");
+            assert_eq!(facts(&whole, None), facts(&cut, None), "{version}");
+        }
     }
 
     #[test]
