@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use capi2argo_core::internals::appsets::{
@@ -20,9 +20,6 @@ use serde_json::{Value as Json, json};
 
 use crate::common;
 
-/// Debian's Go path, where its Go library packages install.
-const DEBIAN_GOPATH: &str = "/usr/share/gocode";
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -30,40 +27,21 @@ fn root() -> PathBuf {
 /// The reference renderer, built once per run into target/; `None` (said loudly) without Go,
 /// sprig or fasttemplate.
 fn renderer() -> Option<PathBuf> {
-    let what = "Application names were NOT compared with Go's text/template and fasttemplate";
-    if !common::available("go", &["version"], what) {
-        return None;
-    }
-    for package in [
-        "github.com/Masterminds/sprig",
-        "github.com/valyala/fasttemplate",
-    ] {
-        if !Path::new(DEBIAN_GOPATH).join("src").join(package).is_dir() {
-            common::skip(&format!(
-                "{package} is not installed (apt-get install golang-github-masterminds-sprig-dev golang-github-valyala-fasttemplate-dev), so {what}"
-            ));
-            return None;
-        }
-    }
-    let dir = root().join("target/appsets-render");
-    fs::create_dir_all(&dir).expect("target/appsets-render");
-    let binary = dir.join("render");
-    let out = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&binary)
-        .arg(".")
-        .current_dir(root().join("tests/appsets/render"))
-        .env("GO111MODULE", "off")
-        .env("GOPATH", DEBIAN_GOPATH)
-        .env("GOCACHE", dir.join("cache"))
-        .output()
-        .expect("go runs");
-    assert!(
-        out.status.success(),
-        "go build failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(binary)
+    common::go_reference(
+        "appsets-render",
+        "tests/appsets/render",
+        &[
+            (
+                "github.com/Masterminds/sprig",
+                "golang-github-masterminds-sprig-dev",
+            ),
+            (
+                "github.com/valyala/fasttemplate",
+                "golang-github-valyala-fasttemplate-dev",
+            ),
+        ],
+        "Application names were NOT compared with Go's text/template and fasttemplate",
+    )
 }
 
 fn secret_id(name: &str) -> SecretId {

@@ -15,46 +15,18 @@ use serde_json::{Value as Json, json};
 
 use crate::common;
 
-/// Debian's Go path, where golang-gopkg-yaml.v3-dev puts go-yaml v3.
-const DEBIAN_GOPATH: &str = "/usr/share/gocode";
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The checker, built once per test run into target/; `None` (said loudly) without Go or go-yaml.
 fn checker() -> Option<PathBuf> {
-    if !common::available("go", &["version"], "go-yaml v3's reading was NOT compared") {
-        return None;
-    }
-    if !Path::new(DEBIAN_GOPATH)
-        .join("src/gopkg.in/yaml.v3")
-        .is_dir()
-    {
-        common::skip(
-            "go-yaml v3 is not installed (apt-get install golang-gopkg-yaml.v3-dev), so go-yaml v3's reading was NOT compared",
-        );
-        return None;
-    }
-    let dir = root().join("target/goyaml");
-    fs::create_dir_all(&dir).expect("target/goyaml");
-    let binary = dir.join("goyaml");
-    let out = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&binary)
-        .arg(root().join("tests/yaml/goyaml/main.go"))
-        .env("GO111MODULE", "off")
-        .env("GOPATH", DEBIAN_GOPATH)
-        .env("GOCACHE", dir.join("cache"))
-        .env("GOFLAGS", "-mod=mod")
-        .output()
-        .expect("go runs");
-    assert!(
-        out.status.success(),
-        "go build failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(binary)
+    common::go_reference(
+        "goyaml",
+        "tests/yaml/goyaml/main.go",
+        &[("gopkg.in/yaml.v3", "golang-gopkg-yaml.v3-dev")],
+        "go-yaml v3's reading was NOT compared",
+    )
 }
 
 /// go-yaml's reading: the documents, or why it refused the stream. Input and output go through

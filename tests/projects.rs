@@ -3,7 +3,6 @@
 //! test (tests/projects/glob). Every pattern and text below is asked of both: where the reference
 //! matches, compiles or refuses, so must the core.
 
-use std::fs;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -13,47 +12,14 @@ use serde_json::{Value as Json, json};
 
 use crate::common;
 
-/// Debian's Go path, where its Go library packages install.
-const DEBIAN_GOPATH: &str = "/usr/share/gocode";
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 /// The reference matcher, built into target/; `None` (said loudly) without Go or gobwas/glob.
 fn reference() -> Option<PathBuf> {
-    let what = "AppProject globs were NOT compared with Argo CD's (gobwas/glob)";
-    if !common::available("go", &["version"], what) {
-        return None;
-    }
-    if !PathBuf::from(DEBIAN_GOPATH)
-        .join("src/github.com/gobwas/glob")
-        .is_dir()
-    {
-        common::skip(&format!(
-            "github.com/gobwas/glob is not installed (apt-get install golang-github-gobwas-glob-dev), so {what}"
-        ));
-        return None;
-    }
-    let dir = root().join("target/projects-glob");
-    fs::create_dir_all(&dir).expect("target/projects-glob");
-    let binary = dir.join("glob");
-    let out = Command::new("go")
-        .args(["build", "-o"])
-        .arg(&binary)
-        .arg(".")
-        .current_dir(root().join("tests/projects/glob"))
-        .env("GO111MODULE", "off")
-        .env("GOPATH", DEBIAN_GOPATH)
-        .env("GOCACHE", dir.join("cache"))
-        .output()
-        .expect("go runs");
-    assert!(
-        out.status.success(),
-        "go build failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(binary)
+    common::go_reference(
+        "projects-glob",
+        "tests/projects/glob",
+        &[("github.com/gobwas/glob", "golang-github-gobwas-glob-dev")],
+        "AppProject globs were NOT compared with Argo CD's (gobwas/glob)",
+    )
 }
 
 /// Patterns AppProjects hold (servers, namespaces), and every construct of the syntax.

@@ -300,3 +300,59 @@ pub fn well_formed(line: &str, version: &str) -> Option<String> {
             .is_some_and(|(h, d)| hex7(h) && date(d));
     ok.then(|| inner.to_string())
 }
+
+/// Debian's Go path, where its Go library packages (`golang-*-dev`) install.
+pub const DEBIAN_GOPATH: &str = "/usr/share/gocode";
+
+/// A Go program of this repository (`source`: its folder, or its one file, under the root),
+/// built against Debian's Go packages into `target/<name>/<name>`: the upstream code a test
+/// compares with. `None`, said loudly, without Go or one of `packages` (Go import paths, each
+/// with the Debian package that installs it); `what` says what is then not compared.
+pub fn go_reference(
+    name: &str,
+    source: &str,
+    packages: &[(&str, &str)],
+    what: &str,
+) -> Option<PathBuf> {
+    if !available("go", &["version"], what) {
+        return None;
+    }
+    for (package, debian) in packages {
+        if !Path::new(DEBIAN_GOPATH).join("src").join(package).is_dir() {
+            skip(&format!(
+                "{package} is not installed (apt-get install {debian}), so {what}"
+            ));
+            return None;
+        }
+    }
+    let dir = root().join("target").join(name);
+    fs::create_dir_all(&dir).expect("the reference's folder in target/");
+    let binary = dir.join(name);
+    let source = root().join(source);
+    let (folder, target) = if source.is_dir() {
+        (source.as_path(), ".".into())
+    } else {
+        (
+            source.parent().expect("a file in a folder"),
+            source.clone().into_os_string(),
+        )
+    };
+    let out = Command::new("go")
+        .args(["build", "-o"])
+        .arg(&binary)
+        .arg(target)
+        .current_dir(folder)
+        .env("GO111MODULE", "off")
+        .env("GOPATH", DEBIAN_GOPATH)
+        // One build cache for every reference: the standard library is compiled once.
+        .env("GOCACHE", root().join("target/go-cache"))
+        .output()
+        .expect("go runs");
+    assert!(
+        out.status.success(),
+        "go build of {} failed: {}",
+        source.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(binary)
+}
