@@ -211,6 +211,11 @@ impl Credential {
                 "an exec login holding no secret"
             }
             c if c.is_strongest() => "a bound, expiring ServiceAccount token",
+            Credential::ServiceAccountToken {
+                bound_to: Some(_),
+                expires: None,
+                ..
+            } => "a bound ServiceAccount token that never expires",
             Credential::ServiceAccountToken { .. } | Credential::RenewedToken { .. } => {
                 "a ServiceAccount token not bound to an object"
             }
@@ -313,6 +318,13 @@ mod tests {
         let c = Credential::of_config(&json!({"bearerToken": unbound}), false);
         assert!(!c.is_strongest());
         assert_eq!(c.kind(), "a ServiceAccount token not bound to an object");
+        // Regression: a bound token without `exp` was counted as one bound to nothing.
+        let bound_forever = jwt(json!({"sub": "system:serviceaccount:a:b",
+                                       "kubernetes.io": {"namespace": "a",
+                                                         "secret": {"name": "t", "uid": "s"}}}));
+        let c = Credential::of_config(&json!({"bearerToken": bound_forever}), false);
+        assert!(!c.is_strongest());
+        assert_eq!(c.kind(), "a bound ServiceAccount token that never expires");
         let legacy = jwt(json!({"sub": "system:serviceaccount:a:b",
                                 "kubernetes.io/serviceaccount/namespace": "a"}));
         let c = Credential::of_config(&json!({"bearerToken": legacy}), false);
