@@ -5,6 +5,7 @@ outside, never asserted by a test.
 
     python3 bench/controller.py --kubeconfig K --n 100 1000 10000   # a real kube-apiserver
     python3 bench/controller.py --n 100 1000                        # the API stand-in
+    python3 bench/controller.py --kubeconfig K --binary OLD NEW     # two builds, row by row
 
 `make controller` first (the static binary it runs). With `--kubeconfig`, the server is one you
 started (kube-apiserver v1.32 and etcd, nothing else is needed): the benchmark installs a
@@ -23,7 +24,8 @@ kubeconfig Secrets give them):
   CD Secret appears (a watch on Argo CD's namespace), `--samples` times;
 - the same under churn: 10 Cluster status updates a second (a condition's lastTransitionTime
   and the observedGeneration, which no plan reads), and the CPU during that churn;
-- peak RSS (VmHWM) and Secret writes per cluster (the controller's own metric).
+- its resident set when idle, its peak RSS (VmHWM), the reconciles it made and their mean time,
+  and Secret writes per cluster (the controller's own metrics).
 
 Results: bench/results/controller.md (and printed).
 """
@@ -318,13 +320,18 @@ def churn(server, names, rate, stop):
         time.sleep(max(0.0, 1 / rate - (time.monotonic() - began)))
 
 
-def measure(server, kubeconfig, n, samples, workers):
+def resident(pid):
+    status = Path(f"/proc/{pid}/status").read_text()
+    return next(int(l.split()[1]) for l in status.splitlines() if l.startswith("VmRSS")) / 1024
+
+
+def measure(binary, server, kubeconfig, n, samples, workers):
     prepare(server)
     secrets = fleet_secrets(n)
     template = next(s for s in secrets if cluster_of(s) and "client-key-data" in base64.b64decode(s["data"]["value"]).decode())
     log = open(ROOT / "target" / f"bench-controller-{n}.log", "w")
     controller = subprocess.Popen(
-        [str(BINARY), "--kubeconfig", str(kubeconfig), f"--argo-namespace={ARGO_NS}",
+        [str(binary), "--kubeconfig", str(kubeconfig), f"--argo-namespace={ARGO_NS}",
          "--metrics-bind-address=127.0.0.1:18080", "--health-probe-bind-address=0"],
         stdout=log, stderr=log)
     try:
@@ -342,6 +349,7 @@ def measure(server, kubeconfig, n, samples, workers):
         cpu0, t0 = cpu_seconds(controller.pid), time.monotonic()
         time.sleep(10)
         idle_cpu = (cpu_seconds(controller.pid) - cpu0) / (time.monotonic() - t0)
+        idle_rss = resident(controller.pid)
         watch = ArgoWatch(server)
         idle = latencies(server, watch, template, 0, samples, 1.0)
         names = [cluster_of(s)["metadata"]["name"] for s in secrets if cluster_of(s)]
@@ -370,7 +378,7 @@ def measure(server, kubeconfig, n, samples, workers):
         "n": n, "registered": registered, "idle_cpu": idle_cpu,
         "idle_p50": statistics.median(idle), "idle_p95": percentile(idle, 95),
         "churn_p50": statistics.median(busy), "churn_p95": percentile(busy, 95),
-        "churn_cpu": churn_cpu, "rss": rss, "writes": writes / clusters,
+        "churn_cpu": churn_cpu, "rss": rss, "idle_rss": idle_rss, "writes": writes / clusters,
         "reconciles": reconciles, "reconcile_mean": reconcile_mean,
     }
 
@@ -400,9 +408,12 @@ def main():
     ap.add_argument("--samples", type=int, default=20, help="new clusters timed, idle and under churn")
     ap.add_argument("--workers", type=int, default=8, help="clients creating the fleet")
     ap.add_argument("--label", default="", help="what this run measures, for the table's heading")
+    ap.add_argument("--binary", nargs="+", type=Path, default=[BINARY],
+                    help="the controller binaries to compare, each over every N (default: make controller's)")
     args = ap.parse_args()
-    if not BINARY.exists():
-        sys.exit(f"{BINARY} is missing: make controller")
+    for binary in args.binary:
+        if not binary.exists():
+            sys.exit(f"{binary} is missing: make controller")
     rows = []
     with tempfile.TemporaryDirectory(prefix="capi2argo-controller-bench-") as directory:
         process = None
@@ -412,9 +423,11 @@ def main():
         try:
             server = Server(kubeconfig)
             for n in args.n:
-                row = measure(server, kubeconfig, n, args.samples, args.workers)
-                print(json.dumps(row), flush=True)
-                rows.append(row)
+                for binary in args.binary:
+                    row = measure(binary, server, kubeconfig, n, args.samples, args.workers)
+                    row["binary"] = binary.name
+                    print(json.dumps(row), flush=True)
+                    rows.append(row)
         finally:
             if process is not None:
                 process.kill()
@@ -427,14 +440,14 @@ def main():
         f"{' --kubeconfig …' if args.kubeconfig else ''} --n {' '.join(map(str, args.n))}`; {args.samples} new clusters"
         " idle and as many under 10 Cluster status updates/s.",
         "",
-        "| fleet | registered after the last create | one new cluster, p50 / p95 (idle) | p50 / p95 under churn | CPU idle | CPU under churn | peak RSS | Secret writes per cluster | reconciles (mean) |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| fleet | binary | registered after the last create | one new cluster, p50 / p95 (idle) | p50 / p95 under churn | CPU idle | CPU under churn | RSS idle / peak | Secret writes per cluster | reconciles (mean) |",
+        "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
-            f"| {r['n']:,} | {r['registered']:.1f} s | {r['idle_p50']:.2f} s / {r['idle_p95']:.2f} s"
+            f"| {r['n']:,} | {r['binary']} | {r['registered']:.1f} s | {r['idle_p50']:.2f} s / {r['idle_p95']:.2f} s"
             f" | {r['churn_p50']:.2f} s / {r['churn_p95']:.2f} s | {r['idle_cpu']:.2f} core | {r['churn_cpu']:.2f} core"
-            f" | {r['rss']:.0f} MiB | {r['writes']:.2f} | {r['reconciles']:.0f} ({r['reconcile_mean']:.2f} s) |"
+            f" | {r['idle_rss']:.0f} / {r['rss']:.0f} MiB | {r['writes']:.2f} | {r['reconciles']:.0f} ({r['reconcile_mean']:.2f} s) |"
         )
     text = "\n".join(lines) + "\n"
     (ROOT / "bench/results").mkdir(exist_ok=True)

@@ -260,12 +260,22 @@ fn exchange(port: u16, request: &str) -> Option<(u16, Vec<u8>)> {
     Some((status, response[end + 4..].to_vec()))
 }
 
-/// A port on 127.0.0.1 nobody listens on right now.
+/// A port on 127.0.0.1 nobody listens on right now, and never handed out before in this run.
+/// Regression: the system gives a port just closed to the next caller again, so a controller's
+/// metrics and health ports (two calls in a row) were once the same and its health server failed.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port()
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        if !given.contains(&port) {
+            given.push(port);
+            return port;
+        }
+    }
 }
 
 /// The README's install commands, as written (tests/readme.rs holds the README to them).
