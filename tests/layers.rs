@@ -46,6 +46,7 @@ const CORE_LAYERS: &[&str] = &[
     "wrap",
     "reconcile",
     "run",
+    "planner",
     "read_set",
     "documents",
     "host",

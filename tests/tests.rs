@@ -17,6 +17,7 @@ mod goyaml;
 mod kpt;
 mod kustomize;
 mod layers;
+mod planner;
 mod projects;
 mod provisioning;
 mod readme;

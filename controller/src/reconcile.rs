@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use capi2argo_core::{NoFiles, Plan, Severity};
+use capi2argo_core::{NoFiles, Plan, Planner, Severity};
 
 use crate::credentials::{Credentials, MintError, Revocation};
 use crate::reading::Caches;
@@ -44,6 +44,8 @@ pub struct Report {
 pub struct Reconciler {
     pub caches: Arc<Caches>,
     pub settings: Settings,
+    /// The objects of the caches as the core reads them: each read again only when it changes.
+    planner: Planner,
     writer: Writer,
     credentials: Credentials,
     reporter: Reporter,
@@ -73,6 +75,7 @@ impl Reconciler {
     ) -> Reconciler {
         Reconciler {
             caches,
+            planner: Planner::new(settings.options.limits.clone()),
             settings,
             writer,
             credentials,
@@ -178,10 +181,17 @@ impl Reconciler {
     /// input or the settings (said).
     async fn plan(&mut self, now: i64) -> Option<(Plan, bool)> {
         let extra = self.caches.read_named().await;
-        let input = self.caches.input(extra);
+        match self.caches.feed(&mut self.planner, extra) {
+            Ok(read) => {
+                tracing::debug!(read, kept = self.planner.len(), "objects read for the plan")
+            }
+            Err(error) => {
+                tracing::error!(error = %error, "nothing was changed");
+                return None;
+            }
+        }
         let options = self.settings.plan_options(now);
-        let finished = capi2argo_core::plan(&input, &options, &mut NoFiles);
-        drop(input);
+        let finished = self.planner.plan(&options, &mut NoFiles);
         let (results, plan) = match finished {
             Ok(capi2argo_core::Finished {
                 results,

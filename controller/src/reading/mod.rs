@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use capi2argo_core::well_known::{
     APPLICATION_SETS, APPLICATIONS, CLUSTER_PROFILES, CLUSTERS, CONFIG_MAPS, SECRETS,
 };
-use capi2argo_core::{AppRef, Objects, Read, ReadSet, Resource, SecretId, Values};
+use capi2argo_core::{
+    AppRef, ObjectKey, Objects, Planner, Read, ReadSet, Resource, SecretId, Values,
+};
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::{Client, ResourceExt};
@@ -295,73 +297,100 @@ impl Caches {
         out
     }
 
-    /// The input of a plan: every cached object once, and `extra` (read beside the caches), as
-    /// a `kind: List` in JSON, in the order of namespace, name and kind (the same caches give the
-    /// same bytes). Each object is written straight from its cache into the one buffer: no
-    /// second copy of the fleet (as JSON values) is made on the way.
-    pub fn input(&self, extra: Vec<serde_json::Value>) -> Vec<u8> {
-        let mut items: BTreeMap<(String, String, String), Listed<'_>> = BTreeMap::new();
+    /// Brings `planner` to what the caches hold, and `extra` (read beside them): each object
+    /// whose version it does not hold is written as JSON and kept, each it holds that the
+    /// caches no longer do is forgotten; an object it already holds costs nothing. How many
+    /// objects it read, or why one could not be kept (the plan must not go on without it: a
+    /// kubeconfig Secret left out would prune its cluster).
+    pub fn feed(
+        &self,
+        planner: &mut Planner,
+        extra: Vec<serde_json::Value>,
+    ) -> Result<usize, FeedError> {
+        let items = self.listed(extra);
+        planner.retain(|key| items.contains_key(key));
+        let mut buffer = Vec::new();
+        let mut read = 0;
+        for (key, (item, origin)) in &items {
+            let version = item.resource_version().map(|rv| format!("{rv} {origin}"));
+            if version.as_deref().is_some_and(|v| planner.holds(key, v)) {
+                continue;
+            }
+            buffer.clear();
+            let fail = |reason: String| FeedError {
+                object: key.to_string(),
+                reason,
+            };
+            item.write(&mut buffer).map_err(|e| fail(e.to_string()))?;
+            // Without a version, it is read again every time.
+            let kept = planner
+                .keep(&buffer, version.as_deref().unwrap_or_default())
+                .map_err(|e| fail(e.to_string()))?;
+            if kept != *key {
+                planner.forget(&kept);
+                return Err(fail(format!("it reads as {kept}")));
+            }
+            read += 1;
+        }
+        Ok(read)
+    }
+
+    /// Every cached object once, and `extra`, by the key a plan orders them by, with where each
+    /// came from.
+    fn listed(&self, extra: Vec<serde_json::Value>) -> BTreeMap<ObjectKey, (Listed, usize)> {
+        let mut items = BTreeMap::new();
+        let key = |meta: &kube::api::ObjectMeta, kind: &str| {
+            ObjectKey::new(
+                meta.namespace.as_deref().unwrap_or_default(),
+                meta.name.as_deref().unwrap_or_default(),
+                kind,
+            )
+        };
         // A Secret two reads hold is written by the one that keeps its values: that one comes last.
-        let mut secrets: Vec<&(Values, Watched<Secret>)> = self.secrets.iter().collect();
-        secrets.sort_by_key(|(values, _)| *values == Values::All);
-        for (_, w) in secrets {
+        let mut secrets: Vec<(usize, &(Values, Watched<Secret>))> =
+            self.secrets.iter().enumerate().collect();
+        secrets.sort_by_key(|(_, (values, _))| *values == Values::All);
+        for (origin, (_, w)) in secrets {
             for object in w.store.state() {
-                let key = (
-                    object.namespace().unwrap_or_default(),
-                    object.name_any(),
-                    w.types.1.clone(),
-                );
-                items.insert(key, Listed::Secret(object));
+                let key = key(&object.metadata, &w.types.1);
+                items.insert(key, (Listed::Secret(object), origin));
             }
         }
-        // The guards of the optional caches are held while the input is written.
-        let mut guards = Vec::new();
-        for slot in &self.optional {
-            guards.push(slot.watched());
-        }
-        let caches = guards
-            .iter()
-            .flat_map(|g| g.iter())
-            .chain(self.control_planes.iter());
-        for w in caches {
+        let mut origin = self.secrets.len();
+        self.each_object_cache(|w| {
+            let types = Arc::new(w.types.clone());
             for object in w.store.state() {
-                let key = (
-                    object.namespace().unwrap_or_default(),
-                    object.name_any(),
-                    w.types.1.clone(),
-                );
-                items.insert(key, Listed::Object(object, &w.types));
+                let key = key(&object.metadata, &w.types.1);
+                items.insert(key, (Listed::Object(object, types.clone()), origin));
             }
-        }
+            origin += 1;
+        });
         for value in extra {
             let text = |key: &str| {
                 value
                     .pointer(key)
                     .and_then(|v| v.as_str())
                     .unwrap_or_default()
-                    .to_string()
             };
-            let key = (
+            let key = ObjectKey::new(
                 text("/metadata/namespace"),
                 text("/metadata/name"),
                 text("/kind"),
             );
-            items.insert(key, Listed::Extra(value));
+            items.insert(key, (Listed::Extra(value), origin));
         }
-        let mut out = Vec::with_capacity(items.len() * 1024);
-        out.extend_from_slice(br#"{"apiVersion":"v1","kind":"List","items":["#);
-        let mut first = true;
-        for item in items.values() {
-            let start = out.len();
-            if !first {
+        items
+    }
+
+    /// The input of a plan as one JSON `kind: List`: what the planner is fed, in its order.
+    #[cfg(test)]
+    pub fn input(&self, extra: Vec<serde_json::Value>) -> Vec<u8> {
+        let mut out = br#"{"apiVersion":"v1","kind":"List","items":["#.to_vec();
+        for (n, (item, _)) in self.listed(extra).values().enumerate() {
+            if n > 0 {
                 out.push(b',');
             }
-            if item.write(&mut out).is_err() {
-                // Not serializable: left out, as before (a cache holds what it decoded).
-                out.truncate(start);
-                continue;
-            }
-            first = false;
+            item.write(&mut out).expect("serializable");
         }
         out.extend_from_slice(b"]}");
         out
@@ -476,11 +505,19 @@ async fn discover(
 }
 
 /// One object of a plan's input, where its cache holds it.
-enum Listed<'c> {
+enum Listed {
     Secret(Arc<Secret>),
     /// An object, with the apiVersion and kind of what its cache watches.
-    Object(Arc<DynamicObject>, &'c (String, String)),
+    Object(Arc<DynamicObject>, Arc<(String, String)>),
     Extra(serde_json::Value),
+}
+
+/// An object the planner could not keep: no plan is made without it.
+#[derive(Debug, thiserror::Error)]
+#[error("{object} cannot be planned from: {reason}")]
+pub struct FeedError {
+    object: String,
+    reason: String,
 }
 
 /// An object listed without its apiVersion and kind, written with those of its cache.
@@ -493,15 +530,26 @@ struct Typed<'o> {
     object: &'o DynamicObject,
 }
 
-impl Listed<'_> {
+impl Listed {
+    /// The version the API server gave it.
+    fn resource_version(&self) -> Option<&str> {
+        match self {
+            Listed::Secret(secret) => secret.metadata.resource_version.as_deref(),
+            Listed::Object(object, _) => object.metadata.resource_version.as_deref(),
+            Listed::Extra(value) => value
+                .pointer("/metadata/resourceVersion")
+                .and_then(|v| v.as_str()),
+        }
+    }
+
     fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
         match self {
             // k8s-openapi writes a Secret's apiVersion and kind itself.
             Listed::Secret(secret) => serde_json::to_writer(out, &**secret),
-            Listed::Object(object, (api_version, kind)) if object.types.is_none() => {
+            Listed::Object(object, types) if object.types.is_none() => {
                 let typed = Typed {
-                    api_version,
-                    kind,
+                    api_version: &types.0,
+                    kind: &types.1,
                     object,
                 };
                 serde_json::to_writer(out, &typed)
@@ -610,6 +658,35 @@ mod tests {
         )));
         assert!(seen.contains(&("alpha-kubeconfig".into(), "Secret".into(), "v1".into())));
         assert_eq!(items.len(), 4, "{input}");
+    }
+
+    /// A plan reads again only what changed: a second feed reads nothing, a new version of one
+    /// Secret is read alone, and one the caches no longer hold is forgotten.
+    #[tokio::test]
+    async fn the_planner_reads_only_the_objects_that_changed() {
+        let (client, _log) = fixtures::api(Vec::new());
+        let owned = fixtures::owned_secret("alpha", "https://alpha.example.com:6443");
+        let caches = fixture::caches(
+            &client,
+            vec![
+                fixtures::kubeconfig_secret("alpha"),
+                fixtures::kubeconfig_secret("beta"),
+            ],
+            vec![owned.clone()],
+        );
+        let mut planner = Planner::new(capi2argo_core::Limits::default());
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 3);
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        let mut changed = fixtures::kubeconfig_secret("beta");
+        changed.metadata.resource_version = Some("11".into());
+        let caches = fixture::caches(
+            &client,
+            vec![fixtures::kubeconfig_secret("alpha"), changed],
+            Vec::new(),
+        );
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 1);
+        let keys: Vec<String> = planner.keys().map(|k| k.name.clone()).collect();
+        assert_eq!(keys, ["alpha-kubeconfig", "beta-kubeconfig"]);
     }
 
     fn reads_of_clusters() -> Read {

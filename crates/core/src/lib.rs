@@ -23,6 +23,7 @@ mod credentials;
 mod documents;
 mod fleet;
 pub mod host;
+mod planner;
 mod profiles;
 mod projects;
 mod raw;
@@ -99,6 +100,7 @@ pub use credentials::{
 pub use documents::{Document, documents, items_json};
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, results_json};
 pub use krm::{Preconditions, Secret, failure_resource_list};
+pub use planner::{KeepError, ObjectKey, Planner};
 pub use projects::Impersonated;
 pub use read_set::{Objects, Read, ReadSet, Resource, Values, read_set};
 pub use reconcile::view::PlanFormat;

@@ -137,8 +137,20 @@ fn execute(
     output: Output,
     sink: &mut krm::Sink,
 ) -> Result<Finished, RunError> {
+    let parsed = krm::parse_reading(input, &options.limits, Some(cut_unread))?;
+    execute_input(parsed, options, files, output, sink)
+}
+
+/// A run over an input already read: what [`plan`] does after reading its bytes, and what a
+/// [`crate::Planner`] does with the objects it keeps.
+pub(crate) fn execute_input(
+    mut parsed: Input,
+    options: &Options,
+    files: &mut dyn Files,
+    output: Output,
+    sink: &mut krm::Sink,
+) -> Result<Finished, RunError> {
     let limits = &options.limits;
-    let mut parsed = krm::parse_reading(input, limits, Some(cut_unread))?;
     let caller = krm::caller(&parsed);
     let override_doc = function_config_override(options)?;
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
@@ -241,7 +253,7 @@ pub(crate) fn function_config_override(options: &Options) -> Result<Option<Node<
 
 /// Items copied verbatim give up what the function never reads of them (a ResourceList's are
 /// cut while it is read; this is for the other forms).
-fn slim(items: &mut [Item]) {
+pub(crate) fn slim(items: &mut [Item]) {
     for item in items
         .iter_mut()
         .filter(|i| !matches!(i.text, krm::Text::Rewrite(_)))

@@ -523,6 +523,31 @@ impl<'a> Node<'a> {
         entries.len() < before
     }
 
+    /// A copy of the tree that borrows its text from this one: a kept tree read again
+    /// without copying its strings.
+    pub fn borrowed(&self) -> Node<'_> {
+        let value = match &self.value {
+            Value::Scalar(s) => Value::Scalar(Scalar {
+                text: Cow::Borrowed(&s.text),
+                plain: s.plain,
+            }),
+            Value::Seq(items) => Value::Seq(items.iter().map(Node::borrowed).collect()),
+            Value::Map(entries) => Value::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| (k.borrowed(), v.borrowed()))
+                    .collect(),
+            ),
+        };
+        Node {
+            value,
+            span: self.span,
+            style: self.style,
+            tag: self.tag.clone(),
+            indicator: self.indicator,
+        }
+    }
+
     /// Converts to an owned tree, for values kept past the input's lifetime.
     pub fn into_owned(self) -> Node<'static> {
         let value = match self.value {

@@ -1,0 +1,195 @@
+//! A planner for a host that runs for long (the controller): each object of the fleet read once,
+//! when it changes, and every plan made from the objects kept, never from the whole fleet's
+//! text read again. Its plan is the plan of the same objects, in the same order, read afresh.
+//!
+//! The host keeps it and feeds it what changed: [`Planner::keep`] an object at a version,
+//! [`Planner::forget`] one that went. It decides nothing itself; [`Planner::plan`] runs the
+//! same steps as [`crate::plan`] over the trees it holds.
+
+use std::collections::BTreeMap;
+
+use krm::object::Object;
+use krm::{Form, Input, InputError, Item};
+use yaml::{Limits, Node};
+
+use crate::reconcile::{Output, cut_unread};
+use crate::run::{Files, Finished, Options, RunError, execute_input};
+
+/// Where an object stands in the plan's input: the order of namespace, name and kind, as a
+/// host that lists its caches writes them.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjectKey {
+    /// Its namespace; empty for a cluster-scoped object.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// Its kind.
+    pub kind: String,
+}
+
+impl ObjectKey {
+    /// The key of the object `namespace`/`name` of `kind`.
+    pub fn new(namespace: &str, name: &str, kind: &str) -> ObjectKey {
+        ObjectKey {
+            namespace: namespace.to_string(),
+            name: name.to_string(),
+            kind: kind.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for ObjectKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.namespace.as_str() {
+            "" => write!(f, "{} {}", self.kind, self.name),
+            namespace => write!(f, "{} {namespace}/{}", self.kind, self.name),
+        }
+    }
+}
+
+/// Why an object could not be kept: the planner holds what it held before.
+#[derive(Debug, thiserror::Error)]
+pub enum KeepError {
+    /// The bytes are not one readable object.
+    #[error("{0}")]
+    Input(#[from] InputError),
+    /// The bytes hold no object, more than one, or a list of them.
+    #[error("not one object: {0} found")]
+    NotOne(usize),
+    /// The object has no kind or no name.
+    #[error("an object without a kind or a name cannot be kept")]
+    Unnamed,
+}
+
+/// An object as the plan reads it, and the version the host gave it.
+struct Kept {
+    version: String,
+    node: Node<'static>,
+    /// The length of the text it was read from.
+    bytes: usize,
+}
+
+/// The fleet's objects, each read once, planned from as they stand.
+pub struct Planner {
+    limits: Limits,
+    objects: BTreeMap<ObjectKey, Kept>,
+    /// The length of every kept object's text: the input a whole plan would read, bounded as
+    /// that input is.
+    bytes: usize,
+}
+
+impl Planner {
+    /// An empty planner that reads objects within `limits`.
+    pub fn new(limits: Limits) -> Planner {
+        Planner {
+            limits,
+            objects: BTreeMap::new(),
+            bytes: 0,
+        }
+    }
+
+    /// How many objects it holds.
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+
+    /// Whether it holds the object `key` at `version` (so keeping it again would change
+    /// nothing).
+    pub fn holds(&self, key: &ObjectKey, version: &str) -> bool {
+        self.objects.get(key).is_some_and(|k| k.version == version)
+    }
+
+    /// Reads one object (JSON or YAML) and keeps it at `version`, in place of the one of its
+    /// key; what the plan never reads of it is not kept. Its key, or why it was not kept.
+    pub fn keep(&mut self, bytes: &[u8], version: &str) -> Result<ObjectKey, KeepError> {
+        let input = krm::parse(bytes, &self.limits)?;
+        if input.form != Form::Stream {
+            return Err(KeepError::NotOne(input.items.len()));
+        }
+        let [item] =
+            <[Item; 1]>::try_from(input.items).map_err(|items| KeepError::NotOne(items.len()))?;
+        let mut node = item.node;
+        cut_unread(&mut node);
+        let object = Object::new(&node);
+        let (Some(kind), Some(name)) = (object.kind(), object.name()) else {
+            return Err(KeepError::Unnamed);
+        };
+        let key = ObjectKey::new(object.namespace_written().unwrap_or_default(), name, kind);
+        let kept = Kept {
+            version: version.to_string(),
+            node: node.into_owned(),
+            bytes: bytes.len(),
+        };
+        self.bytes += kept.bytes;
+        if let Some(before) = self.objects.insert(key.clone(), kept) {
+            self.bytes -= before.bytes;
+        }
+        Ok(key)
+    }
+
+    /// Forgets the object `key`; whether it held it.
+    pub fn forget(&mut self, key: &ObjectKey) -> bool {
+        let Some(gone) = self.objects.remove(key) else {
+            return false;
+        };
+        self.bytes -= gone.bytes;
+        true
+    }
+
+    /// Forgets every object `keep` does not keep.
+    pub fn retain(&mut self, mut keep: impl FnMut(&ObjectKey) -> bool) {
+        let mut gone = 0;
+        self.objects.retain(|key, kept| {
+            let stays = keep(key);
+            if !stays {
+                gone += kept.bytes;
+            }
+            stays
+        });
+        self.bytes -= gone;
+    }
+
+    /// The keys of the objects it holds, in the plan's order.
+    pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
+        self.objects.keys()
+    }
+
+    /// The plan of the objects it holds, as [`crate::plan`] makes it of a `kind: List` of them
+    /// in the order of their keys. Each object was read within the limits it was kept under;
+    /// all of them together are held to `options`' limits on items and bytes, as one input is.
+    pub fn plan(&self, options: &Options, files: &mut dyn Files) -> Result<Finished, RunError> {
+        let limits = &options.limits;
+        if self.objects.len() > limits.max_items {
+            return Err(InputError::TooManyItems {
+                count: self.objects.len(),
+                limit: limits.max_items,
+            }
+            .into());
+        }
+        if self.bytes > limits.max_input_bytes {
+            return Err(InputError::TooLarge {
+                limit: limits.max_input_bytes,
+            }
+            .into());
+        }
+        let items = self
+            .objects
+            .values()
+            .map(|kept| Item::generated(kept.node.borrowed(), false))
+            .collect();
+        let input = Input {
+            text: "",
+            form: Form::Stream,
+            items,
+            function_config: None,
+            function_config_text: None,
+            dash_indent: 0,
+        };
+        execute_input(input, options, files, Output::PlanOnly, &mut |_| {})
+    }
+}
