@@ -5,6 +5,7 @@
 //! control planes the flags ask for, and the one object read by name at each plan
 //! (`argocd-cmd-params-cm`). The input of a plan is built from the caches.
 
+mod arrivals;
 mod trim;
 mod watched;
 
@@ -24,6 +25,7 @@ use kube::{Client, ResourceExt};
 use serde::Serialize;
 
 use crate::reporting::metrics::Metrics;
+use arrivals::{Arrivals, Handover, Whole};
 pub use watched::{Changes, ReadFailed, ReadMode, Watched};
 use watched::{Source, watch};
 
@@ -77,6 +79,8 @@ pub struct Caches {
     mode: ReadMode,
     /// Said once: a named object could not be read.
     named_unread: AtomicBool,
+    /// The Secrets' values, on their way to the planner (the caches keep none).
+    arrivals: Arc<Arrivals>,
 }
 
 impl Caches {
@@ -89,6 +93,7 @@ impl Caches {
         mode: ReadMode,
     ) -> Result<Caches, ReadFailed> {
         let changes = Changes::new(metrics);
+        let arrivals = Arc::new(Arrivals::default());
         let (mut secrets, mut optional, mut named) = (Vec::new(), Vec::new(), Vec::new());
         for read in &reads.reads {
             match (read.resource, &read.objects) {
@@ -104,6 +109,7 @@ impl Caches {
                             selector: selector.clone().unwrap_or_default(),
                             dyntype: (),
                             trim: trim::secret(read.values),
+                            apply: Box::new(Handover::new(arrivals.clone(), secrets.len())),
                         };
                         let watched = watch(source, changes.clone(), mode).await?;
                         secrets.push((read.values, watched));
@@ -121,6 +127,7 @@ impl Caches {
             client: client.clone(),
             mode,
             named_unread: AtomicBool::new(false),
+            arrivals,
         };
         for (resource, group) in control_planes {
             let what = format!("{resource}.{group}");
@@ -220,6 +227,7 @@ impl Caches {
                 selector: String::new(),
                 dyntype: ar.clone(),
                 trim: trim.clone(),
+                apply: Box::new(Whole),
             };
             out.push(watch(source, self.changes.clone(), self.mode).await?);
         }
@@ -307,32 +315,66 @@ impl Caches {
         planner: &mut Planner,
         extra: Vec<serde_json::Value>,
     ) -> Result<usize, FeedError> {
-        let items = self.listed(extra);
+        // What the caches hold and the values waiting for the planner, taken at one instant.
+        let mut arrived = Vec::new();
+        let mut held_apart = std::collections::HashSet::new();
+        let items = {
+            let mut arrivals = self.arrivals.lock();
+            let items = self.listed(extra);
+            for (key, (_, origin)) in &items {
+                let at = (key.clone(), *origin);
+                let Some(waiting) = arrivals.get_mut(&at) else {
+                    continue;
+                };
+                let version = format!("{} {origin}", waiting.version);
+                if !planner.holds(key, &version) {
+                    arrived.push((at.clone(), version, waiting.json.take()));
+                } else {
+                    // Read again by a new list: the planner holds it already.
+                    waiting.json = None;
+                }
+                held_apart.insert(at);
+            }
+            items
+        };
         planner.retain(|key| items.contains_key(key));
+        let fail = |key: &ObjectKey, reason: String| FeedError {
+            object: key.to_string(),
+            reason,
+        };
+        let mut count = 0;
+        for (at, version, json) in arrived {
+            let Some(json) = json else {
+                return Err(fail(&at.0, "its values are no longer held".into()));
+            };
+            if let Err(reason) = keep(planner, &at.0, &json, &version) {
+                // Kept for the next plan, which fails for the same reason until it changes.
+                if let Some(waiting) = self.arrivals.lock().get_mut(&at) {
+                    waiting.json.get_or_insert(json);
+                }
+                return Err(fail(&at.0, reason));
+            }
+            count += 1;
+        }
+        // The others, as their caches hold them.
         let mut buffer = Vec::new();
-        let mut read = 0;
         for (key, (item, origin)) in &items {
+            if held_apart.contains(&(key.clone(), *origin)) {
+                continue;
+            }
             let version = item.resource_version().map(|rv| format!("{rv} {origin}"));
             if version.as_deref().is_some_and(|v| planner.holds(key, v)) {
                 continue;
             }
             buffer.clear();
-            let fail = |reason: String| FeedError {
-                object: key.to_string(),
-                reason,
-            };
-            item.write(&mut buffer).map_err(|e| fail(e.to_string()))?;
+            item.write(&mut buffer)
+                .map_err(|e| fail(key, e.to_string()))?;
             // Without a version, it is read again every time.
-            let kept = planner
-                .keep(&buffer, version.as_deref().unwrap_or_default())
-                .map_err(|e| fail(e.to_string()))?;
-            if kept != *key {
-                planner.forget(&kept);
-                return Err(fail(format!("it reads as {kept}")));
-            }
-            read += 1;
+            let version = version.unwrap_or_default();
+            keep(planner, key, &buffer, &version).map_err(|reason| fail(key, reason))?;
+            count += 1;
         }
-        Ok(read)
+        Ok(count)
     }
 
     /// Every cached object once, and `extra`, by the key a plan orders them by, with where each
@@ -512,6 +554,16 @@ enum Listed {
     Extra(serde_json::Value),
 }
 
+/// Keeps one object in `planner`, under the key the caches know it by.
+fn keep(planner: &mut Planner, key: &ObjectKey, json: &[u8], version: &str) -> Result<(), String> {
+    let kept = planner.keep(json, version).map_err(|e| e.to_string())?;
+    if kept != *key {
+        planner.forget(&kept);
+        return Err(format!("it reads as {kept}"));
+    }
+    Ok(())
+}
+
 /// An object the planner could not keep: no plan is made without it.
 #[derive(Debug, thiserror::Error)]
 #[error("{object} cannot be planned from: {reason}")]
@@ -588,6 +640,7 @@ pub mod fixture {
             client: client.clone(),
             mode: ReadMode::ListOnce,
             named_unread: AtomicBool::new(false),
+            arrivals: Arc::default(),
         }
     }
 }
@@ -596,6 +649,9 @@ pub mod fixture {
 mod tests {
     use super::*;
     use crate::fixtures;
+    use arrivals::Apply;
+    use k8s_openapi::ByteString;
+    use kube::runtime::reflector::store::Writer;
 
     /// The input is one JSON List, in the order of namespace, name and kind, each object as its
     /// cache holds it; one listed without apiVersion and kind (a server may list them so) gets
@@ -687,6 +743,86 @@ mod tests {
         assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 1);
         let keys: Vec<String> = planner.keys().map(|k| k.name.clone()).collect();
         assert_eq!(keys, ["alpha-kubeconfig", "beta-kubeconfig"]);
+    }
+
+    /// The caches of `fixture::caches` but for the kubeconfig Secrets, whose cache is filled by
+    /// the events the test applies, their values handed to the planner.
+    fn handed_over(client: &Client) -> (Caches, Writer<Secret>, Handover) {
+        let mut caches = fixture::caches(client, Vec::new(), Vec::new());
+        let (writer, watched) = watched::driven("kubeconfig Secrets", ());
+        caches.secrets[0] = (Values::All, watched);
+        let handover = Handover::new(caches.arrivals.clone(), 0);
+        (caches, writer, handover)
+    }
+
+    fn kubeconfig_value(planner: &Planner) -> Vec<String> {
+        let options = capi2argo_core::Options::default();
+        let finished = planner
+            .plan(&options, &mut capi2argo_core::NoFiles)
+            .expect("planned");
+        let plan = finished.plan.expect("a plan");
+        plan.entries.iter().map(|e| e.server.clone()).collect()
+    }
+
+    /// A Secret's values are in memory once: the cache keeps its name, labels and version, the
+    /// planner its values; a change brings the new values, and a list that ends while a plan is
+    /// made loses nothing.
+    #[tokio::test]
+    async fn secret_values_are_kept_by_the_planner_not_the_cache() {
+        use kube::runtime::watcher::Event;
+        let (client, _log) = fixtures::api(Vec::new());
+        let (caches, mut writer, mut handover) = handed_over(&client);
+        let mut planner = Planner::new(capi2argo_core::Limits::default());
+        handover.apply(&mut writer, Event::Init);
+        handover.apply(
+            &mut writer,
+            Event::InitApply(fixtures::kubeconfig_secret("alpha")),
+        );
+        // Listed but not yet in the cache: the planner has nothing yet, and loses nothing.
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        handover.apply(&mut writer, Event::InitDone);
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 1);
+        let cached = caches.secrets[0]
+            .1
+            .find("fleet", "alpha-kubeconfig")
+            .expect("cached");
+        assert!(cached.data.is_none() && cached.metadata.labels.is_some());
+        let alpha = fixtures::kubeconfig_secret("alpha");
+        let text = String::from_utf8(alpha.data.as_ref().expect("data")["value"].0.clone())
+            .expect("UTF-8");
+        let server = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("server: "))
+            .expect("a server")
+            .to_string();
+        assert_eq!(kubeconfig_value(&planner), [server.as_str()]);
+        // The values went to the planner: none wait any more.
+        assert!(caches.arrivals.lock().values().all(|a| a.json.is_none()));
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        // A new version brings its values.
+        let mut moved = fixtures::kubeconfig_secret("alpha");
+        moved.metadata.resource_version = Some("11".into());
+        let text = text.replace(&server, "https://moved.example.com:6443");
+        moved.data = Some([("value".to_string(), ByteString(text.into_bytes()))].into());
+        handover.apply(&mut writer, Event::Apply(moved.clone()));
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 1);
+        assert_eq!(
+            kubeconfig_value(&planner),
+            ["https://moved.example.com:6443"]
+        );
+        // Listed again (a watch that expired): nothing is read twice, nothing is lost.
+        handover.apply(&mut writer, Event::Init);
+        handover.apply(&mut writer, Event::InitApply(moved.clone()));
+        handover.apply(&mut writer, Event::InitDone);
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        assert_eq!(
+            kubeconfig_value(&planner),
+            ["https://moved.example.com:6443"]
+        );
+        handover.apply(&mut writer, Event::Delete(moved));
+        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        assert!(planner.is_empty());
+        assert!(caches.arrivals.lock().is_empty());
     }
 
     fn reads_of_clusters() -> Read {

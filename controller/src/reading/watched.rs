@@ -14,6 +14,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 use tokio::sync::Notify;
 
+use super::arrivals::Apply;
 use super::trim::Trim;
 use crate::reporting::metrics::Metrics;
 
@@ -172,6 +173,8 @@ pub struct Source<K: Resource> {
     pub dyntype: K::DynamicType,
     /// Drops what no plan reads of each object.
     pub trim: Trim<K>,
+    /// How each event reaches the cache.
+    pub apply: Box<dyn Apply<K>>,
 }
 
 /// How soon a failed list or watch is tried again: from a quarter second, doubling, never more
@@ -219,6 +222,7 @@ where
         selector,
         dyntype,
         trim,
+        mut apply,
     } = source;
     let mut writer = reflector::store::Writer::new(dyntype.clone());
     let store = writer.as_reader();
@@ -228,7 +232,7 @@ where
     );
     match mode {
         ReadMode::ListOnce => {
-            writer.apply_watcher_event(&watcher::Event::Init);
+            apply.apply(&mut writer, watcher::Event::Init);
             let mut params = ListParams::default().limit(PAGE);
             if !selector.is_empty() {
                 params = params.labels(&selector);
@@ -241,14 +245,14 @@ where
                 let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
                 for mut object in page.items {
                     (*trim)(&mut object);
-                    writer.apply_watcher_event(&watcher::Event::InitApply(object));
+                    apply.apply(&mut writer, watcher::Event::InitApply(object));
                 }
                 match next {
                     Some(token) => params = params.continue_token(&token),
                     None => break,
                 }
             }
-            writer.apply_watcher_event(&watcher::Event::<K>::InitDone);
+            apply.apply(&mut writer, watcher::Event::<K>::InitDone);
         }
         ReadMode::Watch => {
             let mut config = watcher::Config::default().page_size(PAGE);
@@ -270,19 +274,24 @@ where
                     Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => false,
                     Err(_) => true,
                 };
-                if let Ok(event) = &event {
-                    writer.apply_watcher_event(event);
-                }
+                let done = matches!(event, Ok(watcher::Event::InitDone));
+                let failed = match event {
+                    Ok(event) => {
+                        apply.apply(&mut writer, event);
+                        None
+                    }
+                    Err(error) => Some(error),
+                };
                 let (changes, name, ready) = (changes.clone(), name.clone(), kept.clone());
                 async move {
-                    match event {
-                        Ok(watcher::Event::InitDone) => {
+                    match failed {
+                        None if done => {
                             changes.listed(&name);
                             changes.notify.notify_one();
                         }
-                        Ok(_) if wake => changes.notify.notify_one(),
-                        Ok(_) => {}
-                        Err(error) => {
+                        None if wake => changes.notify.notify_one(),
+                        None => {}
+                        Some(error) => {
                             let listed = ready.wait_until_ready().now_or_never().is_some();
                             changes.failed(&name, listed, error);
                         }
@@ -299,20 +308,15 @@ where
     })
 }
 
-/// A cache filled with `objects` at once, as a list would fill it (the reconciler's tests).
+/// An empty cache, and the writer that fills it (tests that apply events themselves).
 #[cfg(test)]
-pub fn filled<K>(what: &str, dyntype: K::DynamicType, objects: Vec<K>) -> Watched<K>
+pub fn driven<K>(what: &str, dyntype: K::DynamicType) -> (reflector::store::Writer<K>, Watched<K>)
 where
     K: Resource + Clone + 'static,
     K::DynamicType: Eq + Hash + Clone,
 {
-    let mut writer = reflector::store::Writer::new(dyntype.clone());
-    writer.apply_watcher_event(&watcher::Event::Init);
-    for object in objects {
-        writer.apply_watcher_event(&watcher::Event::InitApply(object));
-    }
-    writer.apply_watcher_event(&watcher::Event::<K>::InitDone);
-    Watched {
+    let writer = reflector::store::Writer::new(dyntype.clone());
+    let watched = Watched {
         what: what.to_string(),
         store: writer.as_reader(),
         types: (
@@ -320,7 +324,24 @@ where
             K::kind(&dyntype).into_owned(),
         ),
         dyntype,
+    };
+    (writer, watched)
+}
+
+/// A cache filled with `objects` at once, as a list would fill it (the reconciler's tests).
+#[cfg(test)]
+pub fn filled<K>(what: &str, dyntype: K::DynamicType, objects: Vec<K>) -> Watched<K>
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Eq + Hash + Clone,
+{
+    let (mut writer, watched) = driven(what, dyntype);
+    writer.apply_watcher_event(&watcher::Event::Init);
+    for object in objects {
+        writer.apply_watcher_event(&watcher::Event::InitApply(object));
     }
+    writer.apply_watcher_event(&watcher::Event::<K>::InitDone);
+    watched
 }
 
 impl<K: Resource + Clone + 'static> Watched<K>

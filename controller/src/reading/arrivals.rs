@@ -1,0 +1,139 @@
+//! A Secret's values on their way to the planner: taken out of each Secret as its watch reads
+//! it, held as JSON until the next plan reads them into its tree, and never kept by the cache,
+//! which holds the Secret's name, labels and version only. So the fleet's kubeconfigs are in
+//! memory once (in the planner), not twice.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use capi2argo_core::ObjectKey;
+use k8s_openapi::api::core::v1::Secret;
+use kube::runtime::reflector::store::Writer;
+use kube::runtime::watcher::Event;
+
+/// A Secret whose values its cache does not keep: its version, and its JSON until a plan takes it.
+pub struct Arrived {
+    pub version: String,
+    pub json: Option<Vec<u8>>,
+}
+
+/// The Secrets whose values wait for the planner or are held by it, by key and by the cache
+/// that read them (two caches may read one Secret).
+#[derive(Default)]
+pub struct Arrivals {
+    held: Mutex<HashMap<(ObjectKey, usize), Arrived>>,
+}
+
+impl Arrivals {
+    /// Held while a plan's input is taken: no watch changes a cache and what waits for the
+    /// planner in between, so what a cache holds and what the planner is given agree.
+    pub fn lock(&self) -> MutexGuard<'_, HashMap<(ObjectKey, usize), Arrived>> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// How one Secret cache hands its Secrets' values over: its place among the caches, and the
+/// Secrets of a list under way (the cache takes them all at once when the list is done).
+pub struct Handover {
+    pub arrivals: std::sync::Arc<Arrivals>,
+    pub origin: usize,
+    listing: Vec<(ObjectKey, Arrived)>,
+}
+
+impl Handover {
+    pub fn new(arrivals: std::sync::Arc<Arrivals>, origin: usize) -> Handover {
+        Handover {
+            arrivals,
+            origin,
+            listing: Vec::new(),
+        }
+    }
+}
+
+/// How a watch's events reach its cache.
+pub trait Apply<K: kube::Resource + Clone + 'static>: Send
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    fn apply(&mut self, writer: &mut Writer<K>, event: Event<K>);
+}
+
+/// As they are: the cache keeps each object whole (as trimmed).
+pub struct Whole;
+
+impl<K: kube::Resource + Clone + 'static> Apply<K> for Whole
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    fn apply(&mut self, writer: &mut Writer<K>, event: Event<K>) {
+        writer.apply_watcher_event(&event);
+    }
+}
+
+impl Apply<Secret> for Handover {
+    /// Applies `event` to the cache, the values of each Secret it brings held for the planner
+    /// instead of the cache.
+    fn apply(&mut self, writer: &mut Writer<Secret>, mut event: Event<Secret>) {
+        match &mut event {
+            Event::Apply(secret) => {
+                let arrived = take_values(secret);
+                let key = key(secret);
+                let mut held = self.arrivals.lock();
+                match arrived {
+                    Some(arrived) => held.insert((key, self.origin), arrived),
+                    None => held.remove(&(key, self.origin)),
+                };
+                writer.apply_watcher_event(&event);
+            }
+            Event::Delete(secret) => {
+                let key = key(secret);
+                let mut held = self.arrivals.lock();
+                held.remove(&(key, self.origin));
+                writer.apply_watcher_event(&event);
+            }
+            Event::Init => {
+                self.listing.clear();
+                writer.apply_watcher_event(&event);
+            }
+            Event::InitApply(secret) => {
+                if let Some(arrived) = take_values(secret) {
+                    self.listing.push((key(secret), arrived));
+                }
+                writer.apply_watcher_event(&event);
+            }
+            Event::InitDone => {
+                // The cache takes the list's Secrets now, and with them their values arrive.
+                let mut held = self.arrivals.lock();
+                held.retain(|(_, origin), _| *origin != self.origin);
+                for (key, arrived) in self.listing.drain(..) {
+                    held.insert((key, self.origin), arrived);
+                }
+                writer.apply_watcher_event(&event);
+            }
+        }
+    }
+}
+
+/// The key a plan knows a Secret by.
+pub fn key(secret: &Secret) -> ObjectKey {
+    ObjectKey::new(
+        secret.metadata.namespace.as_deref().unwrap_or_default(),
+        secret.metadata.name.as_deref().unwrap_or_default(),
+        "Secret",
+    )
+}
+
+/// Takes a Secret's values out: the Secret as JSON, values and all, and the Secret left without
+/// them; `None` for one without values (or one that cannot be written, left as it is).
+fn take_values(secret: &mut Secret) -> Option<Arrived> {
+    if secret.data.is_none() && secret.string_data.is_none() {
+        return None;
+    }
+    let json = serde_json::to_vec(&*secret).ok()?;
+    secret.data = None;
+    secret.string_data = None;
+    Some(Arrived {
+        version: secret.metadata.resource_version.clone().unwrap_or_default(),
+        json: Some(json),
+    })
+}
