@@ -158,19 +158,19 @@ pub(super) fn plan(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
             resource_version: metadata(s.old, "resourceVersion"),
         })
         .collect();
-    entries.sort_unstable_by(|a, b| {
-        let key = |e: &Entry| {
-            (
-                e.secret.clone(),
-                e.action.word(),
-                e.cluster.clone(),
-                e.server.clone(),
-                e.source.clone(),
-                e.uid.clone(),
-            )
-        };
-        key(a).cmp(&key(b))
-    });
+    // Compared by reference: a fleet's plan sorts ten thousand entries, and a key of copies
+    // made every comparison a dozen allocations.
+    fn key(e: &Entry) -> (&SecretId, &str, &str, &str, &Option<SecretId>, &Option<String>) {
+        (
+            &e.secret,
+            e.action.word(),
+            &e.cluster,
+            &e.server,
+            &e.source,
+            &e.uid,
+        )
+    }
+    entries.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
     let writes = if output == Output::PlanOnly {
         steps
             .steps
