@@ -17,17 +17,55 @@ pub struct Arrived {
     pub json: Option<Vec<u8>>,
 }
 
-/// The Secrets whose values wait for the planner or are held by it, by key and by the cache
-/// that read them (two caches may read one Secret).
+/// The Secrets whose values wait for the planner or are held by it, by the cache that read
+/// them (two caches may read one Secret), namespace and name.
 #[derive(Default)]
 pub struct Arrivals {
-    held: Mutex<HashMap<(ObjectKey, usize), Arrived>>,
+    held: Mutex<Held>,
+}
+
+/// What [`Arrivals`] holds: looked up by borrowed names, as a plan's input is taken without
+/// copying ten thousand names.
+#[derive(Default)]
+pub struct Held(HashMap<usize, HashMap<String, HashMap<String, Arrived>>>);
+
+impl Held {
+    pub fn get_mut(&mut self, origin: usize, namespace: &str, name: &str) -> Option<&mut Arrived> {
+        self.0.get_mut(&origin)?.get_mut(namespace)?.get_mut(name)
+    }
+
+    fn insert(&mut self, origin: usize, key: ObjectKey, arrived: Arrived) {
+        let names = self.0.entry(origin).or_default();
+        names
+            .entry(key.namespace)
+            .or_default()
+            .insert(key.name, arrived);
+    }
+
+    fn remove(&mut self, origin: usize, key: &ObjectKey) {
+        if let Some(names) = self
+            .0
+            .get_mut(&origin)
+            .and_then(|n| n.get_mut(&key.namespace))
+        {
+            names.remove(&key.name);
+        }
+    }
+
+    /// Every Secret held, for tests.
+    #[cfg(test)]
+    pub fn values(&self) -> impl Iterator<Item = &Arrived> {
+        self.0
+            .values()
+            .flat_map(|n| n.values())
+            .flat_map(|n| n.values())
+    }
 }
 
 impl Arrivals {
     /// Held while a plan's input is taken: no watch changes a cache and what waits for the
     /// planner in between, so what a cache holds and what the planner is given agree.
-    pub fn lock(&self) -> MutexGuard<'_, HashMap<(ObjectKey, usize), Arrived>> {
+    pub fn lock(&self) -> MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
@@ -80,15 +118,15 @@ impl Apply<Secret> for Handover {
                 let key = key(secret);
                 let mut held = self.arrivals.lock();
                 match arrived {
-                    Some(arrived) => held.insert((key, self.origin), arrived),
-                    None => held.remove(&(key, self.origin)),
-                };
+                    Some(arrived) => held.insert(self.origin, key, arrived),
+                    None => held.remove(self.origin, &key),
+                }
                 writer.apply_watcher_event(&event);
             }
             Event::Delete(secret) => {
                 let key = key(secret);
                 let mut held = self.arrivals.lock();
-                held.remove(&(key, self.origin));
+                held.remove(self.origin, &key);
                 writer.apply_watcher_event(&event);
             }
             Event::Init => {
@@ -104,9 +142,9 @@ impl Apply<Secret> for Handover {
             Event::InitDone => {
                 // The cache takes the list's Secrets now, and with them their values arrive.
                 let mut held = self.arrivals.lock();
-                held.retain(|(_, origin), _| *origin != self.origin);
+                held.0.remove(&self.origin);
                 for (key, arrived) in self.listing.drain(..) {
-                    held.insert((key, self.origin), arrived);
+                    held.insert(self.origin, key, arrived);
                 }
                 writer.apply_watcher_event(&event);
             }

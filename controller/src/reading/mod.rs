@@ -9,7 +9,6 @@ mod arrivals;
 mod trim;
 mod watched;
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -315,120 +314,138 @@ impl Caches {
         planner: &mut Planner,
         extra: Vec<serde_json::Value>,
     ) -> Result<usize, FeedError> {
-        // What the caches hold and the values waiting for the planner, taken at one instant.
-        let mut arrived = Vec::new();
-        let mut held_apart = std::collections::HashSet::new();
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        use std::fmt::Write;
+        // What the caches hold and the values waiting for the planner, taken at one instant,
+        // and compared with what the planner holds in one pass (both are in the plan's order).
+        let mut gone: Vec<ObjectKey> = Vec::new();
+        let mut read: Vec<ToRead> = Vec::new();
         let items = {
             let mut arrivals = self.arrivals.lock();
             let items = self.listed(extra);
-            for (key, (_, origin)) in &items {
-                let at = (key.clone(), *origin);
-                let Some(waiting) = arrivals.get_mut(&at) else {
-                    continue;
-                };
-                let version = format!("{} {origin}", waiting.version);
-                if !planner.holds(key, &version) {
-                    arrived.push((at.clone(), version, waiting.json.take()));
-                } else {
-                    // Read again by a new list: the planner holds it already.
-                    waiting.json = None;
+            let mut planned = planner.versions().peekable();
+            let mut version = String::new();
+            for (at, (item, origin)) in items.iter().enumerate() {
+                let key = item.key();
+                let mut current = None;
+                while let Some((held, held_version)) = planned.peek() {
+                    match held.parts().cmp(&key) {
+                        Less => gone.push((*held).clone()),
+                        Equal => current = Some(*held_version),
+                        Greater => break,
+                    }
+                    planned.next();
+                    if current.is_some() {
+                        break;
+                    }
                 }
-                held_apart.insert(at);
+                let arrival = match item {
+                    Listed::Secret(_) => arrivals.get_mut(*origin, key.0, key.1),
+                    _ => None,
+                };
+                version.clear();
+                let rv = match &arrival {
+                    Some(arrived) => Some(arrived.version.as_str()),
+                    None => item.resource_version(),
+                };
+                if let Some(rv) = rv {
+                    let _ = write!(version, "{rv} {origin}");
+                    if current == Some(version.as_str()) {
+                        // Read again by a new list: the planner holds it already.
+                        if let Some(arrived) = arrival {
+                            arrived.json = None;
+                        }
+                        continue;
+                    }
+                }
+                // Without a version, it is read again every time.
+                read.push((at, version.clone(), arrival.map(|a| a.json.take())));
             }
+            gone.extend(planned.map(|(held, _)| held.clone()));
             items
         };
-        planner.retain(|key| items.contains_key(key));
-        let fail = |key: &ObjectKey, reason: String| FeedError {
-            object: key.to_string(),
-            reason,
-        };
-        let mut count = 0;
-        for (at, version, json) in arrived {
-            let Some(json) = json else {
-                return Err(fail(&at.0, "its values are no longer held".into()));
-            };
-            if let Err(reason) = keep(planner, &at.0, &json, &version) {
-                // Kept for the next plan, which fails for the same reason until it changes.
-                if let Some(waiting) = self.arrivals.lock().get_mut(&at) {
-                    waiting.json.get_or_insert(json);
-                }
-                return Err(fail(&at.0, reason));
-            }
-            count += 1;
+        for key in &gone {
+            planner.forget(key);
         }
-        // The others, as their caches hold them.
         let mut buffer = Vec::new();
-        for (key, (item, origin)) in &items {
-            if held_apart.contains(&(key.clone(), *origin)) {
-                continue;
+        for (at, version, arrived) in &mut read {
+            let (item, origin) = &items[*at];
+            let (namespace, name, kind) = item.key();
+            let key = ObjectKey::new(namespace, name, kind);
+            let fail = |reason: String| FeedError {
+                object: key.to_string(),
+                reason,
+            };
+            let json = match arrived {
+                Some(Some(json)) => json,
+                Some(None) => return Err(fail("its values are no longer held".into())),
+                // Held whole by its cache.
+                None => {
+                    buffer.clear();
+                    item.write(&mut buffer).map_err(|e| fail(e.to_string()))?;
+                    &mut buffer
+                }
+            };
+            if let Err(reason) = keep(planner, &key, json, version) {
+                if let Some(Some(json)) = arrived.take() {
+                    // Kept for the next plan, which fails for the same reason until it changes.
+                    let mut arrivals = self.arrivals.lock();
+                    if let Some(waiting) = arrivals.get_mut(*origin, namespace, name) {
+                        waiting.json.get_or_insert(json);
+                    }
+                }
+                return Err(fail(reason));
             }
-            let version = item.resource_version().map(|rv| format!("{rv} {origin}"));
-            if version.as_deref().is_some_and(|v| planner.holds(key, v)) {
-                continue;
-            }
-            buffer.clear();
-            item.write(&mut buffer)
-                .map_err(|e| fail(key, e.to_string()))?;
-            // Without a version, it is read again every time.
-            let version = version.unwrap_or_default();
-            keep(planner, key, &buffer, &version).map_err(|reason| fail(key, reason))?;
-            count += 1;
         }
-        Ok(count)
+        Ok(read.len())
     }
 
-    /// Every cached object once, and `extra`, by the key a plan orders them by, with where each
-    /// came from.
-    fn listed(&self, extra: Vec<serde_json::Value>) -> BTreeMap<ObjectKey, (Listed, usize)> {
-        let mut items = BTreeMap::new();
-        let key = |meta: &kube::api::ObjectMeta, kind: &str| {
-            ObjectKey::new(
-                meta.namespace.as_deref().unwrap_or_default(),
-                meta.name.as_deref().unwrap_or_default(),
-                kind,
-            )
-        };
+    /// Every cached object once, and `extra`, in the order a plan reads them (namespace, name
+    /// and kind), with where each came from.
+    fn listed(&self, extra: Vec<serde_json::Value>) -> Vec<(Listed, usize)> {
+        let mut items = Vec::new();
         // A Secret two reads hold is written by the one that keeps its values: that one comes last.
         let mut secrets: Vec<(usize, &(Values, Watched<Secret>))> =
             self.secrets.iter().enumerate().collect();
         secrets.sort_by_key(|(_, (values, _))| *values == Values::All);
         for (origin, (_, w)) in secrets {
-            for object in w.store.state() {
-                let key = key(&object.metadata, &w.types.1);
-                items.insert(key, (Listed::Secret(object), origin));
-            }
+            items.extend(
+                w.store
+                    .state()
+                    .into_iter()
+                    .map(|o| (Listed::Secret(o), origin)),
+            );
         }
         let mut origin = self.secrets.len();
         self.each_object_cache(|w| {
             let types = Arc::new(w.types.clone());
             for object in w.store.state() {
-                let key = key(&object.metadata, &w.types.1);
-                items.insert(key, (Listed::Object(object, types.clone()), origin));
+                items.push((Listed::Object(object, types.clone()), origin));
             }
             origin += 1;
         });
-        for value in extra {
-            let text = |key: &str| {
-                value
-                    .pointer(key)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-            };
-            let key = ObjectKey::new(
-                text("/metadata/namespace"),
-                text("/metadata/name"),
-                text("/kind"),
-            );
-            items.insert(key, (Listed::Extra(value), origin));
+        items.extend(
+            extra
+                .into_iter()
+                .map(|value| (Listed::Extra(value), origin)),
+        );
+        // Of one key, the last one listed: stable, the sort keeps their order.
+        items.sort_by(|a, b| a.0.key().cmp(&b.0.key()));
+        let mut out: Vec<(Listed, usize)> = Vec::with_capacity(items.len());
+        for item in items {
+            match out.last_mut() {
+                Some(last) if last.0.key() == item.0.key() => *last = item,
+                _ => out.push(item),
+            }
         }
-        items
+        out
     }
 
     /// The input of a plan as one JSON `kind: List`: what the planner is fed, in its order.
     #[cfg(test)]
     pub fn input(&self, extra: Vec<serde_json::Value>) -> Vec<u8> {
         let mut out = br#"{"apiVersion":"v1","kind":"List","items":["#.to_vec();
-        for (n, (item, _)) in self.listed(extra).values().enumerate() {
+        for (n, (item, _)) in self.listed(extra).iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
@@ -554,6 +571,10 @@ enum Listed {
     Extra(serde_json::Value),
 }
 
+/// An object the planner reads: its place in the listed objects, its version, and its JSON
+/// when its values arrived apart from its cache (`Some(None)`: taken already).
+type ToRead = (usize, String, Option<Option<Vec<u8>>>);
+
 /// Keeps one object in `planner`, under the key the caches know it by.
 fn keep(planner: &mut Planner, key: &ObjectKey, json: &[u8], version: &str) -> Result<(), String> {
     let kept = planner.keep(json, version).map_err(|e| e.to_string())?;
@@ -583,6 +604,39 @@ struct Typed<'o> {
 }
 
 impl Listed {
+    /// Its namespace, name and kind: where a plan reads it.
+    fn key(&self) -> (&str, &str, &str) {
+        fn meta(m: &kube::api::ObjectMeta) -> (&str, &str) {
+            (
+                m.namespace.as_deref().unwrap_or_default(),
+                m.name.as_deref().unwrap_or_default(),
+            )
+        }
+        match self {
+            Listed::Secret(secret) => {
+                let (namespace, name) = meta(&secret.metadata);
+                (namespace, name, "Secret")
+            }
+            Listed::Object(object, types) => {
+                let (namespace, name) = meta(&object.metadata);
+                (namespace, name, types.1.as_str())
+            }
+            Listed::Extra(value) => {
+                let text = |key: &str| {
+                    value
+                        .pointer(key)
+                        .and_then(|v| v.as_str())
+                        .unwrap_or_default()
+                };
+                (
+                    text("/metadata/namespace"),
+                    text("/metadata/name"),
+                    text("/kind"),
+                )
+            }
+        }
+    }
+
     /// The version the API server gave it.
     fn resource_version(&self) -> Option<&str> {
         match self {
@@ -822,7 +876,7 @@ mod tests {
         handover.apply(&mut writer, Event::Delete(moved));
         assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
         assert!(planner.is_empty());
-        assert!(caches.arrivals.lock().is_empty());
+        assert!(caches.arrivals.lock().values().next().is_none());
     }
 
     fn reads_of_clusters() -> Read {

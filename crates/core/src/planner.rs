@@ -36,6 +36,11 @@ impl ObjectKey {
             kind: kind.to_string(),
         }
     }
+
+    /// Its namespace, name and kind, borrowed: what a host compares its own objects with.
+    pub fn parts(&self) -> (&str, &str, &str) {
+        (&self.namespace, &self.name, &self.kind)
+    }
 }
 
 impl std::fmt::Display for ObjectKey {
@@ -157,6 +162,14 @@ impl Planner {
     /// The keys of the objects it holds, in the plan's order.
     pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
         self.objects.keys()
+    }
+
+    /// The objects it holds and their versions, in the plan's order: a host that lists its own
+    /// objects in that order compares the two lists in one pass.
+    pub fn versions(&self) -> impl Iterator<Item = (&ObjectKey, &str)> {
+        self.objects
+            .iter()
+            .map(|(k, kept)| (k, kept.version.as_str()))
     }
 
     /// The plan of the objects it holds, as [`crate::plan`] makes it of a `kind: List` of them

@@ -160,7 +160,16 @@ pub(super) fn plan(ctx: &mut Ctx, steps: &Steps, output: Output) -> Plan {
         .collect();
     // Compared by reference: a fleet's plan sorts ten thousand entries, and a key of copies
     // made every comparison a dozen allocations.
-    fn key(e: &Entry) -> (&SecretId, &str, &str, &str, &Option<SecretId>, &Option<String>) {
+    fn key(
+        e: &Entry,
+    ) -> (
+        &SecretId,
+        &str,
+        &str,
+        &str,
+        &Option<SecretId>,
+        &Option<String>,
+    ) {
         (
             &e.secret,
             e.action.word(),
