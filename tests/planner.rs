@@ -89,7 +89,7 @@ fn key_of(object: &Value) -> ObjectKey {
 }
 
 /// A change to an object that a plan may read: a label, an annotation, a new version, a paused
-/// Cluster, a kubeconfig's server, or an object left as it is.
+/// Cluster, a kubeconfig's client certificate or server, or an object left as it is.
 fn changed(mut object: Value, draw: &mut Draw) -> Value {
     let touch = format!("v{}", draw.below(3));
     let metadata = object
@@ -99,7 +99,7 @@ fn changed(mut object: Value, draw: &mut Draw) -> Value {
     let Some(metadata) = metadata else {
         return object;
     };
-    match draw.below(6) {
+    match draw.below(8) {
         0 => {
             let labels = metadata.entry("labels").or_insert_with(|| json!({}));
             if let Some(labels) = labels.as_object_mut() {
@@ -128,6 +128,7 @@ fn changed(mut object: Value, draw: &mut Draw) -> Value {
                 object["spec"]["paused"] = Value::Bool(true);
             }
         }
+        6 | 7 => swap_client_certificate(&mut object),
         _ => {
             if let Some(data) = object.get_mut("stringData").and_then(Value::as_object_mut) {
                 for value in data.values_mut() {
@@ -139,6 +140,56 @@ fn changed(mut object: Value, draw: &mut Draw) -> Value {
         }
     }
     object
+}
+
+/// Another provider's client certificate in place of a kubeconfig's own (which then no longer
+/// belongs to its key): what a plan reads of certificates changes, and a plan that remembered
+/// them by anything but their whole text would say otherwise.
+fn swap_client_certificate(object: &mut Value) {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let other = include_str!("fixtures/providers/talos.yaml")
+        .lines()
+        .find_map(|l| l.strip_prefix("  value: "))
+        .and_then(|v| b64.decode(v).ok())
+        .and_then(|k| String::from_utf8(k).ok())
+        .and_then(|k| {
+            k.lines()
+                .find_map(|l| l.trim().strip_prefix("client-certificate-data: "))
+                .map(String::from)
+        })
+        .expect("the Talos fixture's client certificate");
+    let swap = |kubeconfig: &str| -> Option<String> {
+        let line = kubeconfig
+            .lines()
+            .find(|l| l.trim().starts_with("client-certificate-data: "))?;
+        let indent = &line[..line.len() - line.trim_start().len()];
+        Some(kubeconfig.replacen(
+            line,
+            &format!("{indent}client-certificate-data: {other}"),
+            1,
+        ))
+    };
+    for field in ["stringData", "data"] {
+        let Some(values) = object.get_mut(field).and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for value in values.values_mut() {
+            let Some(text) = value.as_str() else { continue };
+            let swapped = if field == "data" {
+                b64.decode(text)
+                    .ok()
+                    .and_then(|k| String::from_utf8(k).ok())
+                    .and_then(|k| swap(&k))
+                    .map(|k| b64.encode(k))
+            } else {
+                swap(text)
+            };
+            if let Some(swapped) = swapped {
+                *value = swapped.into();
+            }
+        }
+    }
 }
 
 /// What a plan says and does, as every host sees it: its results, its JSON and its requests.

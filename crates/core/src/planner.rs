@@ -14,6 +14,7 @@ use yaml::{Limits, Node};
 
 use crate::reconcile::{Output, cut_unread};
 use crate::run::{Files, Finished, Options, RunError, execute_input};
+use crate::validate::tls::Memo;
 
 /// Where an object stands in the plan's input: the order of namespace, name and kind, as a
 /// host that lists its caches writes them.
@@ -81,6 +82,8 @@ pub struct Planner {
     /// The length of every kept object's text: the input a whole plan would read, bounded as
     /// that input is.
     bytes: usize,
+    /// The certificates of the last plan, each read once.
+    certificates: Memo,
 }
 
 impl Planner {
@@ -90,6 +93,7 @@ impl Planner {
             limits,
             objects: BTreeMap::new(),
             bytes: 0,
+            certificates: Memo::default(),
         }
     }
 
@@ -203,6 +207,16 @@ impl Planner {
             function_config_text: None,
             dash_indent: 0,
         };
-        execute_input(input, options, files, Output::PlanOnly, &mut |_| {})
+        let certificates = Some(&self.certificates);
+        let finished = execute_input(
+            input,
+            options,
+            files,
+            Output::PlanOnly,
+            certificates,
+            &mut |_| {},
+        );
+        self.certificates.sweep();
+        finished
     }
 }

@@ -138,7 +138,7 @@ fn execute(
     sink: &mut krm::Sink,
 ) -> Result<Finished, RunError> {
     let parsed = krm::parse_reading(input, &options.limits, Some(cut_unread))?;
-    execute_input(parsed, options, files, output, sink)
+    execute_input(parsed, options, files, output, None, sink)
 }
 
 /// A run over an input already read: what [`plan`] does after reading its bytes, and what a
@@ -148,6 +148,7 @@ pub(crate) fn execute_input(
     options: &Options,
     files: &mut dyn Files,
     output: Output,
+    certificates: Option<&crate::validate::tls::Memo>,
     sink: &mut krm::Sink,
 ) -> Result<Finished, RunError> {
     let limits = &options.limits;
@@ -227,6 +228,7 @@ pub(crate) fn execute_input(
         host_listed: options.host_listed,
         random,
         random_pinned: options.random_pinned,
+        certificates,
     };
     let reconciled = reconcile(&mut parsed, &config, run, sink);
     if options.exits_after {

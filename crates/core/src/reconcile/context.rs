@@ -36,6 +36,8 @@ pub(super) struct Ctx<'x, 'a> {
     /// `serviceAccountRole: impersonate`: Argo CD's AppProjects and whether it impersonates,
     /// and whether the host listed them itself (absent is then absent).
     pub projects: Option<(crate::projects::Projects, bool)>,
+    /// Certificates read in earlier plans, when the host keeps a planner.
+    pub certificates: Option<&'x crate::validate::tls::Memo>,
 }
 
 impl<'x, 'a> Ctx<'x, 'a> {

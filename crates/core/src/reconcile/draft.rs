@@ -81,7 +81,8 @@ pub(super) fn draft<'x, 'a>(
         .judges_applications
         .then(|| Box::new(ClusterView::of(Object::new(&node))));
     // The policy validate enforces by default: what convert writes, validate accepts.
-    let checked = validate::check_dated(&node, &ctx.config.validation_policy(), ctx.now);
+    let policy = ctx.config.validation_policy();
+    let checked = validate::check_dated_in(&node, &policy, ctx.now, ctx.certificates);
     if let Some(o) = ctx.outcomes.get(kubeconfig.outcome) {
         o.expires = checked.expires;
     }

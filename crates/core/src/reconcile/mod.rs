@@ -85,6 +85,8 @@ pub struct Run<'r> {
     pub random: Option<[u8; 32]>,
     /// It was pinned ([`crate::Options::random_pinned`]).
     pub random_pinned: bool,
+    /// Certificates read before, when the host keeps a planner.
+    pub certificates: Option<&'r crate::validate::tls::Memo>,
 }
 
 /// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
@@ -101,6 +103,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         judges_applications: false,
         sealer: None,
         projects: None,
+        certificates: run.certificates,
     };
     let mut scan = scan::scan(&mut scanning);
     if !run.host_listed {
@@ -130,6 +133,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
             .zip(run.random)
             .map(|(sealing, seed)| crate::seal::Sealer::new(sealing, seed)),
         projects,
+        certificates: run.certificates,
     };
     if ctx.sealer.is_some() && run.random_pinned {
         ctx.report_config(
@@ -292,6 +296,7 @@ mod tests {
             host_listed: false,
             random: None,
             random_pinned: false,
+            certificates: None,
         };
         let reconciled = reconcile(&mut parsed, config, run, &mut |s| out.push_str(s));
         (out, reconciled.results, reconciled.plan)
@@ -312,6 +317,7 @@ mod tests {
             judges_applications: false,
             sealer: None,
             projects: None,
+            certificates: None,
         };
         let scan = scan::scan(&mut ctx);
         (scan, ctx.results)

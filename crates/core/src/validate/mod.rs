@@ -208,6 +208,16 @@ pub struct Checked {
 
 /// [`check`], with the certificates' lifetimes apart.
 pub fn check_dated(node: &Node, policy: &Policy, now: Option<i64>) -> Checked {
+    check_dated_in(node, policy, now, None)
+}
+
+/// [`check_dated`], its certificates read through `memo` when there is one.
+pub fn check_dated_in(
+    node: &Node,
+    policy: &Policy,
+    now: Option<i64>,
+    memo: Option<&tls::Memo>,
+) -> Checked {
     let mut checked = Checked::default();
     let object = Object::new(node);
     let mut out = object.metadata_problems();
@@ -311,7 +321,7 @@ pub fn check_dated(node: &Node, policy: &Policy, now: Option<i64>) -> Checked {
                 let renewed = object
                     .annotation(crate::convert::argocd::TOKEN_EXPIRES_ANNOTATION)
                     .is_some();
-                config_checks(&config, field, policy, now, renewed, &mut checked)
+                config_checks(&config, field, policy, now, renewed, memo, &mut checked)
             }
         },
     }
@@ -349,6 +359,7 @@ fn config_checks(
     policy: &Policy,
     now: Option<i64>,
     renewed: bool,
+    memo: Option<&tls::Memo>,
     checked: &mut Checked,
 ) {
     let out = &mut checked.findings;
@@ -391,8 +402,8 @@ fn config_checks(
         bytes
     };
     // Each certificate read once, for the checks and for when it is valid.
-    let ca = decoded("caData").map(|pem| tls::certificates(&pem));
-    let cert = decoded("certData").map(|pem| tls::certificates(&pem));
+    let ca = decoded("caData").map(|pem| tls::certificates_in(memo, &pem));
+    let cert = decoded("certData").map(|pem| tls::certificates_in(memo, &pem));
     let key = decoded("keyData");
     fn validities(c: &Option<tls::Certificates>) -> &[tls::Validity] {
         c.as_ref().map_or(&[], |c| c.validities.as_slice())

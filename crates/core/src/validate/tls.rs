@@ -76,7 +76,7 @@ fn dashes(text: &str, marker: impl Fn(&str) -> bool) -> Option<usize> {
 }
 
 /// The public key a certificate or private key stands for, comparable across the two.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum PublicKey {
     Rsa {
         modulus: Vec<u8>,
@@ -167,6 +167,7 @@ pub struct Validity {
 /// The certificates of a PEM text (`caData`, `certData`), read once: whether every block is a
 /// readable certificate (and the first one's public key: the client certificate's, for
 /// `certData`), and when each readable one is valid.
+#[derive(Debug, Clone)]
 pub struct Certificates {
     first: Result<PublicKey, String>,
     /// The first certificate's subject organizations: the groups Kubernetes authenticates a
@@ -174,6 +175,51 @@ pub struct Certificates {
     pub groups: Vec<String>,
     /// The validity of every readable certificate, in order.
     pub validities: Vec<Validity>,
+}
+
+/// Certificates already read, by the SHA-256 of their PEM: a host that plans the same fleet
+/// again and again (the controller, through [`crate::Planner`]) reads each certificate once, not
+/// once a plan. What a plan did not read is forgotten after it ([`Memo::sweep`]), so the memo
+/// holds the fleet's certificates and no more.
+#[derive(Default)]
+pub struct Memo {
+    read: std::sync::Mutex<std::collections::HashMap<[u8; 32], (Certificates, bool)>>,
+}
+
+impl Memo {
+    /// [`certificates`] of `pem`, read once.
+    pub fn certificates(&self, pem: &[u8]) -> Certificates {
+        use sha2::{Digest, Sha256};
+        let digest: [u8; 32] = Sha256::digest(pem).into();
+        let lock = || self.read.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((read, used)) = lock().get_mut(&digest) {
+            *used = true;
+            return read.clone();
+        }
+        let read = certificates(pem);
+        lock().insert(digest, (read.clone(), true));
+        read
+    }
+
+    /// Forgets the certificates no read asked for since the last sweep.
+    pub fn sweep(&self) {
+        let mut read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        read.retain(|_, (_, used)| std::mem::take(used));
+    }
+
+    /// How many it holds.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.read.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+}
+
+/// Reads the certificates of `pem`, through `memo` when there is one.
+pub fn certificates_in(memo: Option<&Memo>, pem: &[u8]) -> Certificates {
+    match memo {
+        Some(memo) => memo.certificates(pem),
+        None => certificates(pem),
+    }
 }
 
 /// Reads the certificates of `pem`.
@@ -307,6 +353,28 @@ mod tests {
             .find_map(|l| l.trim().strip_prefix(&format!("{field}: ")))
             .expect("the field");
         go_bytes(data).expect("base64 PEM")
+    }
+
+    /// Read through the memo, a certificate reads as it does alone; one no read asked for since
+    /// the last sweep is forgotten at the next.
+    #[test]
+    fn the_memo_reads_each_certificate_once_and_forgets_those_unread() {
+        let rsa = fixture_pem("kubeadm", "client-certificate-data");
+        let ec = fixture_pem("talos", "client-certificate-data");
+        let memo = Memo::default();
+        for pem in [&rsa, &ec, &rsa] {
+            let (read, alone) = (memo.certificates(pem), certificates(pem));
+            assert_eq!(read.first, alone.first);
+            assert_eq!(read.groups, alone.groups);
+            assert_eq!(read.validities, alone.validities);
+        }
+        assert_eq!(memo.len(), 2);
+        memo.sweep();
+        memo.certificates(&ec);
+        memo.sweep();
+        assert_eq!(memo.len(), 1);
+        memo.sweep();
+        assert_eq!(memo.len(), 0);
     }
 
     #[test]
