@@ -467,6 +467,8 @@ impl Scanner {
 
     /// Objects given twice with different content are taken as neither copy.
     fn finish(mut self, ctx: &Ctx) -> Scan {
+        // Found item by item, in the input's order: looked up by a binary search.
+        debug_assert!(self.scan.owned.is_sorted_by_key(|o| o.index));
         if self.twice.is_empty() {
             return self.scan;
         }
