@@ -795,7 +795,7 @@ mod tests {
             Vec::new(),
         );
         assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 1);
-        let keys: Vec<String> = planner.keys().map(|k| k.name.clone()).collect();
+        let keys: Vec<String> = planner.versions().map(|(k, _)| k.name.clone()).collect();
         assert_eq!(keys, ["alpha-kubeconfig", "beta-kubeconfig"]);
     }
 

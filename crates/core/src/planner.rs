@@ -107,12 +107,6 @@ impl Planner {
         self.objects.is_empty()
     }
 
-    /// Whether it holds the object `key` at `version` (so keeping it again would change
-    /// nothing).
-    pub fn holds(&self, key: &ObjectKey, version: &str) -> bool {
-        self.objects.get(key).is_some_and(|k| k.version == version)
-    }
-
     /// Reads one object (JSON or YAML) and keeps it at `version`, in place of the one of its
     /// key; what the plan never reads of it is not kept. Its key, or why it was not kept.
     pub fn keep(&mut self, bytes: &[u8], version: &str) -> Result<ObjectKey, KeepError> {
@@ -148,24 +142,6 @@ impl Planner {
         };
         self.bytes -= gone.bytes;
         true
-    }
-
-    /// Forgets every object `keep` does not keep.
-    pub fn retain(&mut self, mut keep: impl FnMut(&ObjectKey) -> bool) {
-        let mut gone = 0;
-        self.objects.retain(|key, kept| {
-            let stays = keep(key);
-            if !stays {
-                gone += kept.bytes;
-            }
-            stays
-        });
-        self.bytes -= gone;
-    }
-
-    /// The keys of the objects it holds, in the plan's order.
-    pub fn keys(&self) -> impl Iterator<Item = &ObjectKey> {
-        self.objects.keys()
     }
 
     /// The objects it holds and their versions, in the plan's order: a host that lists its own
