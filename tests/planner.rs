@@ -89,7 +89,8 @@ fn key_of(object: &Value) -> ObjectKey {
 }
 
 /// A change to an object that a plan may read: a label, an annotation, a new version, a paused
-/// Cluster, a kubeconfig's client certificate or server, or an object left as it is.
+/// Cluster, a control plane's Kubernetes version, a kubeconfig's client certificate or server,
+/// or an object left as it is.
 fn changed(mut object: Value, draw: &mut Draw) -> Value {
     let touch = format!("v{}", draw.below(3));
     let metadata = object
@@ -99,7 +100,7 @@ fn changed(mut object: Value, draw: &mut Draw) -> Value {
     let Some(metadata) = metadata else {
         return object;
     };
-    match draw.below(8) {
+    match draw.below(9) {
         0 => {
             let labels = metadata.entry("labels").or_insert_with(|| json!({}));
             if let Some(labels) = labels.as_object_mut() {
@@ -129,6 +130,14 @@ fn changed(mut object: Value, draw: &mut Draw) -> Value {
             }
         }
         6 | 7 => swap_client_certificate(&mut object),
+        8 => {
+            if object
+                .pointer("/spec/version")
+                .is_some_and(Value::is_string)
+            {
+                object["spec"]["version"] = format!("v1.99.{}", touch.len()).into();
+            }
+        }
         _ => {
             if let Some(data) = object.get_mut("stringData").and_then(Value::as_object_mut) {
                 for value in data.values_mut() {
@@ -228,14 +237,15 @@ fn whole_plan(objects: &std::collections::BTreeMap<ObjectKey, Value>, options: &
     shown(&capi2argo_core::plan(&bytes, options, &mut NoFiles))
 }
 
-/// Runs the sequences of one case; the first disagreement, if any.
-fn sequences_agree(case: &Path) -> Result<usize, String> {
+/// Runs the sequences of one case: how many plans were compared and how many clusters'
+/// conversions the planner remembered after them all; the first disagreement, if any.
+fn sequences_agree(case: &Path) -> Result<(usize, usize), String> {
     let input = fs::read(case.join("input.yaml")).map_err(|e| e.to_string())?;
     let Some(options) = options_of(case, &input) else {
-        return Ok(0);
+        return Ok((0, 0));
     };
     let Ok(items) = capi2argo_core::items_json(&input, &options.limits) else {
-        return Ok(0);
+        return Ok((0, 0));
     };
     let pool: Vec<Value> = serde_json::from_str(&items).map_err(|e| e.to_string())?;
     let pool: Vec<Value> = pool
@@ -243,7 +253,7 @@ fn sequences_agree(case: &Path) -> Result<usize, String> {
         .filter(|o| !key_of(o).kind.is_empty() && !key_of(o).name.is_empty())
         .collect();
     if pool.is_empty() {
-        return Ok(0);
+        return Ok((0, 0));
     }
     let name = case
         .file_name()
@@ -251,11 +261,13 @@ fn sequences_agree(case: &Path) -> Result<usize, String> {
         .to_string_lossy()
         .to_string();
     let mut plans = 0;
+    let mut remembered = 0;
     for sequence in 0..SEQUENCES {
         let seed = name.bytes().fold(sequence, |h, b| {
             h.wrapping_mul(31).wrapping_add(u64::from(b))
         });
         let mut draw = Draw(seed);
+        let mut options = options.clone();
         let mut planner = Planner::new(options.limits.clone());
         let mut objects = std::collections::BTreeMap::new();
         // Most sequences begin from the whole case, as a controller's first list does.
@@ -270,7 +282,27 @@ fn sequences_agree(case: &Path) -> Result<usize, String> {
         }
         for step in 0..STEPS {
             let kept: Vec<ObjectKey> = objects.keys().cloned().collect();
-            let what = match draw.below(10) {
+            let what = match draw.below(13) {
+                // The settings change: nothing converted under the old ones may be given back.
+                12 => {
+                    let namespaced = "namespacedNames=true".to_string();
+                    match options.overrides.iter().position(|o| *o == namespaced) {
+                        Some(at) => options.overrides.remove(at),
+                        None => {
+                            options.overrides.push(namespaced);
+                            String::new()
+                        }
+                    };
+                    "the settings change".to_string()
+                }
+                // The host's time moves on (or back): what certificates and tokens say of it
+                // changes at their own times, which a remembered conversion must not outlive.
+                10 | 11 => {
+                    let moves = [3_600, 86_400, 40 * 86_400, 400 * 86_400, -86_400];
+                    let by = moves[draw.below(moves.len())];
+                    options.now = options.now.map(|now| now + by);
+                    format!("time moves by {by} s")
+                }
                 0..=4 => {
                     let object = pool[draw.below(pool.len())].clone();
                     let object = if draw.below(2) == 0 {
@@ -307,6 +339,7 @@ fn sequences_agree(case: &Path) -> Result<usize, String> {
             let kept_plan = shown(&planner.plan(&options, &mut NoFiles));
             let whole = whole_plan(&objects, &options);
             plans += 1;
+            remembered += planner.conversions_kept();
             if kept_plan != whole {
                 return Err(format!(
                     "{name}, sequence {sequence} (seed {seed}), step {step} ({what}): the kept plan differs from the whole one:\n--- kept\n{kept_plan}\n--- whole\n{whole}"
@@ -314,7 +347,7 @@ fn sequences_agree(case: &Path) -> Result<usize, String> {
             }
         }
     }
-    Ok(plans)
+    Ok((plans, remembered))
 }
 
 fn golden_cases() -> Vec<PathBuf> {
@@ -331,11 +364,14 @@ fn golden_cases() -> Vec<PathBuf> {
 
 #[test]
 fn kept_plans_equal_whole_plans_through_random_changes_to_every_golden_case() {
-    let mut plans = 0;
+    let (mut plans, mut remembered) = (0, 0);
     let mut failures = Vec::new();
     for case in golden_cases() {
         match sequences_agree(&case) {
-            Ok(n) => plans += n,
+            Ok((n, kept)) => {
+                plans += n;
+                remembered += kept;
+            }
             Err(failure) => failures.push(failure),
         }
     }
@@ -347,4 +383,68 @@ fn kept_plans_equal_whole_plans_through_random_changes_to_every_golden_case() {
     );
     // Most cases plan: a case list that no longer reads would pass with nothing compared.
     assert!(plans > 2_000, "only {plans} plans compared");
+    // The plans compared are mostly made from remembered conversions: a memo never filled
+    // would pass with nothing of it compared.
+    assert!(
+        remembered > plans,
+        "only {remembered} conversions remembered over {plans} plans"
+    );
+}
+
+/// Regression guard for the conversions the planner remembers: a Cluster's Kubernetes version
+/// is read from its control plane object, another object than the cluster's own; a new version
+/// there must reach the plan though the Cluster and its kubeconfig Secret stay as they were.
+/// (The random sequences above rarely change one: few cases hold a control plane whose version
+/// the Cluster does not give itself.)
+#[test]
+fn a_control_planes_new_version_reaches_a_remembered_conversion() {
+    let mut compared = 0;
+    for case in golden_cases() {
+        let input = fs::read(case.join("input.yaml")).expect("input");
+        let Some(options) = options_of(&case, &input) else {
+            continue;
+        };
+        let Ok(items) = capi2argo_core::items_json(&input, &options.limits) else {
+            continue;
+        };
+        let pool: Vec<Value> = serde_json::from_str(&items).expect("JSON");
+        let mut planner = Planner::new(options.limits.clone());
+        let mut objects = std::collections::BTreeMap::new();
+        for object in pool.iter().filter(|o| !key_of(o).name.is_empty()) {
+            let bytes = serde_json::to_vec(object).expect("JSON");
+            if let Ok(key) = planner.keep(&bytes, "0") {
+                objects.insert(key, object.clone());
+            }
+        }
+        let control_planes: Vec<ObjectKey> = objects
+            .iter()
+            .filter(|(k, o)| {
+                k.kind.ends_with("ControlPlane") && o.pointer("/spec/version").is_some()
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in control_planes {
+            let before = shown(&planner.plan(&options, &mut NoFiles));
+            let mut object = objects[&key].clone();
+            object["spec"]["version"] = "v1.99.0".into();
+            let bytes = serde_json::to_vec(&object).expect("JSON");
+            planner.keep(&bytes, "1").expect("kept");
+            objects.insert(key.clone(), object);
+            let kept = shown(&planner.plan(&options, &mut NoFiles));
+            assert_eq!(
+                kept,
+                whole_plan(&objects, &options),
+                "{}: {key}",
+                case.display()
+            );
+            // Only a version the plan shows proves anything.
+            if kept != before {
+                compared += 1;
+            }
+        }
+    }
+    assert!(
+        compared > 0,
+        "no case's plan shows its control plane's version"
+    );
 }

@@ -394,6 +394,17 @@ impl TokenSecret {
         None
     }
 
+    /// The first time after `now` at which [`TokenSecret::due`] or
+    /// [`TokenSecret::valid_token`] may answer otherwise (it is to be renewed, it expires);
+    /// `None` when no time changes them.
+    pub fn changes_after(&self, now: i64, ttl: i64) -> Option<i64> {
+        [self.renew_at(ttl), self.expires]
+            .into_iter()
+            .flatten()
+            .filter(|&at| at > now)
+            .min()
+    }
+
     /// When 80 % of the token's life has passed.
     pub fn renew_at(&self, ttl: i64) -> Option<i64> {
         let expires = self.expires?;

@@ -12,7 +12,7 @@ use krm::object::Object;
 use krm::{Form, Input, InputError, Item};
 use yaml::{Limits, Node};
 
-use crate::reconcile::{Output, cut_unread};
+use crate::reconcile::{ConversionMemo, Memory, Output, cut_unread};
 use crate::run::{Files, Finished, Options, RunError, execute_input};
 use crate::validate::tls::Memo;
 
@@ -70,6 +70,9 @@ pub enum KeepError {
 /// An object as the plan reads it, and the version the host gave it.
 struct Kept {
     version: String,
+    /// New whenever the object is kept again: what the conversions remembered tell objects
+    /// apart by.
+    stamp: u64,
     node: Node<'static>,
     /// The length of the text it was read from.
     bytes: usize,
@@ -84,6 +87,10 @@ pub struct Planner {
     bytes: usize,
     /// The certificates of the last plan, each read once.
     certificates: Memo,
+    /// The conversions of the last plan, each kept while what it was made from stays.
+    conversions: ConversionMemo,
+    /// The stamp the next object kept gets.
+    next_stamp: u64,
 }
 
 impl Planner {
@@ -94,6 +101,8 @@ impl Planner {
             objects: BTreeMap::new(),
             bytes: 0,
             certificates: Memo::default(),
+            conversions: ConversionMemo::default(),
+            next_stamp: 0,
         }
     }
 
@@ -123,8 +132,10 @@ impl Planner {
             return Err(KeepError::Unnamed);
         };
         let key = ObjectKey::new(object.namespace_written().unwrap_or_default(), name, kind);
+        self.next_stamp += 1;
         let kept = Kept {
             version: version.to_string(),
+            stamp: self.next_stamp,
             node: node.into_owned(),
             bytes: bytes.len(),
         };
@@ -142,6 +153,11 @@ impl Planner {
         };
         self.bytes -= gone.bytes;
         true
+    }
+
+    /// How many clusters' conversions it keeps from its last plan.
+    pub fn conversions_kept(&self) -> usize {
+        self.conversions.len()
     }
 
     /// The objects it holds and their versions, in the plan's order: a host that lists its own
@@ -175,6 +191,7 @@ impl Planner {
             .values()
             .map(|kept| Item::generated(kept.node.borrowed(), false))
             .collect();
+        let stamps: Vec<u64> = self.objects.values().map(|kept| kept.stamp).collect();
         let input = Input {
             text: "",
             form: Form::Stream,
@@ -183,13 +200,17 @@ impl Planner {
             function_config_text: None,
             dash_indent: 0,
         };
-        let certificates = Some(&self.certificates);
+        let memory = Memory {
+            certificates: &self.certificates,
+            conversions: &self.conversions,
+            stamps: &stamps,
+        };
         let finished = execute_input(
             input,
             options,
             files,
             Output::PlanOnly,
-            certificates,
+            Some(memory),
             &mut |_| {},
         );
         self.certificates.sweep();

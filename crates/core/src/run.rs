@@ -148,7 +148,7 @@ pub(crate) fn execute_input(
     options: &Options,
     files: &mut dyn Files,
     output: Output,
-    certificates: Option<&crate::validate::tls::Memo>,
+    memory: Option<crate::reconcile::Memory<'_>>,
     sink: &mut krm::Sink,
 ) -> Result<Finished, RunError> {
     let limits = &options.limits;
@@ -228,7 +228,7 @@ pub(crate) fn execute_input(
         host_listed: options.host_listed,
         random,
         random_pinned: options.random_pinned,
-        certificates,
+        memory,
     };
     let reconciled = reconcile(&mut parsed, &config, run, sink);
     if options.exits_after {

@@ -39,7 +39,7 @@ impl From<ScalarStyle> for Style {
 }
 
 /// A node and where it stands in the input (byte offsets; an empty range for generated nodes).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node<'a> {
     /// What the node holds: a scalar, a sequence or a mapping.
     pub value: Value<'a>,
@@ -117,7 +117,7 @@ impl Indicator {
 }
 
 /// What a node holds.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Value<'a> {
     /// A scalar.
     Scalar(Scalar<'a>),
@@ -129,7 +129,7 @@ pub enum Value<'a> {
 }
 
 /// A scalar's value, and whether it resolves by its text.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scalar<'a> {
     /// The value as read, quotes, escapes and folding resolved (borrowed from the input where
     /// it stands there as it is).

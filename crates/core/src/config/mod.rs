@@ -30,7 +30,7 @@ pub enum Mode {
     Pull,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub argo_namespace: String,
     pub namespaced_names: bool,

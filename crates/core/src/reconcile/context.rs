@@ -38,6 +38,12 @@ pub(super) struct Ctx<'x, 'a> {
     pub projects: Option<(crate::projects::Projects, bool)>,
     /// Certificates read in earlier plans, when the host keeps a planner.
     pub certificates: Option<&'x crate::validate::tls::Memo>,
+    /// Conversions made in earlier plans, and each input item's stamp, when the host keeps a
+    /// planner.
+    pub conversions: Option<(&'x super::ConversionMemo, &'x [u64])>,
+    /// The first time after the host's at which what was said since it was last cleared may
+    /// change (a certificate comes near its end, a token is to be renewed); `None`: never.
+    pub until: Option<i64>,
 }
 
 impl<'x, 'a> Ctx<'x, 'a> {
@@ -47,6 +53,14 @@ impl<'x, 'a> Ctx<'x, 'a> {
 
     pub fn object(&self, index: usize) -> Object<'x, 'a> {
         Object::new(&self.item(index).node)
+    }
+
+    /// What was said holds only until `at`, if that is sooner.
+    pub fn holds_until(&mut self, at: Option<i64>) {
+        self.until = match (self.until, at) {
+            (Some(until), Some(at)) => Some(until.min(at)),
+            (until, at) => until.or(at),
+        };
     }
 
     /// A result about input item `index`.

@@ -83,6 +83,7 @@ pub(super) fn draft<'x, 'a>(
     // The policy validate enforces by default: what convert writes, validate accepts.
     let policy = ctx.config.validation_policy();
     let checked = validate::check_dated_in(&node, &policy, ctx.now, ctx.certificates);
+    ctx.holds_until(checked.dated_until);
     if let Some(o) = ctx.outcomes.get(kubeconfig.outcome) {
         o.expires = checked.expires;
     }

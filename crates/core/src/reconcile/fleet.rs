@@ -10,7 +10,6 @@ use krm::object::Object;
 use yaml::Node;
 
 use super::context::Ctx;
-use super::found::Scan;
 use super::ids::ObjectKey;
 
 /// Which inventory entries some cluster used: one that none used is most likely a typo.
@@ -25,6 +24,11 @@ impl Used {
                 .map(|l| vec![false; l.values.len()])
                 .collect(),
         )
+    }
+
+    /// Entry `entry` of layer `layer` was used.
+    pub fn mark(&mut self, layer: usize, entry: usize) {
+        self.0[layer][entry] = true;
     }
 
     /// An info result for every entry no cluster used.
@@ -45,18 +49,28 @@ impl Used {
     }
 }
 
-/// Sets the fleet metadata: config defaults, then inventory layers in order, then the Cluster's own.
+/// The control plane object a Cluster's `spec.controlPlaneRef` names (for its Kubernetes
+/// version).
+pub(super) fn control_plane_key(cluster: &Node) -> Option<ObjectKey> {
+    let r = cluster.path(&["spec", "controlPlaneRef"])?;
+    let kind = r.get("kind").and_then(Node::as_str)?;
+    let name = r.get("name").and_then(Node::as_str)?;
+    Some(ObjectKey::new(Object::new(cluster).namespace(), kind, name))
+}
+
+/// Sets the fleet metadata: config defaults, then inventory layers in order, then the Cluster's
+/// own (`capi_cluster`: the Cluster and its control plane object, when each is in the input).
+/// The inventory entries used go to `marks`, as (layer, entry).
 pub(super) fn apply(
     ctx: &mut Ctx,
     secret: &mut ClusterSecret,
     source: usize,
-    capi_cluster: Option<usize>,
+    capi_cluster: Option<(usize, Option<usize>)>,
     profile: Option<usize>,
-    scan: &Scan,
-    used: &mut Used,
+    marks: &mut Vec<(usize, usize)>,
 ) {
     let source_node = &ctx.item(source).node;
-    let cluster_node = capi_cluster.map(|i| &ctx.item(i).node);
+    let cluster_node = capi_cluster.map(|(i, _)| &ctx.item(i).node);
     let label = |node: &Node, key: &str| {
         cluster::string_entries(node, "labels")
             .into_iter()
@@ -75,19 +89,13 @@ pub(super) fn apply(
         };
         if let Some((ei, entry)) = value.and_then(|v| layer.entry(&v)) {
             fields.overlay(entry);
-            used.0[li][ei] = true;
+            marks.push((li, ei));
         }
     }
     if let Some(node) = cluster_node {
-        let control_plane_version = node
-            .path(&["spec", "controlPlaneRef"])
-            .and_then(|r| {
-                let kind = r.get("kind").and_then(Node::as_str)?;
-                let name = r.get("name").and_then(Node::as_str)?;
-                scan.control_planes
-                    .get(&ObjectKey::new(Object::new(node).namespace(), kind, name))
-            })
-            .and_then(|&i| ctx.item(i).node.path(&["spec", "version"]))
+        let control_plane_version = capi_cluster
+            .and_then(|(_, control_plane)| control_plane)
+            .and_then(|i| ctx.item(i).node.path(&["spec", "version"]))
             .and_then(Node::as_str);
         fields
             .labels

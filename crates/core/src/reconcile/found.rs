@@ -48,6 +48,14 @@ pub(super) struct Owned {
     pub held: Option<&'static str>,
 }
 
+impl Owned {
+    /// Whether its labels name a kubeconfig Secret none of `members` is: a conversion of those
+    /// takes it over from another cluster.
+    pub fn made_from_another(&self, members: &[SourceKey]) -> bool {
+        !self.source.name.is_empty() && !members.iter().any(|m| self.source.names(m))
+    }
+}
+
 /// A kubeconfig Secret the scan could not take, and why: its Argo CD Secrets stay as they are,
 /// never pruned for it.
 #[derive(Debug)]

@@ -5,7 +5,9 @@
 //!    (what it found: [`found`]);
 //! 2. [`convert`]: make each cluster's Argo CD Secret ([`argo_secret`]) from the kubeconfig
 //!    Secret [`choice`] picks, unless its [`lifecycle`] skips it (fleet metadata from
-//!    [`fleet`]), and settle which conversions are one cluster ([`collide`]);
+//!    [`fleet`]), and settle which conversions are one cluster ([`collide`]); a host that plans
+//!    again and again gets back each cluster's conversion while what it was made from stays
+//!    ([`memo`]);
 //! 3. [`plan`]: decide, for every Argo CD Secret the function owns or would write, what happens
 //!    to it — create, update, unchanged, rename, prune or kept, and why — as a value, in the
 //!    words of [`decision`];
@@ -33,6 +35,7 @@ mod found;
 mod guard;
 mod ids;
 mod lifecycle;
+mod memo;
 mod outcome;
 mod plan;
 mod public;
@@ -52,6 +55,7 @@ use context::Ctx;
 use outcome::Outcomes;
 
 pub use context::Output;
+pub use convert::ConversionMemo;
 
 pub use decision::{Action, Guard, Held};
 pub use ids::SecretId;
@@ -85,8 +89,20 @@ pub struct Run<'r> {
     pub random: Option<[u8; 32]>,
     /// It was pinned ([`crate::Options::random_pinned`]).
     pub random_pinned: bool,
-    /// Certificates read before, when the host keeps a planner.
-    pub certificates: Option<&'r crate::validate::tls::Memo>,
+    /// What the host kept from its earlier plans, when it keeps a planner.
+    pub memory: Option<Memory<'r>>,
+}
+
+/// What a host that plans again and again (the planner) keeps between its plans.
+#[derive(Clone, Copy)]
+pub struct Memory<'r> {
+    /// Certificates read before.
+    pub certificates: &'r crate::validate::tls::Memo,
+    /// Each cluster's conversion, while what it was made from stays.
+    pub conversions: &'r ConversionMemo,
+    /// Each input item's stamp, which the host makes new whenever the object changes; items
+    /// past its end have none (they are never remembered).
+    pub stamps: &'r [u64],
 }
 
 /// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
@@ -103,7 +119,9 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         judges_applications: false,
         sealer: None,
         projects: None,
-        certificates: run.certificates,
+        certificates: run.memory.map(|m| m.certificates),
+        conversions: None,
+        until: None,
     };
     let mut scan = scan::scan(&mut scanning);
     if !run.host_listed {
@@ -133,7 +151,9 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
             .zip(run.random)
             .map(|(sealing, seed)| crate::seal::Sealer::new(sealing, seed)),
         projects,
-        certificates: run.certificates,
+        certificates: run.memory.map(|m| m.certificates),
+        conversions: run.memory.map(|m| (m.conversions, m.stamps)),
+        until: None,
     };
     if ctx.sealer.is_some() && run.random_pinned {
         ctx.report_config(
@@ -296,7 +316,7 @@ mod tests {
             host_listed: false,
             random: None,
             random_pinned: false,
-            certificates: None,
+            memory: None,
         };
         let reconciled = reconcile(&mut parsed, config, run, &mut |s| out.push_str(s));
         (out, reconciled.results, reconciled.plan)
@@ -318,6 +338,8 @@ mod tests {
             sealer: None,
             projects: None,
             certificates: None,
+            conversions: None,
+            until: None,
         };
         let scan = scan::scan(&mut ctx);
         (scan, ctx.results)

@@ -223,8 +223,7 @@ impl<'x, 'a> Planner<'x, 'a> {
         }
         // Made from a kubeconfig Secret that is none of this cluster's: another cluster takes
         // the Secret over (its server changes under the same name).
-        let taken_over =
-            !owned.source.name.is_empty() && !step.members.iter().any(|m| owned.source.names(m));
+        let taken_over = owned.made_from_another(&step.members);
         let old_source = taken_over.then(|| scan.source_id(owned));
         if draft.changed.is_empty() && old_source.is_none() {
             // Kept as it stands, to the byte: what a second run over the output must find.

@@ -54,6 +54,29 @@ pub fn tls_findings(
     out
 }
 
+/// The first time after `now` at which [`tls_findings`] may say something else of these
+/// certificates (one becomes valid, enters the warning's `days`, has a day less left, or
+/// expires); `None` when nothing they say changes again. A host that keeps what was said
+/// until then says the same.
+pub fn next_change(validities: &[Validity], now: i64, days: u32) -> Option<i64> {
+    validities
+        .iter()
+        .flat_map(|v| {
+            let left = v.not_after - now;
+            // `time_left` counts whole days: it changes when the next day has passed.
+            let next_day = (left >= 0).then(|| now + left.rem_euclid(DAY) + 1);
+            [
+                Some(v.not_before),
+                Some(v.not_after - i64::from(days) * DAY),
+                Some(v.not_after + 1),
+                next_day,
+            ]
+        })
+        .flatten()
+        .filter(|&at| at > now)
+        .min()
+}
+
 /// What the certificates of one field say about `now`: an error for an expired one, a warning
 /// for one that expires within `days`, with the date; nothing when every one is valid longer.
 fn findings(validities: &[Validity], now: i64, days: u32) -> Vec<Finding> {
@@ -171,6 +194,43 @@ pub fn parse_instant(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What is said of certificates stays the same from any time until `next_change` says it
+    /// may not: a planner that keeps it until then says what a plan made afresh says.
+    #[test]
+    fn what_is_said_holds_until_the_next_change() {
+        let start = 1_700_000_000;
+        let validities = [
+            Validity {
+                not_before: start + 10 * DAY,
+                not_after: start + 100 * DAY + 3_600,
+            },
+            Validity {
+                not_before: start - DAY,
+                not_after: start + 45 * DAY + 17,
+            },
+        ];
+        let said = |now| format!("{:?}", findings(&validities, now, 30));
+        let mut now = start - 2 * DAY;
+        let mut changes = 0;
+        while now < start + 120 * DAY {
+            let Some(next) = next_change(&validities, now, 30) else {
+                break;
+            };
+            assert!(next > now);
+            for t in [now + 1, (now + next) / 2, next - 1]
+                .into_iter()
+                .filter(|&t| t < next)
+            {
+                assert_eq!(said(t), said(now), "at {t}, next change {next}, from {now}");
+            }
+            changes += usize::from(said(next) != said(now));
+            now = next;
+        }
+        // Becoming valid, entering the window, each day counted down, expiring: all found.
+        assert!(changes > 60, "{changes}");
+        assert_eq!(next_change(&validities, start + 200 * DAY, 30), None);
+    }
 
     /// Regression: a certificate with a day left was said to expire "in 1 days".
     #[test]

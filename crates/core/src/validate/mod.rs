@@ -204,6 +204,8 @@ pub struct Checked {
     pub dated: Vec<(expiry::Certificate, Finding)>,
     /// When the first of its certificates (the CA's or the client's) stops being valid.
     pub expires: Option<i64>,
+    /// The first time after the host's at which `dated` may say something else.
+    pub dated_until: Option<i64>,
 }
 
 /// [`check`], with the certificates' lifetimes apart.
@@ -415,6 +417,10 @@ fn config_checks(
         .min();
     if let Some(now) = now {
         let days = policy.expiry_days;
+        checked.dated_until = [validities(&ca), validities(&cert)]
+            .into_iter()
+            .filter_map(|v| expiry::next_change(v, now, days))
+            .min();
         for (which, finding) in expiry::tls_findings(validities(&ca), validities(&cert), now, days)
         {
             let finding = finding.at(at(&format!("tlsClientConfig.{}", which.config_field())));
