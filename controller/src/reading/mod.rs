@@ -429,16 +429,23 @@ impl Caches {
                 .into_iter()
                 .map(|value| (Listed::Extra(value), origin)),
         );
-        // Of one key, the last one listed: stable, the sort keeps their order.
-        items.sort_by(|a, b| a.0.key().cmp(&b.0.key()));
-        let mut out: Vec<(Listed, usize)> = Vec::with_capacity(items.len());
-        for item in items {
-            match out.last_mut() {
-                Some(last) if last.0.key() == item.0.key() => *last = item,
-                _ => out.push(item),
-            }
-        }
-        out
+        // Each key taken once, not once a comparison; of one key, the last one listed.
+        let keep: Vec<usize> = {
+            let mut order: Vec<((&str, &str, &str), usize)> = items
+                .iter()
+                .enumerate()
+                .map(|(at, (item, _))| (item.key(), at))
+                .collect();
+            order.sort_unstable();
+            order
+                .iter()
+                .zip(order.iter().skip(1).map(Some).chain([None]))
+                .filter(|((key, _), next)| next.is_none_or(|(next, _)| next != key))
+                .map(|((_, at), _)| *at)
+                .collect()
+        };
+        let mut items: Vec<Option<(Listed, usize)>> = items.into_iter().map(Some).collect();
+        keep.into_iter().filter_map(|at| items[at].take()).collect()
     }
 
     /// The input of a plan as one JSON `kind: List`: what the planner is fed, in its order.

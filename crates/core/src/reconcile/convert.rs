@@ -461,6 +461,7 @@ struct KeptDraft {
     changed: Vec<String>,
     out: Option<yaml::Node<'static>>,
     view: Option<Box<crate::appsets::ClusterView>>,
+    replaces: Option<(String, Login)>,
 }
 
 impl Conversion<'_, '_> {
@@ -585,6 +586,7 @@ impl KeptDraft {
             changed: draft.changed.clone(),
             out,
             view: draft.view.clone().filter(|_| !unchanged),
+            replaces: draft.replaces.clone(),
         })
     }
 
@@ -594,6 +596,7 @@ impl KeptDraft {
             changed: self.changed,
             out: self.out.map(krm::Out::New),
             view: self.view,
+            replaces: self.replaces,
         }
     }
 }

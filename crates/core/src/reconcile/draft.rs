@@ -6,6 +6,7 @@
 
 use crate::appsets::ClusterView;
 use crate::convert::argocd::ClusterSecret;
+use crate::convert::login::{Login, login_of_json};
 use crate::validate;
 use krm::finding::{Finding, Severity};
 use krm::object::{Object, PATH_ANNOTATION};
@@ -29,6 +30,15 @@ pub(super) struct Draft<'x, 'a> {
     /// The Secret as the ApplicationSet controller would see it, when there is something to
     /// judge (`Ctx::judges_applications`).
     pub view: Option<Box<ClusterView>>,
+    /// What the owned Secret it replaces logs in with, and the field that says it: read once,
+    /// with the draft, not again by every plan that finds them the same.
+    pub replaces: Option<(String, Login)>,
+}
+
+/// What the Argo CD Secret at input index `at` logs in with, and the field its `config` is.
+pub(super) fn login_at(ctx: &Ctx, at: usize) -> Option<(String, Login)> {
+    let (field, config) = ctx.object(at).secret_value("config").ok().flatten()?;
+    Some((field, login_of_json(&config)?))
 }
 
 /// Where a kubeconfig was read from: its Secret (input index) and field, the base64 text in the
@@ -77,6 +87,7 @@ pub(super) fn draft<'x, 'a>(
         None => {}
     }
     let node = secret.to_node(ctx.config.data_field, true);
+    let replaces = old.and_then(|at| login_at(ctx, at));
     let view = ctx
         .judges_applications
         .then(|| Box::new(ClusterView::of(Object::new(&node))));
@@ -152,6 +163,7 @@ pub(super) fn draft<'x, 'a>(
                         changed,
                         out: None,
                         view,
+                        replaces,
                     });
                 }
             }
@@ -187,5 +199,6 @@ pub(super) fn draft<'x, 'a>(
         changed,
         out,
         view,
+        replaces,
     })
 }

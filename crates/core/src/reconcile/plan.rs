@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use crate::config::Mode;
 use crate::convert::argocd::OWNED_LABEL;
 use crate::convert::kubeconfig::without_userinfo;
-use crate::convert::login::{Login, login_of_json};
+use crate::convert::login::Login;
 use crate::convert::meta::label_value;
 use krm::finding::Severity;
 use krm::object::Object;
@@ -17,7 +17,7 @@ use super::collide::Outcome;
 use super::context::Ctx;
 use super::convert::{Conversion, Strength, Unsettled};
 use super::decision::{Action, Step, Steps};
-use super::draft::Draft;
+use super::draft::{Draft, login_at};
 use super::found::{Owned, Scan};
 use super::ids::{SecretId, SourceKey};
 use super::outcome::ClusterState;
@@ -192,7 +192,12 @@ impl<'x, 'a> Planner<'x, 'a> {
     ) {
         let at = owned.index;
         step.old = Some(at);
-        if let Some(reason) = step.strength.as_ref().and_then(|s| weakens(ctx, at, s)) {
+        let before = draft.replaces.as_ref();
+        let weaker = step
+            .strength
+            .as_ref()
+            .and_then(|s| weakens(ctx.config.mode, before.map(|(_, login)| *login), s));
+        if let Some(reason) = weaker {
             // Never weaken a working Secret: the existing one stays as it is.
             let message = format!(
                 "{} is kept as it is: {reason}",
@@ -215,7 +220,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             if let Some((field, message)) = step
                 .strength
                 .as_ref()
-                .and_then(|s| changes_hands(ctx, at, s))
+                .and_then(|s| changes_hands(ctx.config.mode, draft.replaces.as_ref(), s))
             {
                 self.login_moves
                     .push((step.secret.clone(), at, field, message));
@@ -297,7 +302,7 @@ impl<'x, 'a> Planner<'x, 'a> {
             let weaker = step
                 .strength
                 .as_ref()
-                .and_then(|s| weakens(ctx, o.index, s));
+                .and_then(|s| weakens(ctx.config.mode, login_at(ctx, o.index).map(|(_, l)| l), s));
             let action = if let Action::Kept { .. } = &step.action {
                 Action::Kept {
                     reason: format!("its cluster's Secret is now {}, which is kept", step.secret),
@@ -432,18 +437,11 @@ fn secret_value(object: Object, key: &str) -> String {
 /// Why a conversion of `strength` may not replace the owned Secret at input index `at`: it is a
 /// fallback, or it logs in more weakly than that Secret does (read from its `config`). Pull mode
 /// carries no logins.
-fn weakens(ctx: &Ctx, at: usize, strength: &Strength) -> Option<String> {
-    if ctx.config.mode == Mode::Pull {
+fn weakens(mode: Mode, before: Option<Login>, strength: &Strength) -> Option<String> {
+    if mode == Mode::Pull {
         return None;
     }
     let after = strength.login;
-    let config = ctx
-        .object(at)
-        .secret_value("config")
-        .ok()
-        .flatten()
-        .map(|(_, c)| c);
-    let before = config.as_deref().and_then(login_of_json);
     match (strength.degraded.as_deref(), before) {
         (Some(reason), Some(before)) if after <= before => Some(format!(
             "{reason} ({}); the Secret already has {}",
@@ -464,12 +462,15 @@ fn weakens(ctx: &Ctx, at: usize, strength: &Strength) -> Option<String> {
 /// plugin), which logs in as the cloud identity of Argo CD's own pods. Not weaker, but it works
 /// only once that identity is set up and let into the cluster, so the plan says so before the
 /// switch (moving from CACO, whose EKS Secrets carry the kubeconfig's token, is the common case).
-fn changes_hands(ctx: &Ctx, at: usize, strength: &Strength) -> Option<(String, String)> {
-    if ctx.config.mode == Mode::Pull || !strength.pod_identity {
+fn changes_hands(
+    mode: Mode,
+    before: Option<&(String, Login)>,
+    strength: &Strength,
+) -> Option<(String, String)> {
+    if mode == Mode::Pull || !strength.pod_identity {
         return None;
     }
-    let (field, config) = ctx.object(at).secret_value("config").ok().flatten()?;
-    let before = login_of_json(&config)?;
+    let (field, before) = before.cloned()?;
     matches!(before, Login::Static | Login::Expiring).then(|| {
         let message = format!(
             "the login changes from {} to {}: Argo CD will log in as its own pods' cloud identity (EKS: IRSA or EKS Pod Identity, with an access entry on the cluster; GKE: Workload Identity; AKS: Azure Workload Identity), which must be set up before this update is applied",
