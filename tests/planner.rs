@@ -448,3 +448,67 @@ fn a_control_planes_new_version_reaches_a_remembered_conversion() {
         "no case's plan shows its control plane's version"
     );
 }
+
+/// One change costs one cluster's work: of a fleet of 40, the cluster whose kubeconfig Secret
+/// changed is converted again, the Cluster whose label changed is converted again, and the
+/// others are given back as they were; the plan is the whole one all the same.
+#[test]
+fn a_change_converts_the_clusters_it_touches_and_no_other() {
+    let kubeconfig = |name: &str, server: &str| {
+        json!({
+            "apiVersion": "v1",
+            "kind": "Secret",
+            "metadata": {
+                "name": format!("{name}-kubeconfig"),
+                "namespace": "fleet",
+                "labels": {"cluster.x-k8s.io/cluster-name": name},
+            },
+            "stringData": {"value": format!(
+                "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {{server: '{server}'}}\nusers:\n- name: u\n  user: {{token: t-{name}}}\ncontexts:\n- name: x\n  context: {{cluster: c, user: u}}\ncurrent-context: x\n"
+            )},
+        })
+    };
+    let cluster = |name: &str, env: &str| {
+        json!({
+            "apiVersion": "cluster.x-k8s.io/v1beta1",
+            "kind": "Cluster",
+            "metadata": {"name": name, "namespace": "fleet", "labels": {"env": env}},
+            "spec": {},
+        })
+    };
+    let options = Options {
+        now: Some(1_800_000_000),
+        overrides: vec!["copyClusterLabels=true".into()],
+        ..Options::default()
+    };
+    let mut planner = Planner::new(options.limits.clone());
+    let mut objects = std::collections::BTreeMap::new();
+    let mut keep = |planner: &mut Planner, object: Value| {
+        let key = planner
+            .keep(&serde_json::to_vec(&object).expect("JSON"), "1")
+            .expect("kept");
+        objects.insert(key, object);
+    };
+    for n in 0..40 {
+        let name = format!("c{n:02}");
+        keep(
+            &mut planner,
+            kubeconfig(&name, &format!("https://{name}.example:6443")),
+        );
+        keep(&mut planner, cluster(&name, "dev"));
+    }
+    let first = shown(&planner.plan(&options, &mut NoFiles));
+    assert_eq!(planner.conversions_of_last_plan(), (0, 40), "{first}");
+    keep(&mut planner, kubeconfig("c07", "https://c07.example:7443"));
+    keep(&mut planner, cluster("c21", "prod"));
+    let kept = shown(&planner.plan(&options, &mut NoFiles));
+    assert_eq!(planner.conversions_of_last_plan(), (38, 2));
+    assert!(
+        kept.contains("c07.example:7443") && kept.contains("prod"),
+        "{kept}"
+    );
+    assert_eq!(kept, whole_plan(&objects, &options));
+    // Nothing changed: nothing converted.
+    let _ = planner.plan(&options, &mut NoFiles);
+    assert_eq!(planner.conversions_of_last_plan(), (40, 0));
+}

@@ -160,6 +160,12 @@ impl Planner {
         self.conversions.len()
     }
 
+    /// Of its last plan: how many clusters' conversions it gave back as they were, and how many
+    /// it made (a cluster that changed, or one new to it).
+    pub fn conversions_of_last_plan(&self) -> (usize, usize) {
+        self.conversions.last_plan()
+    }
+
     /// The objects it holds and their versions, in the plan's order: a host that lists its own
     /// objects in that order compares the two lists in one pass.
     pub fn versions(&self) -> impl Iterator<Item = (&ObjectKey, &str)> {

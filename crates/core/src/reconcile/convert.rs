@@ -395,6 +395,12 @@ impl ConversionMemo {
     pub fn len(&self) -> usize {
         self.0.len()
     }
+
+    /// Of the last plan: how many clusters' conversions were given back, and how many were
+    /// made.
+    pub fn last_plan(&self) -> (usize, usize) {
+        self.0.last_plan()
+    }
 }
 
 /// How much each list converting has filled held before a cluster was converted: what it

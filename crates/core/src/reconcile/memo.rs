@@ -136,6 +136,9 @@ struct Entry<T> {
 struct Inner<T> {
     settings: Option<Settings>,
     entries: HashMap<Group, Entry<T>>,
+    /// Of the plan under way (or the last one): conversions given back, and made and kept.
+    recalled: usize,
+    made: usize,
 }
 
 /// Each cluster's conversion, kept while what it was made from stays (see the module's
@@ -150,6 +153,8 @@ impl<T> Default for Memo<T> {
             inner: Mutex::new(Inner {
                 settings: None,
                 entries: HashMap::new(),
+                recalled: 0,
+                made: 0,
             }),
         }
     }
@@ -163,6 +168,7 @@ impl<T: Clone> Memo<T> {
     /// A plan begins under `settings`: what was remembered under others is forgotten.
     pub(super) fn begin(&self, settings: &Settings) {
         let mut inner = self.lock();
+        (inner.recalled, inner.made) = (0, 0);
         if inner.settings.as_ref() != Some(settings) {
             inner.entries.clear();
             inner.settings = Some(settings.clone());
@@ -192,7 +198,9 @@ impl<T: Clone> Memo<T> {
             return None;
         }
         entry.used = true;
-        Some(entry.kept.clone())
+        let kept = entry.kept.clone();
+        inner.recalled += 1;
+        Some(kept)
     }
 
     /// Remembers what the conversion of `group` gave at `now`, made from `made`, holding until
@@ -212,7 +220,9 @@ impl<T: Clone> Memo<T> {
             kept,
             used: true,
         };
-        self.lock().entries.insert(group, entry);
+        let mut inner = self.lock();
+        inner.entries.insert(group, entry);
+        inner.made += 1;
     }
 
     /// Forgets the clusters no plan asked for since the last sweep.
@@ -220,6 +230,12 @@ impl<T: Clone> Memo<T> {
         self.lock()
             .entries
             .retain(|_, entry| std::mem::take(&mut entry.used));
+    }
+
+    /// Of the last plan: how many conversions were given back, and how many made (and kept).
+    pub(super) fn last_plan(&self) -> (usize, usize) {
+        let inner = self.lock();
+        (inner.recalled, inner.made)
     }
 
     /// How many clusters it holds.
