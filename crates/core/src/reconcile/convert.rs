@@ -115,15 +115,18 @@ pub(super) fn convert_all<'x, 'a>(
     for ((source, namespace, name), members) in groups {
         let group = (source, namespace.to_string(), name.to_string());
         // Each member's stamp; a member without one is never remembered.
-        let stamped = memory.and_then(|(memo, stamps)| {
+        let stamped = memory.and_then(|(memo, stamps, generation)| {
             let members: Result<Vec<_>, _> = members
                 .iter()
                 .map(|c| memo::stamp(stamps, c.index).map(|stamp| (c.key(), stamp)))
                 .collect();
-            members.ok().map(|m| (memo, stamps, m))
+            members.ok().map(|m| (memo, stamps, generation, m))
         });
-        if let Some((memo, stamps, stamped)) = &stamped {
-            if let Some(kept) = memo.0.recall(&group, stamped, ctx.now, scan, stamps) {
+        if let Some((memo, stamps, generation, stamped)) = &stamped {
+            let recalled = memo
+                .0
+                .recall(*generation, &group, stamped, ctx.now, scan, stamps);
+            if let Some(kept) = recalled {
                 kept.replay(ctx, &mut converted, &mut used, &members, name);
                 continue;
             }
@@ -143,30 +146,35 @@ pub(super) fn convert_all<'x, 'a>(
         for &(layer, entry) in &marks {
             used.mark(layer, entry);
         }
-        let Some((memo, stamps, stamped)) = stamped else {
+        let Some((memo, stamps, generation, stamped)) = stamped else {
             continue;
         };
         let kept = Kept::of(ctx, scan, &converted, before, done.outcome, marks, &members);
         let made = memo::Made::now(stamped, done.lookups, scan, stamps);
         if let (Some(kept), Ok(made)) = (kept, made) {
-            memo.0.remember(group, made, ctx.now, ctx.until, kept);
+            memo.0
+                .remember(generation, group, made, ctx.now, ctx.until, kept);
         }
     }
     used.report_unused(ctx);
-    if let Some((memo, _)) = memory {
-        memo.0.sweep();
+    if let Some((memo, _, generation)) = memory {
+        memo.0.sweep(generation);
     }
     converted
 }
 
 /// The memo and the items' stamps, when the host keeps them and this plan may use them: only
 /// a plan (no output written, nothing sealed, whose ciphertext is new every time).
-fn remembering<'x>(ctx: &Ctx<'x, '_>, output: Output) -> Option<(&'x ConversionMemo, &'x [u64])> {
+fn remembering<'x>(
+    ctx: &Ctx<'x, '_>,
+    output: Output,
+) -> Option<(&'x ConversionMemo, &'x [u64], memo::Generation)> {
     let (memo, stamps) = ctx.conversions?;
     if output != Output::PlanOnly || ctx.sealer.is_some() {
+        memo.0.pass();
         return None;
     }
-    memo.0.begin(&memo::Settings {
+    let generation = memo.0.begin(&memo::Settings {
         config: ctx.config.clone(),
         projects: ctx.projects.clone(),
         judges_applications: ctx.judges_applications,
@@ -175,7 +183,7 @@ fn remembering<'x>(ctx: &Ctx<'x, '_>, output: Output) -> Option<(&'x ConversionM
         limits: ctx.limits.clone(),
         function_config: ctx.function_config.clone(),
     });
-    Some((memo, stamps))
+    Some((memo, stamps, generation))
 }
 
 /// What converting one cluster did beside its results: its outcome, and the objects it looked

@@ -76,6 +76,10 @@ impl Lookup {
     }
 }
 
+/// The settings a plan began under, as the memo counts them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Generation(u64);
+
 /// An object the host gave no stamp.
 #[derive(Debug)]
 pub(super) struct Unstamped;
@@ -135,6 +139,9 @@ struct Entry<T> {
 
 struct Inner<T> {
     settings: Option<Settings>,
+    /// Counts the settings it was cleared for: a plan that began under other settings (two
+    /// plans of one planner at once) neither reads nor writes what these keep.
+    generation: u64,
     entries: HashMap<Group, Entry<T>>,
     /// Of the plan under way (or the last one): conversions given back, and made and kept.
     recalled: usize,
@@ -152,6 +159,7 @@ impl<T> Default for Memo<T> {
         Memo {
             inner: Mutex::new(Inner {
                 settings: None,
+                generation: 0,
                 entries: HashMap::new(),
                 recalled: 0,
                 made: 0,
@@ -165,20 +173,31 @@ impl<T: Clone> Memo<T> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// A plan begins under `settings`: what was remembered under others is forgotten.
-    pub(super) fn begin(&self, settings: &Settings) {
+    /// A plan begins under `settings`: what was remembered under others is forgotten. What
+    /// the plan then recalls, remembers and sweeps is of these settings alone.
+    pub(super) fn begin(&self, settings: &Settings) -> Generation {
         let mut inner = self.lock();
         (inner.recalled, inner.made) = (0, 0);
         if inner.settings.as_ref() != Some(settings) {
             inner.entries.clear();
             inner.settings = Some(settings.clone());
+            inner.generation += 1;
         }
+        Generation(inner.generation)
+    }
+
+    /// A plan that remembers nothing (it writes its output, or seals) begins: it recalls and
+    /// makes nothing.
+    pub(super) fn pass(&self) {
+        let mut inner = self.lock();
+        (inner.recalled, inner.made) = (0, 0);
     }
 
     /// What the conversion of `group` gave, when it was made from `members` and its lookups
     /// find what they found, at a time `now` within its bounds.
     pub(super) fn recall(
         &self,
+        generation: Generation,
         group: &Group,
         members: &[(SourceKey, u64)],
         now: Option<i64>,
@@ -186,6 +205,9 @@ impl<T: Clone> Memo<T> {
         stamps: &[u64],
     ) -> Option<T> {
         let mut inner = self.lock();
+        if inner.generation != generation.0 {
+            return None;
+        }
         let entry = inner.entries.get_mut(group)?;
         let in_time = match now {
             None => true,
@@ -207,6 +229,7 @@ impl<T: Clone> Memo<T> {
     /// `until`.
     pub(super) fn remember(
         &self,
+        generation: Generation,
         group: Group,
         made: Made,
         now: Option<i64>,
@@ -221,15 +244,21 @@ impl<T: Clone> Memo<T> {
             used: true,
         };
         let mut inner = self.lock();
+        if inner.generation != generation.0 {
+            return;
+        }
         inner.entries.insert(group, entry);
         inner.made += 1;
     }
 
     /// Forgets the clusters no plan asked for since the last sweep.
-    pub(super) fn sweep(&self) {
-        self.lock()
-            .entries
-            .retain(|_, entry| std::mem::take(&mut entry.used));
+    pub(super) fn sweep(&self, generation: Generation) {
+        let mut inner = self.lock();
+        if inner.generation == generation.0 {
+            inner
+                .entries
+                .retain(|_, entry| std::mem::take(&mut entry.used));
+        }
     }
 
     /// Of the last plan: how many conversions were given back, and how many made (and kept).
@@ -241,5 +270,85 @@ impl<T: Clone> Memo<T> {
     /// How many clusters it holds.
     pub(super) fn len(&self) -> usize {
         self.lock().entries.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(namespaced_names: bool) -> Settings {
+        Settings {
+            config: Config {
+                namespaced_names,
+                ..Config::default()
+            },
+            projects: None,
+            judges_applications: false,
+            timed: true,
+            resource_list: false,
+            limits: Limits::default(),
+            function_config: None,
+        }
+    }
+
+    fn group() -> Group {
+        (0, "fleet".into(), "alpha".into())
+    }
+
+    fn members() -> Vec<(SourceKey, u64)> {
+        vec![(SourceKey::of("fleet", "alpha-kubeconfig"), 7)]
+    }
+
+    fn made() -> Made {
+        Made {
+            members: members(),
+            lookups: Vec::new(),
+        }
+    }
+
+    /// Two plans of one planner at once, under other settings: what the first made under its
+    /// settings is neither given to the second nor kept for it.
+    #[test]
+    fn a_plan_under_other_settings_neither_reads_nor_writes_what_is_kept() {
+        let memo: Memo<&str> = Memo::default();
+        let scan = Scan::default();
+        let first = memo.begin(&settings(false));
+        memo.remember(first, group(), made(), Some(100), None, "first");
+        assert_eq!(
+            memo.recall(first, &group(), &members(), Some(100), &scan, &[]),
+            Some("first")
+        );
+        let second = memo.begin(&settings(true));
+        assert_eq!(
+            memo.recall(first, &group(), &members(), Some(100), &scan, &[]),
+            None
+        );
+        memo.remember(first, group(), made(), Some(100), None, "late");
+        assert_eq!(
+            memo.recall(second, &group(), &members(), Some(100), &scan, &[]),
+            None
+        );
+        memo.remember(second, group(), made(), Some(100), None, "second");
+        memo.sweep(first);
+        assert_eq!(
+            memo.recall(second, &group(), &members(), Some(100), &scan, &[]),
+            Some("second")
+        );
+    }
+
+    /// What was remembered holds from the time it was made until the time it said, not before
+    /// (a clock set back) nor after.
+    #[test]
+    fn a_remembered_conversion_holds_within_its_times() {
+        let memo: Memo<&str> = Memo::default();
+        let scan = Scan::default();
+        let at = memo.begin(&settings(false));
+        memo.remember(at, group(), made(), Some(100), Some(200), "kept");
+        let recall = |now| memo.recall(at, &group(), &members(), Some(now), &scan, &[]);
+        assert_eq!(recall(99), None);
+        assert_eq!(recall(100), Some("kept"));
+        assert_eq!(recall(199), Some("kept"));
+        assert_eq!(recall(200), None);
     }
 }

@@ -63,8 +63,10 @@ pub fn next_change(validities: &[Validity], now: i64, days: u32) -> Option<i64> 
         .iter()
         .flat_map(|v| {
             let left = v.not_after - now;
-            // `time_left` counts whole days: it changes when the next day has passed.
-            let next_day = (left >= 0).then(|| now + left.rem_euclid(DAY) + 1);
+            // `time_left` counts whole days, within the warning's days: it changes when the next
+            // day has passed (from the window's very edge, where the warning begins).
+            let warned = (0..=i64::from(days) * DAY).contains(&left);
+            let next_day = warned.then(|| now + left.rem_euclid(DAY) + 1);
             [
                 Some(v.not_before),
                 Some(v.not_after - i64::from(days) * DAY),
@@ -230,6 +232,18 @@ mod tests {
         // Becoming valid, entering the window, each day counted down, expiring: all found.
         assert!(changes > 60, "{changes}");
         assert_eq!(next_change(&validities, start + 200 * DAY, 30), None);
+    }
+
+    /// Regression: the day counted down was a change for every certificate, near its end or
+    /// not, so a planner converted every cluster with a certificate again once a day.
+    #[test]
+    fn far_from_its_end_a_certificate_says_the_same_until_the_warning_begins() {
+        let start = 1_700_000_000;
+        let far = [Validity {
+            not_before: start - DAY,
+            not_after: start + 365 * DAY,
+        }];
+        assert_eq!(next_change(&far, start, 30), Some(start + 335 * DAY));
     }
 
     /// Regression: a certificate with a day left was said to expire "in 1 days".
