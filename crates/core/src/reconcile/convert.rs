@@ -19,7 +19,7 @@ use super::choice;
 use super::context::{Ctx, Output};
 use super::draft::{self, Draft};
 use super::fleet;
-use super::found::{Candidate, Scan};
+use super::found::{Candidate, Scan, Target};
 use super::ids::{SecretId, SourceKey};
 use super::lifecycle;
 use super::memo;
@@ -582,13 +582,8 @@ impl KeptDraft {
     /// neither its tree nor its view is kept. `None` when the draft is not a tree.
     fn of(draft: &Draft, scan: &Scan, conversion: &Conversion) -> Option<KeptDraft> {
         let unchanged = draft.changed.is_empty()
-            && scan
-                .secrets
-                .get(&conversion.secret)
-                .and_then(|&at| scan.owned_at(at))
-                .is_some_and(|owned| {
-                    owned.held.is_none() && !owned.made_from_another(&conversion.members)
-                });
+            && matches!(scan.target(&conversion.secret),
+                Target::Replaces(owned) if !owned.made_from_another(&conversion.members));
         let out = match &draft.out {
             None => None,
             Some(_) if unchanged => None,

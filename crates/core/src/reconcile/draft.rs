@@ -14,7 +14,7 @@ use krm::{Form, Out, TextStore, store};
 
 use super::changes::changes;
 use super::context::{Ctx, Output};
-use super::found::Scan;
+use super::found::{Scan, Target};
 use super::ids::SecretId;
 
 /// A drafted Argo CD Secret.
@@ -69,12 +69,10 @@ pub(super) fn draft<'x, 'a>(
     kubeconfig: Read,
 ) -> Option<Draft<'x, 'a>> {
     let target = SecretId::new(&secret.namespace, &secret.secret_name);
-    let (old, replaceable) = match scan.secrets.get(&target) {
-        None => (None, true),
-        Some(&at) => match scan.owned_at(at) {
-            Some(owned) if owned.held.is_none() => (Some(at), true),
-            _ => (None, false),
-        },
+    let (old, replaceable) = match scan.target(&target) {
+        Target::Free => (None, true),
+        Target::Replaces(owned) => (Some(owned.index), true),
+        Target::Kept(_) => (None, false),
     };
     match old {
         Some(at) => secret.annotations = ctx.object(at).tool_annotations(),

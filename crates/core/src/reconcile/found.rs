@@ -72,6 +72,18 @@ pub(super) struct SecondCopy {
     pub first: usize,
 }
 
+/// The Secret of a name a conversion would write, as the plan may treat it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Target<'s> {
+    /// There is none.
+    Free,
+    /// An owned Secret the plan decides on: the conversion replaces it.
+    Replaces(&'s Owned),
+    /// A Secret the plan does not replace (not the function's, or held as it is), at that input
+    /// index.
+    Kept(usize),
+}
+
 /// What the scan found, hashed for lookups.
 #[derive(Debug, Default)]
 pub(super) struct Scan {
@@ -130,6 +142,17 @@ impl Scan {
     pub fn owned_at(&self, index: usize) -> Option<&Owned> {
         let at = self.owned.binary_search_by_key(&index, |o| o.index).ok()?;
         self.owned.get(at)
+    }
+
+    /// What the Secret `id` is to a conversion that would write a Secret of that name.
+    pub fn target(&self, id: &SecretId) -> Target<'_> {
+        match self.secrets.get(id) {
+            None => Target::Free,
+            Some(&at) => match self.owned_at(at) {
+                Some(owned) if owned.held.is_none() => Target::Replaces(owned),
+                _ => Target::Kept(at),
+            },
+        }
     }
 
     /// The CAPI Cluster `name` in `namespace`.

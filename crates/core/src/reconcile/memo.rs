@@ -16,7 +16,7 @@ use yaml::Limits;
 use crate::config::Config;
 use crate::projects::Projects;
 
-use super::found::Scan;
+use super::found::{Scan, Target};
 use super::ids::{ObjectKey, SecretId, SourceKey};
 
 /// Everything a conversion reads that is the same for every cluster: when any of it differs,
@@ -61,16 +61,12 @@ impl Lookup {
             Lookup::Cluster(namespace, name) => (scan.cluster(namespace, name), 0),
             Lookup::ControlPlane(key) => (scan.control_planes.get(key).copied(), 0),
             Lookup::Token(id) => (scan.tokens.get(id).map(|t| t.index), 0),
-            Lookup::Secret(id) => {
-                let at = scan.secrets.get(id).copied();
-                // Whether the plan may replace it is the scan's word, beside the object's own.
-                let role = match at.and_then(|at| scan.owned_at(at)) {
-                    None => 0,
-                    Some(owned) if owned.held.is_none() => 1,
-                    Some(_) => 2,
-                };
-                (at, role)
-            }
+            // Whether the plan may replace it is the scan's word, beside the object's own.
+            Lookup::Secret(id) => match scan.target(id) {
+                Target::Free => (None, 0),
+                Target::Replaces(owned) => (Some(owned.index), 1),
+                Target::Kept(at) => (Some(at), 2),
+            },
         };
         at.map(|at| Ok((stamp(stamps, at)?, role))).transpose()
     }
