@@ -483,24 +483,30 @@ fn a_change_converts_the_clusters_it_touches_and_no_other() {
     };
     let mut planner = Planner::new(options.limits.clone());
     let mut objects = std::collections::BTreeMap::new();
-    let mut keep = |planner: &mut Planner, object: Value| {
-        let key = planner
-            .keep(&serde_json::to_vec(&object).expect("JSON"), "1")
-            .expect("kept");
-        objects.insert(key, object);
-    };
+    let keep =
+        |planner: &mut Planner, objects: &mut std::collections::BTreeMap<_, _>, object: Value| {
+            let key = planner
+                .keep(&serde_json::to_vec(&object).expect("JSON"), "1")
+                .expect("kept");
+            objects.insert(key, object);
+        };
     for n in 0..40 {
         let name = format!("c{n:02}");
         keep(
             &mut planner,
+            &mut objects,
             kubeconfig(&name, &format!("https://{name}.example:6443")),
         );
-        keep(&mut planner, cluster(&name, "dev"));
+        keep(&mut planner, &mut objects, cluster(&name, "dev"));
     }
     let first = shown(&planner.plan(&options, &mut NoFiles));
     assert_eq!(planner.conversions_of_last_plan(), (0, 40), "{first}");
-    keep(&mut planner, kubeconfig("c07", "https://c07.example:7443"));
-    keep(&mut planner, cluster("c21", "prod"));
+    keep(
+        &mut planner,
+        &mut objects,
+        kubeconfig("c07", "https://c07.example:7443"),
+    );
+    keep(&mut planner, &mut objects, cluster("c21", "prod"));
     let kept = shown(&planner.plan(&options, &mut NoFiles));
     assert_eq!(planner.conversions_of_last_plan(), (38, 2));
     assert!(
@@ -511,4 +517,15 @@ fn a_change_converts_the_clusters_it_touches_and_no_other() {
     // Nothing changed: nothing converted.
     let _ = planner.plan(&options, &mut NoFiles);
     assert_eq!(planner.conversions_of_last_plan(), (40, 0));
+    // A Cluster written again (a new resourceVersion, a heartbeat of what no plan reads):
+    // nothing the plan reads changed, nothing is converted. Regression: every Cluster status
+    // update converted its cluster again at the next plan, ten a second under Cluster API's
+    // heartbeats.
+    let mut heartbeat = cluster("c30", "dev");
+    heartbeat["metadata"]["resourceVersion"] = json!("77");
+    heartbeat["metadata"]["generation"] = json!(4);
+    keep(&mut planner, &mut objects, heartbeat);
+    let again = shown(&planner.plan(&options, &mut NoFiles));
+    assert_eq!(planner.conversions_of_last_plan(), (40, 0));
+    assert_eq!(again, whole_plan(&objects, &options));
 }

@@ -145,9 +145,20 @@ pub fn reconciler(
     argo: Vec<Secret>,
     connect: Connect,
 ) -> (Reconciler, Metrics) {
+    let caches = fixture::caches(client, kubeconfigs, argo);
+    reconciler_over(client, settings, caches, connect)
+}
+
+/// A reconciler over `caches` as a test made them.
+pub fn reconciler_over(
+    client: &Client,
+    settings: &[&str],
+    caches: crate::reading::Caches,
+    connect: Connect,
+) -> (Reconciler, Metrics) {
     let settings = Settings::new(None, settings.iter().map(|s| s.to_string()).collect(), &[])
         .expect("the scenario's settings");
-    let caches = Arc::new(fixture::caches(client, kubeconfigs, argo));
+    let caches = Arc::new(caches);
     let metrics = Metrics::new().0;
     let recorder = Recorder::new(
         client.clone(),

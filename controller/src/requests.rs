@@ -50,9 +50,30 @@ impl Refusal {
 }
 
 /// A write the caches should show before the next plan reads them.
+#[derive(Clone)]
 enum Expect {
     Version(SecretId, String),
     Gone(SecretId, String),
+}
+
+/// What one reconcile wrote, as the watches will bring it back: each Secret written at the
+/// version the server gave it, each deleted.
+#[derive(Default)]
+pub struct OwnWrites {
+    written: std::collections::HashSet<(SecretId, String)>,
+    deleted: std::collections::HashSet<SecretId>,
+}
+
+impl OwnWrites {
+    /// Whether the Secret `id` at `version` is one of these writes, as written.
+    pub fn wrote(&self, id: &SecretId, version: &str) -> bool {
+        self.written.contains(&(id.clone(), version.to_string()))
+    }
+
+    /// Whether the Secret `id` is one of these deletes.
+    pub fn deleted(&self, id: &SecretId) -> bool {
+        self.deleted.contains(id)
+    }
 }
 
 /// Makes requests, and remembers what the caches should show of them.
@@ -60,6 +81,8 @@ pub struct Writer {
     client: Client,
     metrics: Metrics,
     pending: Vec<Expect>,
+    /// Every write since [`Writer::take_written`] last took them.
+    written: Vec<Expect>,
 }
 
 impl Writer {
@@ -68,7 +91,24 @@ impl Writer {
             client,
             metrics,
             pending: Vec::new(),
+            written: Vec::new(),
         }
+    }
+
+    /// The writes made since this was last asked, as the watches will bring them back.
+    pub fn take_written(&mut self) -> OwnWrites {
+        let mut own = OwnWrites::default();
+        for expect in self.written.drain(..) {
+            match expect {
+                Expect::Version(id, version) => {
+                    own.written.insert((id, version));
+                }
+                Expect::Gone(id, _) => {
+                    own.deleted.insert(id);
+                }
+            }
+        }
+        own
     }
 
     /// One request, as the plan gives it.
@@ -102,7 +142,7 @@ impl Writer {
                 };
                 api.delete(&id.name, &params).await.map(|_| {
                     if let Some(uid) = &preconditions.uid {
-                        self.pending.push(Expect::Gone(id.clone(), uid.clone()));
+                        self.expect(Expect::Gone(id.clone(), uid.clone()));
                     }
                 })
             }
@@ -134,8 +174,13 @@ impl Writer {
 
     fn expect_version(&mut self, id: &SecretId, written: &Secret) {
         if let Some(version) = written.resource_version() {
-            self.pending.push(Expect::Version(id.clone(), version));
+            self.expect(Expect::Version(id.clone(), version));
         }
+    }
+
+    fn expect(&mut self, expect: Expect) {
+        self.written.push(expect.clone());
+        self.pending.push(expect);
     }
 
     /// Waits, briefly, until `caches` show what was last written: a plan made from caches that

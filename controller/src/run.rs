@@ -97,6 +97,7 @@ async fn start(flags: &Flags) -> Result<Started, StartError> {
         &settings.control_planes,
         metrics.clone(),
         mode,
+        &settings.options.limits,
     )
     .await?;
     let caches = Arc::new(caches);

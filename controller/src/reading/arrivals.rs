@@ -1,27 +1,30 @@
 //! A Secret's values on their way to the planner: taken out of each Secret as its watch reads
-//! it, held as JSON until the next plan reads them into its tree, and never kept by the cache,
-//! which holds the Secret's name, labels and version only. So the fleet's kubeconfigs are in
-//! memory once (in the planner), not twice.
+//! it, read at once into the form the planner keeps (held so until the next plan takes them),
+//! and never kept by the cache, which holds the Secret's name, labels and version only. So the
+//! fleet's kubeconfigs are in memory once, and a fleet listed whole waits for its first plan
+//! as the trees the planner keeps, not also as text.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 
-use capi2argo_core::ObjectKey;
+use capi2argo_core::{Limits, ObjectKey, ObjectRead};
 use k8s_openapi::api::core::v1::Secret;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::Event;
 
-/// A Secret whose values its cache does not keep: its version, and its JSON until a plan takes it.
+/// A Secret whose values its cache does not keep: its version, and until a plan takes it, the
+/// Secret read for the planner (or why it could not be).
 pub struct Arrived {
     pub version: String,
-    pub json: Option<Vec<u8>>,
+    pub read: Option<Result<ObjectRead, String>>,
 }
 
 /// The Secrets whose values wait for the planner or are held by it, by the cache that read
 /// them (two caches may read one Secret), namespace and name.
-#[derive(Default)]
 pub struct Arrivals {
     held: Mutex<Held>,
+    /// What each Secret is read within: the planner's limits.
+    limits: Limits,
 }
 
 /// What [`Arrivals`] holds: looked up by borrowed names, as a plan's input is taken without
@@ -63,6 +66,14 @@ impl Held {
 }
 
 impl Arrivals {
+    /// Nothing held yet; each Secret to be read within `limits`.
+    pub fn new(limits: Limits) -> Arrivals {
+        Arrivals {
+            held: Mutex::new(Held::default()),
+            limits,
+        }
+    }
+
     /// Held while a plan's input is taken: no watch changes a cache and what waits for the
     /// planner in between, so what a cache holds and what the planner is given agree.
     pub fn lock(&self) -> MutexGuard<'_, Held> {
@@ -114,7 +125,7 @@ impl Apply<Secret> for Handover {
     fn apply(&mut self, writer: &mut Writer<Secret>, mut event: Event<Secret>) {
         match &mut event {
             Event::Apply(secret) => {
-                let arrived = take_values(secret);
+                let arrived = take_values(secret, &self.arrivals.limits);
                 let key = key(secret);
                 let mut held = self.arrivals.lock();
                 match arrived {
@@ -134,7 +145,7 @@ impl Apply<Secret> for Handover {
                 writer.apply_watcher_event(&event);
             }
             Event::InitApply(secret) => {
-                if let Some(arrived) = take_values(secret) {
+                if let Some(arrived) = take_values(secret, &self.arrivals.limits) {
                     self.listing.push((key(secret), arrived));
                 }
                 writer.apply_watcher_event(&event);
@@ -161,9 +172,10 @@ pub fn key(secret: &Secret) -> ObjectKey {
     )
 }
 
-/// Takes a Secret's values out: the Secret as JSON, values and all, and the Secret left without
-/// them; `None` for one without values (or one that cannot be written, left as it is).
-fn take_values(secret: &mut Secret) -> Option<Arrived> {
+/// Takes a Secret's values out: the Secret, values and all, read for the planner within
+/// `limits`, and the Secret left without them; `None` for one without values (or one that
+/// cannot be written, left as it is).
+fn take_values(secret: &mut Secret, limits: &Limits) -> Option<Arrived> {
     if secret.data.is_none() && secret.string_data.is_none() {
         return None;
     }
@@ -172,6 +184,6 @@ fn take_values(secret: &mut Secret) -> Option<Arrived> {
     secret.string_data = None;
     Some(Arrived {
         version: secret.metadata.resource_version.clone().unwrap_or_default(),
-        json: Some(json),
+        read: Some(ObjectRead::new(&json, limits).map_err(|e| e.to_string())),
     })
 }

@@ -24,6 +24,7 @@ use kube::{Client, ResourceExt};
 use serde::Serialize;
 
 use crate::reporting::metrics::Metrics;
+use crate::requests::OwnWrites;
 use arrivals::{Arrivals, Handover, Whole};
 pub use watched::{Changes, ReadFailed, ReadMode, Watched};
 use watched::{Source, watch};
@@ -90,9 +91,10 @@ impl Caches {
         control_planes: &[(String, String)],
         metrics: Metrics,
         mode: ReadMode,
+        limits: &capi2argo_core::Limits,
     ) -> Result<Caches, ReadFailed> {
         let changes = Changes::new(metrics);
-        let arrivals = Arc::new(Arrivals::default());
+        let arrivals = Arc::new(Arrivals::new(limits.clone()));
         let (mut secrets, mut optional, mut named) = (Vec::new(), Vec::new(), Vec::new());
         for read in &reads.reads {
             match (read.resource, &read.objects) {
@@ -313,13 +315,15 @@ impl Caches {
         &self,
         planner: &mut Planner,
         extra: Vec<serde_json::Value>,
-    ) -> Result<usize, FeedError> {
+        own: &OwnWrites,
+    ) -> Result<Fed, FeedError> {
         use std::cmp::Ordering::{Equal, Greater, Less};
         use std::fmt::Write;
         // What the caches hold and the values waiting for the planner, taken at one instant,
         // and compared with what the planner holds in one pass (both are in the plan's order).
         let mut gone: Vec<ObjectKey> = Vec::new();
         let mut read: Vec<ToRead> = Vec::new();
+        let mut others = 0;
         let items = {
             let mut arrivals = self.arrivals.lock();
             let items = self.listed(extra);
@@ -353,19 +357,25 @@ impl Caches {
                     if current == Some(version.as_str()) {
                         // Read again by a new list: the planner holds it already.
                         if let Some(arrived) = arrival {
-                            arrived.json = None;
+                            arrived.read = None;
                         }
                         continue;
                     }
                 }
+                let written = matches!(item, Listed::Secret(_))
+                    && rv.is_some_and(|rv| own.wrote(&SecretId::new(key.0, key.1), rv));
+                others += usize::from(!written);
                 // Without a version, it is read again every time.
-                read.push((at, version.clone(), arrival.map(|a| a.json.take())));
+                read.push((at, version.clone(), arrival.map(|a| a.read.take())));
             }
             gone.extend(planned.map(|(held, _)| held.clone()));
             items
         };
         for key in &gone {
             planner.forget(key);
+            let deleted =
+                key.kind == "Secret" && own.deleted(&SecretId::new(&key.namespace, &key.name));
+            others += usize::from(!deleted);
         }
         let mut buffer = Vec::new();
         for (at, version, arrived) in &mut read {
@@ -376,28 +386,38 @@ impl Caches {
                 object: key.to_string(),
                 reason,
             };
-            let json = match arrived {
-                Some(Some(json)) => json,
+            let arrived_apart = matches!(arrived, Some(Some(_)));
+            let kept = match arrived.take() {
+                Some(Some(Ok(object))) if object.key() == &key => {
+                    planner.keep_read(object, version);
+                    Ok(())
+                }
+                Some(Some(Ok(object))) => Err(format!("it reads as {}", object.key())),
+                Some(Some(Err(reason))) => Err(reason),
                 Some(None) => return Err(fail("its values are no longer held".into())),
                 // Held whole by its cache.
                 None => {
                     buffer.clear();
                     item.write(&mut buffer).map_err(|e| fail(e.to_string()))?;
-                    &mut buffer
+                    keep(planner, &key, &buffer, version)
                 }
             };
-            if let Err(reason) = keep(planner, &key, json, version) {
-                if let Some(Some(json)) = arrived.take() {
-                    // Kept for the next plan, which fails for the same reason until it changes.
+            if let Err(reason) = kept {
+                if arrived_apart {
+                    // Said again at the next plan, which fails for the same reason until the
+                    // Secret changes.
                     let mut arrivals = self.arrivals.lock();
                     if let Some(waiting) = arrivals.get_mut(*origin, namespace, name) {
-                        waiting.json.get_or_insert(json);
+                        waiting.read.get_or_insert(Err(reason.clone()));
                     }
                 }
                 return Err(fail(reason));
             }
         }
-        Ok(read.len())
+        Ok(Fed {
+            read: read.len(),
+            only_own_writes: others == 0 && !(read.is_empty() && gone.is_empty()),
+        })
     }
 
     /// Every cached object once, and `extra`, in the order a plan reads them (namespace, name
@@ -578,9 +598,14 @@ enum Listed {
     Extra(serde_json::Value),
 }
 
-/// An object the planner reads: its place in the listed objects, its version, and its JSON
-/// when its values arrived apart from its cache (`Some(None)`: taken already).
-type ToRead = (usize, String, Option<Option<Vec<u8>>>);
+/// An object the planner reads: its place in the listed objects, its version, and the object
+/// read (or why it could not be) when its values arrived apart from its cache (`Some(None)`:
+/// taken already).
+type ToRead = (
+    usize,
+    String,
+    Option<Option<Result<capi2argo_core::ObjectRead, String>>>,
+);
 
 /// Keeps one object in `planner`, under the key the caches know it by.
 fn keep(planner: &mut Planner, key: &ObjectKey, json: &[u8], version: &str) -> Result<(), String> {
@@ -590,6 +615,15 @@ fn keep(planner: &mut Planner, key: &ObjectKey, json: &[u8], version: &str) -> R
         return Err(format!("it reads as {kept}"));
     }
     Ok(())
+}
+
+/// What [`Caches::feed`] gave the planner.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fed {
+    /// How many objects it read.
+    pub read: usize,
+    /// Something changed, and all of it was the last reconcile's own writes, as written.
+    pub only_own_writes: bool,
 }
 
 /// An object the planner could not keep: no plan is made without it.
@@ -681,6 +715,26 @@ pub mod fixture {
     /// Caches holding the kubeconfig Secrets `kubeconfigs` and Argo CD's Secrets `argo`, served
     /// by `client` for the reads a plan makes by name.
     pub fn caches(client: &Client, kubeconfigs: Vec<Secret>, argo: Vec<Secret>) -> Caches {
+        caches_of(
+            client,
+            kubeconfigs,
+            watched::filled("Secrets in argocd", (), argo),
+        )
+    }
+
+    /// Caches as [`caches`] makes them, with no Argo CD Secret yet and the writer that brings
+    /// them: a test's own watch events.
+    pub fn caches_driven(
+        client: &Client,
+        kubeconfigs: Vec<Secret>,
+    ) -> (Caches, kube::runtime::reflector::store::Writer<Secret>) {
+        let (mut writer, argo) = watched::driven("Secrets in argocd", ());
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Init);
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::InitDone);
+        (caches_of(client, kubeconfigs, argo), writer)
+    }
+
+    fn caches_of(client: &Client, kubeconfigs: Vec<Secret>, argo: Watched<Secret>) -> Caches {
         let metrics = Metrics::new().0;
         let argo_values = capi2argo_core::read_set(&capi2argo_core::Options::default())
             .expect("the default settings")
@@ -692,7 +746,7 @@ pub mod fixture {
                     Values::All,
                     watched::filled("kubeconfig Secrets", (), kubeconfigs),
                 ),
-                (argo_values, watched::filled("Secrets in argocd", (), argo)),
+                (argo_values, argo),
             ],
             optional: Vec::new(),
             control_planes: Vec::new(),
@@ -701,7 +755,7 @@ pub mod fixture {
             client: client.clone(),
             mode: ReadMode::ListOnce,
             named_unread: AtomicBool::new(false),
-            arrivals: Arc::default(),
+            arrivals: Arc::new(Arrivals::new(capi2argo_core::Limits::default())),
         }
     }
 }
@@ -792,8 +846,8 @@ mod tests {
             vec![owned.clone()],
         );
         let mut planner = Planner::new(capi2argo_core::Limits::default());
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 3);
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        assert_eq!(fed(&caches, &mut planner), 3);
+        assert_eq!(fed(&caches, &mut planner), 0);
         let mut changed = fixtures::kubeconfig_secret("beta");
         changed.metadata.resource_version = Some("11".into());
         let caches = fixture::caches(
@@ -801,7 +855,7 @@ mod tests {
             vec![fixtures::kubeconfig_secret("alpha"), changed],
             Vec::new(),
         );
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 1);
+        assert_eq!(fed(&caches, &mut planner), 1);
         let keys: Vec<String> = planner.versions().map(|(k, _)| k.name.clone()).collect();
         assert_eq!(keys, ["alpha-kubeconfig", "beta-kubeconfig"]);
     }
@@ -816,7 +870,13 @@ mod tests {
         (caches, writer, handover)
     }
 
-    fn kubeconfig_value(planner: &Planner) -> Vec<String> {
+    /// How many objects feeding `planner` from `caches` read.
+    fn fed(caches: &Caches, planner: &mut Planner) -> usize {
+        let fed = caches.feed(planner, Vec::new(), &OwnWrites::default());
+        fed.expect("fed").read
+    }
+
+    fn kubeconfig_value(planner: &mut Planner) -> Vec<String> {
         let options = capi2argo_core::Options::default();
         let finished = planner
             .plan(&options, &mut capi2argo_core::NoFiles)
@@ -840,9 +900,9 @@ mod tests {
             Event::InitApply(fixtures::kubeconfig_secret("alpha")),
         );
         // Listed but not yet in the cache: the planner has nothing yet, and loses nothing.
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        assert_eq!(fed(&caches, &mut planner), 0);
         handover.apply(&mut writer, Event::InitDone);
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 1);
+        assert_eq!(fed(&caches, &mut planner), 1);
         let cached = caches.secrets[0]
             .1
             .find("fleet", "alpha-kubeconfig")
@@ -856,32 +916,32 @@ mod tests {
             .find_map(|l| l.trim().strip_prefix("server: "))
             .expect("a server")
             .to_string();
-        assert_eq!(kubeconfig_value(&planner), [server.as_str()]);
+        assert_eq!(kubeconfig_value(&mut planner), [server.as_str()]);
         // The values went to the planner: none wait any more.
-        assert!(caches.arrivals.lock().values().all(|a| a.json.is_none()));
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        assert!(caches.arrivals.lock().values().all(|a| a.read.is_none()));
+        assert_eq!(fed(&caches, &mut planner), 0);
         // A new version brings its values.
         let mut moved = fixtures::kubeconfig_secret("alpha");
         moved.metadata.resource_version = Some("11".into());
         let text = text.replace(&server, "https://moved.example.com:6443");
         moved.data = Some([("value".to_string(), ByteString(text.into_bytes()))].into());
         handover.apply(&mut writer, Event::Apply(moved.clone()));
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 1);
+        assert_eq!(fed(&caches, &mut planner), 1);
         assert_eq!(
-            kubeconfig_value(&planner),
+            kubeconfig_value(&mut planner),
             ["https://moved.example.com:6443"]
         );
         // Listed again (a watch that expired): nothing is read twice, nothing is lost.
         handover.apply(&mut writer, Event::Init);
         handover.apply(&mut writer, Event::InitApply(moved.clone()));
         handover.apply(&mut writer, Event::InitDone);
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        assert_eq!(fed(&caches, &mut planner), 0);
         assert_eq!(
-            kubeconfig_value(&planner),
+            kubeconfig_value(&mut planner),
             ["https://moved.example.com:6443"]
         );
         handover.apply(&mut writer, Event::Delete(moved));
-        assert_eq!(caches.feed(&mut planner, Vec::new()).expect("fed"), 0);
+        assert_eq!(fed(&caches, &mut planner), 0);
         assert!(planner.is_empty());
         assert!(caches.arrivals.lock().values().next().is_none());
     }

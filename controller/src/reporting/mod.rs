@@ -11,8 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use capi2argo_core::{
-    Action, ApplicationEffect, ClusterOutcome, ClusterState, Finding, Guard, Plan, PlanFormat,
-    SecretId, Severity, Verb,
+    Action, ApplicationEffect, ClusterOutcome, ClusterState, Finding, Guard, Plan, SecretId,
+    Severity, Verb,
 };
 use kube::runtime::events::Recorder;
 
@@ -84,7 +84,7 @@ impl Reporter {
     /// Logs the plan's lines that are new since the last reconcile, one per Argo CD Secret
     /// (never a value), as `capi2argo plan` prints them; unchanged Secrets are not said.
     pub fn plan_lines(&mut self, plan: &Plan) {
-        let text = plan.show(PlanFormat::Text);
+        let text = plan.text_of_changes();
         let mut now = BTreeSet::new();
         for line in text.lines() {
             if line.starts_with("unchanged ") || line.starts_with("plan: ") {

@@ -100,7 +100,7 @@ pub use credentials::{
 pub use documents::{Document, documents, items_json};
 pub use krm::finding::{FileRef, Finding, ResourceRef, Severity, results_json};
 pub use krm::{Preconditions, Secret, failure_resource_list};
-pub use planner::{KeepError, ObjectKey, Planner};
+pub use planner::{KeepError, ObjectKey, ObjectRead, Planner};
 pub use projects::Impersonated;
 pub use read_set::{Objects, Read, ReadSet, Resource, Values, read_set};
 pub use reconcile::view::PlanFormat;

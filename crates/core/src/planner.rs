@@ -6,11 +6,9 @@
 //! [`Planner::forget`] one that went. It decides nothing itself; [`Planner::plan`] runs the
 //! same steps as [`crate::plan`] over the trees it holds.
 
-use std::collections::BTreeMap;
-
 use krm::object::Object;
 use krm::{Form, Input, InputError, Item};
-use yaml::{Limits, Node};
+use yaml::{Limits, Node, same_content};
 
 use crate::reconcile::{ConversionMemo, Memory, Output, cut_unread};
 use crate::run::{Files, Finished, Options, RunError, execute_input};
@@ -67,21 +65,67 @@ pub enum KeepError {
     Unnamed,
 }
 
-/// An object as the plan reads it, and the version the host gave it.
-struct Kept {
-    version: String,
-    /// New whenever the object is kept again: what the conversions remembered tell objects
-    /// apart by.
-    stamp: u64,
+/// An object read for a planner, not kept yet: a host may read objects as they arrive (on the
+/// threads that receive them) and hand them to the planner later, holding each in the form the
+/// planner keeps instead of as its text.
+#[derive(Debug)]
+pub struct ObjectRead {
+    key: ObjectKey,
     node: Node<'static>,
     /// The length of the text it was read from.
     bytes: usize,
 }
 
+impl ObjectRead {
+    /// Reads one object (JSON or YAML) within `limits`; what the plan never reads of it is cut.
+    pub fn new(bytes: &[u8], limits: &Limits) -> Result<ObjectRead, KeepError> {
+        let input = krm::parse(bytes, limits)?;
+        if input.form != Form::Stream {
+            return Err(KeepError::NotOne(input.items.len()));
+        }
+        let [item] =
+            <[Item; 1]>::try_from(input.items).map_err(|items| KeepError::NotOne(items.len()))?;
+        let mut node = item.node;
+        cut_unread(&mut node);
+        let object = Object::new(&node);
+        let (Some(kind), Some(name)) = (object.kind(), object.name()) else {
+            return Err(KeepError::Unnamed);
+        };
+        let key = ObjectKey::new(object.namespace_written().unwrap_or_default(), name, kind);
+        Ok(ObjectRead {
+            key,
+            node: node.into_owned(),
+            bytes: bytes.len(),
+        })
+    }
+
+    /// The key it is kept under.
+    pub fn key(&self) -> &ObjectKey {
+        &self.key
+    }
+}
+
+/// What the planner knows of a kept object besides its tree.
+struct Entry {
+    key: ObjectKey,
+    version: String,
+    /// The length of the text it was read from.
+    bytes: usize,
+}
+
 /// The fleet's objects, each read once, planned from as they stand.
+///
+/// The objects are held as the plan's input items, in the plan's order, so that a plan reads
+/// them where they are: a plan of ten thousand objects copies none of their trees.
 pub struct Planner {
     limits: Limits,
-    objects: BTreeMap<ObjectKey, Kept>,
+    /// The kept objects' keys and versions, in the order of their keys.
+    entries: Vec<Entry>,
+    /// Their trees, as the plan's input items, in the same order.
+    items: Vec<Item<'static>>,
+    /// Their stamps, in the same order: new whenever an object is kept again, what the
+    /// conversions remembered tell objects apart by.
+    stamps: Vec<u64>,
     /// The length of every kept object's text: the input a whole plan would read, bounded as
     /// that input is.
     bytes: usize,
@@ -98,7 +142,9 @@ impl Planner {
     pub fn new(limits: Limits) -> Planner {
         Planner {
             limits,
-            objects: BTreeMap::new(),
+            entries: Vec::new(),
+            items: Vec::new(),
+            stamps: Vec::new(),
             bytes: 0,
             certificates: Memo::default(),
             conversions: ConversionMemo::default(),
@@ -108,50 +154,74 @@ impl Planner {
 
     /// How many objects it holds.
     pub fn len(&self) -> usize {
-        self.objects.len()
+        self.entries.len()
     }
 
     /// Whether it holds none.
     pub fn is_empty(&self) -> bool {
-        self.objects.is_empty()
+        self.entries.is_empty()
+    }
+
+    /// Where `key` stands among the kept objects, or where it would.
+    fn place(&self, key: &ObjectKey) -> Result<usize, usize> {
+        self.entries.binary_search_by(|e| e.key.cmp(key))
     }
 
     /// Reads one object (JSON or YAML) and keeps it at `version`, in place of the one of its
     /// key; what the plan never reads of it is not kept. Its key, or why it was not kept.
     pub fn keep(&mut self, bytes: &[u8], version: &str) -> Result<ObjectKey, KeepError> {
-        let input = krm::parse(bytes, &self.limits)?;
-        if input.form != Form::Stream {
-            return Err(KeepError::NotOne(input.items.len()));
-        }
-        let [item] =
-            <[Item; 1]>::try_from(input.items).map_err(|items| KeepError::NotOne(items.len()))?;
-        let mut node = item.node;
-        cut_unread(&mut node);
-        let object = Object::new(&node);
-        let (Some(kind), Some(name)) = (object.kind(), object.name()) else {
-            return Err(KeepError::Unnamed);
-        };
-        let key = ObjectKey::new(object.namespace_written().unwrap_or_default(), name, kind);
-        self.next_stamp += 1;
-        let kept = Kept {
-            version: version.to_string(),
-            stamp: self.next_stamp,
-            node: node.into_owned(),
-            bytes: bytes.len(),
-        };
-        self.bytes += kept.bytes;
-        if let Some(before) = self.objects.insert(key.clone(), kept) {
-            self.bytes -= before.bytes;
-        }
+        let read = ObjectRead::new(bytes, &self.limits)?;
+        let key = read.key.clone();
+        self.keep_read(read, version);
         Ok(key)
+    }
+
+    /// Keeps an object read already at `version`, in place of the one of its key.
+    pub fn keep_read(&mut self, read: ObjectRead, version: &str) {
+        self.next_stamp += 1;
+        let ObjectRead { key, node, bytes } = read;
+        let item = Item::generated(node, false);
+        self.bytes += bytes;
+        // Objects come in the order of their keys mostly (a host feeds what it lists in that
+        // order): most keys are new at the end, or kept again in place.
+        let at = match self.entries.last() {
+            Some(last) if last.key < key => Err(self.entries.len()),
+            _ => self.place(&key),
+        };
+        let entry = Entry {
+            key,
+            version: version.to_string(),
+            bytes,
+        };
+        match at {
+            // Read as it was (written again with nothing the plan reads changed): what was
+            // remembered of it holds, so it keeps its stamp.
+            Ok(at) if same_content(&self.items[at].node, &item.node) => {
+                self.bytes -= self.entries[at].bytes;
+                self.entries[at] = entry;
+            }
+            Ok(at) => {
+                self.bytes -= self.entries[at].bytes;
+                self.entries[at] = entry;
+                self.items[at] = item;
+                self.stamps[at] = self.next_stamp;
+            }
+            Err(at) => {
+                self.entries.insert(at, entry);
+                self.items.insert(at, item);
+                self.stamps.insert(at, self.next_stamp);
+            }
+        }
     }
 
     /// Forgets the object `key`; whether it held it.
     pub fn forget(&mut self, key: &ObjectKey) -> bool {
-        let Some(gone) = self.objects.remove(key) else {
+        let Ok(at) = self.place(key) else {
             return false;
         };
-        self.bytes -= gone.bytes;
+        self.bytes -= self.entries.remove(at).bytes;
+        self.items.remove(at);
+        self.stamps.remove(at);
         true
     }
 
@@ -169,19 +239,17 @@ impl Planner {
     /// The objects it holds and their versions, in the plan's order: a host that lists its own
     /// objects in that order compares the two lists in one pass.
     pub fn versions(&self) -> impl Iterator<Item = (&ObjectKey, &str)> {
-        self.objects
-            .iter()
-            .map(|(k, kept)| (k, kept.version.as_str()))
+        self.entries.iter().map(|e| (&e.key, e.version.as_str()))
     }
 
     /// The plan of the objects it holds, as [`crate::plan`] makes it of a `kind: List` of them
     /// in the order of their keys. Each object was read within the limits it was kept under;
     /// all of them together are held to `options`' limits on items and bytes, as one input is.
-    pub fn plan(&self, options: &Options, files: &mut dyn Files) -> Result<Finished, RunError> {
+    pub fn plan(&mut self, options: &Options, files: &mut dyn Files) -> Result<Finished, RunError> {
         let limits = &options.limits;
-        if self.objects.len() > limits.max_items {
+        if self.entries.len() > limits.max_items {
             return Err(InputError::TooManyItems {
-                count: self.objects.len(),
+                count: self.entries.len(),
                 limit: limits.max_items,
             }
             .into());
@@ -192,16 +260,15 @@ impl Planner {
             }
             .into());
         }
-        let items = self
-            .objects
-            .values()
-            .map(|kept| Item::generated(kept.node.borrowed(), false))
-            .collect();
-        let stamps: Vec<u64> = self.objects.values().map(|kept| kept.stamp).collect();
-        let input = Input {
+        // The plan reads the items where they are kept: they are lent to its input and taken
+        // back after it. It changes none of them (it cuts only what it copies verbatim, and
+        // every kept item is written anew), and the items the settings bring along come after
+        // them, so what comes back past their number is the plan's own.
+        let kept = self.items.len();
+        let mut input = Input {
             text: "",
             form: Form::Stream,
-            items,
+            items: std::mem::take(&mut self.items),
             function_config: None,
             function_config_text: None,
             dash_indent: 0,
@@ -209,16 +276,18 @@ impl Planner {
         let memory = Memory {
             certificates: &self.certificates,
             conversions: &self.conversions,
-            stamps: &stamps,
+            stamps: &self.stamps,
         };
         let finished = execute_input(
-            input,
+            &mut input,
             options,
             files,
             Output::PlanOnly,
             Some(memory),
             &mut |_| {},
         );
+        input.items.truncate(kept);
+        self.items = input.items;
         self.certificates.sweep();
         finished
     }

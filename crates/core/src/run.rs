@@ -137,14 +137,20 @@ fn execute(
     output: Output,
     sink: &mut krm::Sink,
 ) -> Result<Finished, RunError> {
-    let parsed = krm::parse_reading(input, &options.limits, Some(cut_unread))?;
-    execute_input(parsed, options, files, output, None, sink)
+    let mut parsed = krm::parse_reading(input, &options.limits, Some(cut_unread))?;
+    let finished = execute_input(&mut parsed, options, files, output, None, sink);
+    if options.exits_after {
+        // The process ends with the run: freeing a large input tree node by node is time
+        // spent for nothing.
+        std::mem::forget(parsed);
+    }
+    finished
 }
 
 /// A run over an input already read: what [`plan`] does after reading its bytes, and what a
 /// [`crate::Planner`] does with the objects it keeps.
 pub(crate) fn execute_input(
-    mut parsed: Input,
+    parsed: &mut Input,
     options: &Options,
     files: &mut dyn Files,
     output: Output,
@@ -152,7 +158,7 @@ pub(crate) fn execute_input(
     sink: &mut krm::Sink,
 ) -> Result<Finished, RunError> {
     let limits = &options.limits;
-    let caller = krm::caller(&parsed);
+    let caller = krm::caller(parsed);
     let override_doc = function_config_override(options)?;
     // Settings given on the command line are checked on their own: a mistake there is a usage error.
     if let Err(errors) = Config::from_parts(override_doc.as_ref(), &options.overrides, limits) {
@@ -172,7 +178,7 @@ pub(crate) fn execute_input(
     let config = match Config::from_parts(fc, &options.overrides, limits) {
         Ok(config) => config,
         Err(errors) => {
-            let results = config_failure(&parsed, fc, &errors, sink);
+            let results = config_failure(parsed, fc, &errors, sink);
             return Ok(Finished {
                 results,
                 plan: None,
@@ -188,7 +194,7 @@ pub(crate) fn execute_input(
     if config.task == Task::Validate {
         let policy = config.validation_policy();
         let results = validate::validate_input(
-            &parsed,
+            parsed,
             &policy,
             options.now,
             fc_ref,
@@ -207,7 +213,7 @@ pub(crate) fn execute_input(
     // Randomness that is all zeros is a host that gave none (glue that filled nothing).
     let random = options.random.filter(|r| r.iter().any(|b| *b != 0));
     if let Err(error) = config.check_sealing(options.now, random.is_some()) {
-        let results = config_failure(&parsed, fc, &[error], sink);
+        let results = config_failure(parsed, fc, &[error], sink);
         return Ok(Finished {
             results,
             plan: None,
@@ -230,10 +236,7 @@ pub(crate) fn execute_input(
         random_pinned: options.random_pinned,
         memory,
     };
-    let reconciled = reconcile(&mut parsed, &config, run, sink);
-    if options.exits_after {
-        std::mem::forget(parsed);
-    }
+    let reconciled = reconcile(parsed, &config, run, sink);
     Ok(Finished {
         results: reconciled.results,
         plan: Some(reconciled.plan),

@@ -82,6 +82,20 @@ pub struct Plan {
     pub posture: Vec<(&'static str, usize)>,
 }
 
+impl Plan {
+    /// Whether, once its requests are carried out, the plan of the objects as they then stand
+    /// does nothing more: a plan of what the function itself wrote changes nothing. Not while
+    /// a token is due, or a replaced token's binding waits to be revoked (that happens in the
+    /// plan that sees Argo CD's Secret carry its successor), or a token Secret goes.
+    pub fn settled_when_carried_out(&self) -> bool {
+        self.token_deletes.is_empty()
+            && self
+                .tokens
+                .iter()
+                .all(|t| t.due.is_none() && t.retired().is_empty())
+    }
+}
+
 /// What the Argo CD cluster Secrets hold once the plan is carried out: a conversion's credential
 /// where it is written or already there, the existing Secret's where a guard kept it or nothing
 /// converted (a cluster that failed this time).

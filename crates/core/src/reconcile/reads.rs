@@ -109,11 +109,17 @@ pub fn cut_unread(item: &mut Node) -> bool {
     // A Secret the reference ClusterProfile consumer wrote may be adopted: its uid too.
     let adoptable = secret && profiles::written_by_reference(Object::new(item)).is_some();
     let others = secret && !owned && !token && !adoptable;
+    let versionless = crate::fleet::cluster::is_cluster(item)
+        || object.kind().is_some_and(|k| k.ends_with("ControlPlane"));
     let Some(metadata) = item.get_mut("metadata") else {
         return false;
     };
+    // A Cluster's or control plane's version is read by no step: cut, one written again with
+    // nothing the plan reads changed (a heartbeat of its status) reads as it did.
     let mut cut = retain(metadata, |k| {
-        !(UNREAD_METADATA.contains(&k) || others && k == "uid")
+        !(UNREAD_METADATA.contains(&k)
+            || others && k == "uid"
+            || versionless && k == "resourceVersion")
     });
     if others {
         if let Some(annotations) = metadata.get_mut("annotations") {

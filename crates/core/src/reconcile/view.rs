@@ -100,10 +100,33 @@ impl Plan {
             .collect()
     }
 
+    /// The plan as text without the line of each unchanged Secret (what follows such a line
+    /// stays): what a host that logs what changes reads, without writing a line for every
+    /// Secret of a large fleet.
+    pub fn text_of_changes(&self) -> String {
+        let mut text = String::new();
+        self.text_with(&mut text, false);
+        text
+    }
+
     fn text(&self, out: &mut String) {
+        self.text_with(out, true);
+    }
+
+    fn text_with(&self, out: &mut String, unchanged: bool) {
         let by_cluster = self.applications.by_cluster();
         for e in &self.entries {
             let word = e.action.word();
+            let cluster = match &e.action {
+                Action::Rename { from, .. } => from,
+                _ => &e.secret,
+            };
+            if !unchanged && e.action == Action::Unchanged {
+                for (set, change) in by_cluster.get(cluster).into_iter().flatten() {
+                    out.push_str(&application_line(set, change));
+                }
+                continue;
+            }
             let line = match &e.action {
                 Action::Create => match &e.source {
                     Some(source) => format!("{} ({}) from {source}", e.secret, e.cluster),
@@ -131,10 +154,6 @@ impl Plan {
                 Action::Prune | Action::Unchanged => format!("{} ({})", e.secret, e.cluster),
             };
             out.push_str(&format!("{word:<9} {line}\n"));
-            let cluster = match &e.action {
-                Action::Rename { from, .. } => from,
-                _ => &e.secret,
-            };
             for (set, change) in by_cluster.get(cluster).into_iter().flatten() {
                 out.push_str(&application_line(set, change));
             }
@@ -827,5 +846,40 @@ fn delete_request(id: &SecretId, uid: &Option<String>, version: &Option<String>)
             uid: uid.clone(),
             resource_version: version.clone(),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::reconcile::tests::{TOKEN, kubeconfig_secret, run, run_plan};
+
+    /// The text of changes is the plan's text without the lines of unchanged Secrets, and
+    /// nothing else is missing from it.
+    #[test]
+    fn the_text_of_changes_leaves_out_only_unchanged_secrets() {
+        let config = Config::default();
+        let fleet =
+            kubeconfig_secret("a-kubeconfig", TOKEN) + &kubeconfig_secret("b-kubeconfig", TOKEN);
+        let (written, _) = run(&fleet, &config);
+        let again = written + "---\n" + &kubeconfig_secret("c-kubeconfig", TOKEN);
+        let (_, _, plan) = run_plan(&again, &config);
+        let whole = plan.show(PlanFormat::Text);
+        assert_eq!(
+            whole
+                .lines()
+                .filter(|l| l.starts_with("unchanged "))
+                .count(),
+            2,
+            "{whole}"
+        );
+        let without: String = whole
+            .lines()
+            .filter(|l| !l.starts_with("unchanged "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(plan.text_of_changes(), without);
+        assert!(without.contains("create "), "{without}");
     }
 }
