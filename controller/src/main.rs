@@ -29,6 +29,10 @@ use clap::Parser;
 
 use flags::{Flags, LogFormat};
 
+/// mimalloc, not the C library's allocator: see the dependency's note in Cargo.toml.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let flags = Flags::parse();
     logs(flags.log_format);
