@@ -141,7 +141,12 @@ impl Follower {
                 _ = sleep_until(retry) => Woke::Dirty,
                 // A token due for its age, a workload cluster whose backoff ends: the reconcile
                 // that saw it asked to be woken then.
-                _ = sleep_until(reconciler.wake) => Woke::Dirty,
+                _ = sleep_until(reconciler.wake) => {
+                    // Asked for once: a reconcile that does not come (not the leader) or ends
+                    // early (refused) must not find it passed, and wake again at once, forever.
+                    reconciler.wake = None;
+                    Woke::Dirty
+                }
             };
             match woke {
                 Woke::Stop => break,

@@ -378,14 +378,11 @@ impl Caches {
             others += usize::from(!deleted);
         }
         let mut buffer = Vec::new();
-        for (at, version, arrived) in &mut read {
+        for next in 0..read.len() {
+            let (at, version, arrived) = &mut read[next];
             let (item, origin) = &items[*at];
             let (namespace, name, kind) = item.key();
             let key = ObjectKey::new(namespace, name, kind);
-            let fail = |reason: String| FeedError {
-                object: key.to_string(),
-                reason,
-            };
             let arrived_apart = matches!(arrived, Some(Some(_)));
             let kept = match arrived.take() {
                 Some(Some(Ok(object))) if object.key() == &key => {
@@ -394,25 +391,42 @@ impl Caches {
                 }
                 Some(Some(Ok(object))) => Err(format!("it reads as {}", object.key())),
                 Some(Some(Err(reason))) => Err(reason),
-                Some(None) => return Err(fail("its values are no longer held".into())),
+                Some(None) => Err("its values are no longer held".into()),
                 // Held whole by its cache.
                 None => {
                     buffer.clear();
-                    item.write(&mut buffer).map_err(|e| fail(e.to_string()))?;
-                    keep(planner, &key, &buffer, version)
-                }
-            };
-            if let Err(reason) = kept {
-                if arrived_apart {
-                    // Said again at the next plan, which fails for the same reason until the
-                    // Secret changes.
-                    let mut arrivals = self.arrivals.lock();
-                    if let Some(waiting) = arrivals.get_mut(*origin, namespace, name) {
-                        waiting.read.get_or_insert(Err(reason.clone()));
+                    match item.write(&mut buffer) {
+                        Ok(()) => keep(planner, &key, &buffer, version),
+                        Err(error) => Err(error.to_string()),
                     }
                 }
-                return Err(fail(reason));
+            };
+            let Err(reason) = kept else {
+                continue;
+            };
+            let mut arrivals = self.arrivals.lock();
+            if arrived_apart {
+                // Said again at the next plan, which fails for the same reason until the
+                // Secret changes.
+                if let Some(waiting) = arrivals.get_mut(*origin, namespace, name) {
+                    waiting.read.get_or_insert(Err(reason.clone()));
+                }
             }
+            // What was taken for the objects after it waits for the next plan: lost, each
+            // would fail it until its Secret changes.
+            for (at, _, arrived) in &mut read[next + 1..] {
+                if let Some(Some(object)) = arrived.take() {
+                    let (item, origin) = &items[*at];
+                    let (namespace, name, _) = item.key();
+                    if let Some(waiting) = arrivals.get_mut(*origin, namespace, name) {
+                        waiting.read.get_or_insert(object);
+                    }
+                }
+            }
+            return Err(FeedError {
+                object: key.to_string(),
+                reason,
+            });
         }
         Ok(Fed {
             read: read.len(),
@@ -868,6 +882,44 @@ mod tests {
         caches.secrets[0] = (Values::All, watched);
         let handover = Handover::new(caches.arrivals.clone(), 0);
         (caches, writer, handover)
+    }
+
+    /// Regression: when one Secret could not be read, the values taken for the Secrets after it
+    /// were dropped, and each of those failed every plan ("its values are no longer held")
+    /// until it changed, even once the first was fixed.
+    #[tokio::test]
+    async fn a_secret_that_cannot_be_read_loses_none_after_it() {
+        use kube::runtime::watcher::Event;
+        let (client, _log) = fixtures::api(Vec::new());
+        let (mut caches, mut writer, _) = handed_over(&client);
+        let limits = capi2argo_core::Limits {
+            max_input_bytes: 16_000,
+            ..capi2argo_core::Limits::default()
+        };
+        caches.arrivals = Arc::new(Arrivals::new(limits));
+        let mut handover = Handover::new(caches.arrivals.clone(), 0);
+        let alpha = fixtures::kubeconfig_secret("alpha");
+        let mut padded = alpha.clone();
+        let padding = ByteString(vec![b'x'; 16_000]);
+        padded
+            .data
+            .get_or_insert_default()
+            .insert("padding".into(), padding);
+        handover.apply(&mut writer, Event::Init);
+        handover.apply(&mut writer, Event::InitApply(padded));
+        handover.apply(
+            &mut writer,
+            Event::InitApply(fixtures::kubeconfig_secret("beta")),
+        );
+        handover.apply(&mut writer, Event::InitDone);
+        let mut planner = Planner::new(capi2argo_core::Limits::default());
+        let refused = caches.feed(&mut planner, Vec::new(), &OwnWrites::default());
+        assert!(refused.is_err_and(|e| e.to_string().contains("alpha-kubeconfig")));
+        let mut fixed = alpha;
+        fixed.metadata.resource_version = Some("12".into());
+        handover.apply(&mut writer, Event::Apply(fixed));
+        assert_eq!(fed(&caches, &mut planner), 2);
+        assert_eq!(planner.len(), 2);
     }
 
     /// How many objects feeding `planner` from `caches` read.
