@@ -730,7 +730,7 @@ mod tests {
             secret.metadata.resource_version = Some(version.into());
             kube::runtime::watcher::Event::Apply(secret)
         };
-        argo.apply_watcher_event(&echo("21"));
+        argo.apply(echo("21"));
         let before = Instant::now();
         let report = reconciler.reconcile(&|| true).await;
         assert_eq!((report.ending, report.writes), (Ending::Synced, 0));
@@ -738,10 +738,10 @@ mod tests {
         assert!(wake > before && wake <= Instant::now() + OWN_WRITES_WAIT);
         // The wake plans: the stand-in body is not what the plan writes, so it is replaced.
         assert_eq!(reconciler.reconcile(&|| true).await.writes, 1);
-        argo.apply_watcher_event(&echo("22"));
+        argo.apply(echo("22"));
         assert_eq!(reconciler.reconcile(&|| true).await.writes, 0);
         // Someone else's change to it plans at once.
-        argo.apply_watcher_event(&echo("23"));
+        argo.apply(echo("23"));
         assert_eq!(reconciler.reconcile(&|| true).await.writes, 1);
         drop((reconciler, client));
         server.await.expect("the scenario's requests");

@@ -1,29 +1,36 @@
-//! A Secret's values on their way to the planner: taken out of each Secret as its watch reads
-//! it, read at once into the form the planner keeps (held so until the next plan takes them),
-//! and never kept by the cache, which holds the Secret's name, labels and version only. So the
-//! fleet's kubeconfigs are in memory once, and a fleet listed whole waits for its first plan
-//! as the trees the planner keeps, not also as text.
+//! Each watched object on its way to the planner: read at once into the form the planner keeps
+//! (held so until the next plan takes it), while its cache keeps only who it is and its version.
+//! So the fleet is in memory once, as the planner's trees, and a fleet listed whole waits for its
+//! first plan as those trees, not also as text or as typed copies.
 
 use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
+use std::hash::{DefaultHasher, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use capi2argo_core::{Limits, ObjectKey, ObjectRead};
 use k8s_openapi::api::core::v1::Secret;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::Event;
+use serde::Serialize;
 
-/// A Secret whose values its cache does not keep: its version, and until a plan takes it, the
-/// Secret read for the planner (or why it could not be).
+/// A watched object as the planner will read it: its version, a digest of what its cache was
+/// given of it but its version (an object written again with nothing kept changed wakes
+/// nothing), and until a plan takes it, the object read for the planner (or why it could not
+/// be).
 pub struct Arrived {
     pub version: String,
+    digest: u64,
     pub read: Option<Result<ObjectRead, String>>,
 }
 
-/// The Secrets whose values wait for the planner or are held by it, by the cache that read
-/// them (two caches may read one Secret), namespace and name.
+/// The objects that wait for the planner or are held by it, by the cache that read them (two
+/// caches may read one Secret), namespace and name.
 pub struct Arrivals {
     held: Mutex<Held>,
-    /// What each Secret is read within: the planner's limits.
+    /// What each object is read within: the planner's limits, which a watch reads with on its
+    /// own task (the planner is the reconciler's alone).
     limits: Limits,
 }
 
@@ -45,17 +52,12 @@ impl Held {
             .insert(key.name, arrived);
     }
 
-    fn remove(&mut self, origin: usize, key: &ObjectKey) {
-        if let Some(names) = self
-            .0
-            .get_mut(&origin)
-            .and_then(|n| n.get_mut(&key.namespace))
-        {
-            names.remove(&key.name);
-        }
+    fn remove(&mut self, origin: usize, key: &ObjectKey) -> Option<Arrived> {
+        let names = self.0.get_mut(&origin)?.get_mut(&key.namespace)?;
+        names.remove(&key.name)
     }
 
-    /// Every Secret held, for tests.
+    /// Every object held, for tests.
     #[cfg(test)]
     pub fn values(&self) -> impl Iterator<Item = &Arrived> {
         self.0
@@ -66,7 +68,7 @@ impl Held {
 }
 
 impl Arrivals {
-    /// Nothing held yet; each Secret to be read within `limits`.
+    /// Nothing held yet; each object to be read within `limits`.
     pub fn new(limits: Limits) -> Arrivals {
         Arrivals {
             held: Mutex::new(Held::default()),
@@ -79,111 +81,238 @@ impl Arrivals {
     pub fn lock(&self) -> MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
+    /// An object read beside the caches, for the planner, within the same limits.
+    pub fn read(&self, json: &[u8]) -> Result<ObjectRead, String> {
+        ObjectRead::new(json, &self.limits).map_err(|e| e.to_string())
+    }
 }
 
-/// How one Secret cache hands its Secrets' values over: its place among the caches, and the
-/// Secrets of a list under way (the cache takes them all at once when the list is done).
-pub struct Handover {
-    pub arrivals: std::sync::Arc<Arrivals>,
+/// What a cache hands over of each object it watches, and what it keeps.
+pub trait Handed:
+    kube::Resource<DynamicType: Eq + std::hash::Hash + Clone> + Clone + 'static
+{
+    /// Writes it as JSON, with `types` (its cache's apiVersion and kind) when it was listed
+    /// without them.
+    fn write(&self, types: &(String, String), out: impl std::io::Write) -> serde_json::Result<()>;
+
+    /// Cuts it to what its cache keeps: who it is, its version, and what an Event about it
+    /// reads.
+    fn cut_to_identity(&mut self);
+}
+
+/// The metadata a cache keeps of every object: its namespace, name, uid and version.
+fn identity(meta: &mut ObjectMeta) -> ObjectMeta {
+    ObjectMeta {
+        name: meta.name.take(),
+        namespace: meta.namespace.take(),
+        uid: meta.uid.take(),
+        resource_version: meta.resource_version.take(),
+        ..ObjectMeta::default()
+    }
+}
+
+impl Handed for Secret {
+    fn write(&self, _: &(String, String), out: impl std::io::Write) -> serde_json::Result<()> {
+        // k8s-openapi writes a Secret's apiVersion and kind itself.
+        serde_json::to_writer(out, self)
+    }
+
+    /// Of a Secret, also the label an Event names its Cluster API Cluster by.
+    fn cut_to_identity(&mut self) {
+        use capi2argo_core::well_known::CLUSTER_NAME_LABEL;
+        let cluster = self
+            .metadata
+            .labels
+            .as_mut()
+            .and_then(|l| l.remove_entry(CLUSTER_NAME_LABEL));
+        let mut metadata = identity(&mut self.metadata);
+        metadata.labels = cluster.map(|entry| [entry].into());
+        *self = Secret {
+            metadata,
+            ..Secret::default()
+        };
+    }
+}
+
+/// An object listed without its apiVersion and kind, written with those of its cache.
+#[derive(Serialize)]
+struct Typed<'o> {
+    #[serde(rename = "apiVersion")]
+    api_version: &'o str,
+    kind: &'o str,
+    #[serde(flatten)]
+    object: &'o DynamicObject,
+}
+
+impl Handed for DynamicObject {
+    fn write(&self, types: &(String, String), out: impl std::io::Write) -> serde_json::Result<()> {
+        if self.types.is_some() {
+            return serde_json::to_writer(out, self);
+        }
+        let typed = Typed {
+            api_version: &types.0,
+            kind: &types.1,
+            object: self,
+        };
+        serde_json::to_writer(out, &typed)
+    }
+
+    fn cut_to_identity(&mut self) {
+        *self = DynamicObject {
+            types: None,
+            metadata: identity(&mut self.metadata),
+            data: serde_json::Value::Null,
+        };
+    }
+}
+
+/// How one cache hands its objects over: its place among the caches, the apiVersion and kind
+/// of what it watches, and the objects of a list under way (the cache takes them all at once
+/// when the list is done).
+pub struct Handover<K> {
+    pub arrivals: Arc<Arrivals>,
     pub origin: usize,
-    listing: Vec<(ObjectKey, Arrived)>,
+    types: (String, String),
+    listing: Vec<(ObjectKey, Listing)>,
+    _kind: std::marker::PhantomData<fn(K)>,
 }
 
-impl Handover {
-    pub fn new(arrivals: std::sync::Arc<Arrivals>, origin: usize) -> Handover {
+/// An object of a list under way: read anew, or held already at the version listed.
+enum Listing {
+    Read(Arrived),
+    Held,
+}
+
+impl<K: Handed> Handover<K> {
+    pub fn new(arrivals: Arc<Arrivals>, origin: usize, types: (String, String)) -> Handover<K> {
         Handover {
             arrivals,
             origin,
+            types,
             listing: Vec::new(),
+            _kind: std::marker::PhantomData,
         }
     }
-}
 
-/// How a watch's events reach its cache.
-pub trait Apply<K: kube::Resource + Clone + 'static>: Send
-where
-    K::DynamicType: Eq + std::hash::Hash + Clone,
-{
-    fn apply(&mut self, writer: &mut Writer<K>, event: Event<K>);
-}
-
-/// As they are: the cache keeps each object whole (as trimmed).
-pub struct Whole;
-
-impl<K: kube::Resource + Clone + 'static> Apply<K> for Whole
-where
-    K::DynamicType: Eq + std::hash::Hash + Clone,
-{
-    fn apply(&mut self, writer: &mut Writer<K>, event: Event<K>) {
-        writer.apply_watcher_event(&event);
-    }
-}
-
-impl Apply<Secret> for Handover {
-    /// Applies `event` to the cache, the values of each Secret it brings held for the planner
-    /// instead of the cache.
-    fn apply(&mut self, writer: &mut Writer<Secret>, mut event: Event<Secret>) {
-        match &mut event {
-            Event::Apply(secret) => {
-                let arrived = take_values(secret, &self.arrivals.limits);
-                let key = key(secret);
+    /// Applies `event` to the cache, each object it brings read for the planner and cut to its
+    /// identity for the cache; whether the plan's input changed (an object written again with
+    /// nothing kept changed, a Cluster's heartbeat cut to what a plan reads, did not).
+    pub fn apply(&mut self, writer: &mut Writer<K>, mut event: Event<K>) -> bool {
+        let changed = match &mut event {
+            Event::Apply(object) => {
+                let key = key(object, &self.types);
                 let mut held = self.arrivals.lock();
-                match arrived {
-                    Some(arrived) => held.insert(self.origin, key, arrived),
-                    None => held.remove(self.origin, &key),
-                }
+                let kept = held.get_mut(self.origin, &key.namespace, &key.name);
+                let version = object.meta().resource_version.as_deref();
+                // Sent again as it is held (a watch resumed): nothing to read.
+                let changed = match kept {
+                    Some(kept) if version == Some(kept.version.as_str()) => false,
+                    kept => {
+                        let was = kept.map(|k| k.digest);
+                        let arrived = self.read(object);
+                        let changed = was != Some(arrived.digest);
+                        held.insert(self.origin, key, arrived);
+                        changed
+                    }
+                };
+                object.cut_to_identity();
                 writer.apply_watcher_event(&event);
+                return changed;
             }
-            Event::Delete(secret) => {
-                let key = key(secret);
+            Event::Delete(object) => {
+                let key = key(object, &self.types);
                 let mut held = self.arrivals.lock();
                 held.remove(self.origin, &key);
+                object.cut_to_identity();
                 writer.apply_watcher_event(&event);
+                return true;
             }
             Event::Init => {
                 self.listing.clear();
-                writer.apply_watcher_event(&event);
+                false
             }
-            Event::InitApply(secret) => {
-                if let Some(arrived) = take_values(secret, &self.arrivals.limits) {
-                    self.listing.push((key(secret), arrived));
-                }
-                writer.apply_watcher_event(&event);
+            Event::InitApply(object) => {
+                let key = key(object, &self.types);
+                let version = object.meta().resource_version.as_deref();
+                let as_held = self
+                    .arrivals
+                    .lock()
+                    .get_mut(self.origin, &key.namespace, &key.name)
+                    .is_some_and(|kept| version == Some(kept.version.as_str()));
+                // Listed again at the version held (a watch that expired): not read twice.
+                let listing = match as_held {
+                    true => Listing::Held,
+                    false => Listing::Read(self.read(object)),
+                };
+                self.listing.push((key, listing));
+                object.cut_to_identity();
+                false
             }
             Event::InitDone => {
-                // The cache takes the list's Secrets now, and with them their values arrive.
+                // The cache takes the list's objects now, and with them they arrive.
                 let mut held = self.arrivals.lock();
-                held.0.remove(&self.origin);
-                for (key, arrived) in self.listing.drain(..) {
-                    held.insert(self.origin, key, arrived);
+                let mut before = Held(
+                    held.0
+                        .remove(&self.origin)
+                        .map(|names| [(self.origin, names)].into())
+                        .unwrap_or_default(),
+                );
+                for (key, listing) in self.listing.drain(..) {
+                    let arrived = match listing {
+                        Listing::Read(arrived) => Some(arrived),
+                        Listing::Held => before.remove(self.origin, &key),
+                    };
+                    if let Some(arrived) = arrived {
+                        held.insert(self.origin, key, arrived);
+                    }
                 }
                 writer.apply_watcher_event(&event);
+                return true;
             }
+        };
+        writer.apply_watcher_event(&event);
+        changed
+    }
+
+    /// `object` read for the planner, with the digest of what its cache was given of it.
+    fn read(&self, object: &mut K) -> Arrived {
+        let version = object.meta_mut().resource_version.take();
+        let mut digest = Digest(DefaultHasher::new());
+        let written = object.write(&self.types, &mut digest);
+        object.meta_mut().resource_version = version;
+        let mut json = Vec::new();
+        let read = written
+            .and_then(|()| object.write(&self.types, &mut json))
+            .map_err(|e| format!("it cannot be written as JSON: {e}"))
+            .and_then(|()| self.arrivals.read(&json));
+        Arrived {
+            version: object.meta().resource_version.clone().unwrap_or_default(),
+            digest: digest.0.finish(),
+            read: Some(read),
         }
     }
 }
 
-/// The key a plan knows a Secret by.
-pub fn key(secret: &Secret) -> ObjectKey {
-    ObjectKey::new(
-        secret.metadata.namespace.as_deref().unwrap_or_default(),
-        secret.metadata.name.as_deref().unwrap_or_default(),
-        "Secret",
-    )
+/// A hash of what is written to it.
+struct Digest(DefaultHasher);
+
+impl std::io::Write for Digest {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.write(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
-/// Takes a Secret's values out: the Secret, values and all, read for the planner within
-/// `limits`, and the Secret left without them; `None` for one without values (or one that
-/// cannot be written, left as it is).
-fn take_values(secret: &mut Secret, limits: &Limits) -> Option<Arrived> {
-    if secret.data.is_none() && secret.string_data.is_none() {
-        return None;
-    }
-    let json = serde_json::to_vec(&*secret).ok()?;
-    secret.data = None;
-    secret.string_data = None;
-    Some(Arrived {
-        version: secret.metadata.resource_version.clone().unwrap_or_default(),
-        read: Some(ObjectRead::new(&json, limits).map_err(|e| e.to_string())),
-    })
+/// The key a plan knows an object of a cache of `types` by.
+fn key<K: kube::Resource>(object: &K, types: &(String, String)) -> ObjectKey {
+    let meta = object.meta();
+    ObjectKey::new(
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+        &types.1,
+    )
 }

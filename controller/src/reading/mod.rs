@@ -3,13 +3,14 @@
 //! resources a server may not serve yet — Cluster API's Clusters, ClusterProfiles, Argo CD's
 //! ApplicationSets and Applications — each watched from the resync that finds it served), the
 //! control planes the flags ask for, and the one object read by name at each plan
-//! (`argocd-cmd-params-cm`). The input of a plan is built from the caches.
+//! (`argocd-cmd-params-cm`). Each object goes to the planner as it arrives (`arrivals`); a cache
+//! keeps who each object is and its version, which a plan compares with what the planner holds.
 
 mod arrivals;
 mod trim;
 mod watched;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use capi2argo_core::well_known::{
@@ -21,11 +22,10 @@ use capi2argo_core::{
 use k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::{Client, ResourceExt};
-use serde::Serialize;
 
 use crate::reporting::metrics::Metrics;
 use crate::requests::OwnWrites;
-use arrivals::{Arrivals, Handover, Whole};
+use arrivals::{Arrivals, Handover};
 pub use watched::{Changes, ReadFailed, ReadMode, Watched};
 use watched::{Source, watch};
 
@@ -79,8 +79,10 @@ pub struct Caches {
     mode: ReadMode,
     /// Said once: a named object could not be read.
     named_unread: AtomicBool,
-    /// The Secrets' values, on their way to the planner (the caches keep none).
+    /// The objects on their way to the planner, or held by it (the caches keep who each is).
     arrivals: Arc<Arrivals>,
+    /// The place among the caches the next cache of objects takes.
+    next_origin: AtomicUsize,
 }
 
 impl Caches {
@@ -110,7 +112,11 @@ impl Caches {
                             selector: selector.clone().unwrap_or_default(),
                             dyntype: (),
                             trim: trim::secret(read.values),
-                            apply: Box::new(Handover::new(arrivals.clone(), secrets.len())),
+                            handover: Handover::new(
+                                arrivals.clone(),
+                                secrets.len(),
+                                watched::types_of::<Secret>(&()),
+                            ),
                         };
                         let watched = watch(source, changes.clone(), mode).await?;
                         secrets.push((read.values, watched));
@@ -119,6 +125,7 @@ impl Caches {
                 _ => optional.push(Discovered::new(read.clone())),
             }
         }
+        let secrets_read = secrets.len();
         let mut caches = Caches {
             secrets,
             optional,
@@ -128,6 +135,7 @@ impl Caches {
             client: client.clone(),
             mode,
             named_unread: AtomicBool::new(false),
+            next_origin: AtomicUsize::new(secrets_read),
             arrivals,
         };
         for (resource, group) in control_planes {
@@ -228,7 +236,11 @@ impl Caches {
                 selector: String::new(),
                 dyntype: ar.clone(),
                 trim: trim.clone(),
-                apply: Box::new(Whole),
+                handover: Handover::new(
+                    self.arrivals.clone(),
+                    self.next_origin.fetch_add(1, Ordering::Relaxed),
+                    (ar.api_version.clone(), ar.kind.clone()),
+                ),
             };
             out.push(watch(source, self.changes.clone(), self.mode).await?);
         }
@@ -344,8 +356,8 @@ impl Caches {
                     }
                 }
                 let arrival = match item {
-                    Listed::Secret(_) => arrivals.get_mut(*origin, key.0, key.1),
-                    _ => None,
+                    Listed::Extra(_) => None,
+                    _ => arrivals.get_mut(*origin, key.0, key.1),
                 };
                 version.clear();
                 let rv = match &arrival {
@@ -366,7 +378,11 @@ impl Caches {
                     && rv.is_some_and(|rv| own.wrote(&SecretId::new(key.0, key.1), rv));
                 others += usize::from(!written);
                 // Without a version, it is read again every time.
-                read.push((at, version.clone(), arrival.map(|a| a.read.take())));
+                let taken = match item {
+                    Listed::Extra(_) => None,
+                    _ => Some(arrival.and_then(|a| a.read.take())),
+                };
+                read.push((at, version.clone(), taken));
             }
             gone.extend(planned.map(|(held, _)| held.clone()));
             items
@@ -384,22 +400,27 @@ impl Caches {
             let (namespace, name, kind) = item.key();
             let key = ObjectKey::new(namespace, name, kind);
             let arrived_apart = matches!(arrived, Some(Some(_)));
-            let kept = match arrived.take() {
-                Some(Some(Ok(object))) if object.key() == &key => {
+            let object = match arrived.take() {
+                Some(Some(object)) => object,
+                Some(None) => Err("what its watch read is no longer held".into()),
+                // Read beside the caches.
+                None => {
+                    buffer.clear();
+                    match item {
+                        Listed::Extra(value) => serde_json::to_writer(&mut buffer, value)
+                            .map_err(|e| e.to_string())
+                            .and_then(|()| self.arrivals.read(&buffer)),
+                        _ => Err("it is not read beside the caches".into()),
+                    }
+                }
+            };
+            let kept = match object {
+                Ok(object) if object.key() == &key => {
                     planner.keep_read(object, version);
                     Ok(())
                 }
-                Some(Some(Ok(object))) => Err(format!("it reads as {}", object.key())),
-                Some(Some(Err(reason))) => Err(reason),
-                Some(None) => Err("its values are no longer held".into()),
-                // Held whole by its cache.
-                None => {
-                    buffer.clear();
-                    match item.write(&mut buffer) {
-                        Ok(()) => keep(planner, &key, &buffer, version),
-                        Err(error) => Err(error.to_string()),
-                    }
-                }
+                Ok(object) => Err(format!("it reads as {}", object.key())),
+                Err(reason) => Err(reason),
             };
             let Err(reason) = kept else {
                 continue;
@@ -442,27 +463,21 @@ impl Caches {
         let mut secrets: Vec<(usize, &(Values, Watched<Secret>))> =
             self.secrets.iter().enumerate().collect();
         secrets.sort_by_key(|(_, (values, _))| *values == Values::All);
-        for (origin, (_, w)) in secrets {
+        for (_, (_, w)) in secrets {
             items.extend(
                 w.store
                     .state()
                     .into_iter()
-                    .map(|o| (Listed::Secret(o), origin)),
+                    .map(|o| (Listed::Secret(o), w.origin)),
             );
         }
-        let mut origin = self.secrets.len();
         self.each_object_cache(|w| {
             let types = Arc::new(w.types.clone());
             for object in w.store.state() {
-                items.push((Listed::Object(object, types.clone()), origin));
+                items.push((Listed::Object(object, types.clone()), w.origin));
             }
-            origin += 1;
         });
-        items.extend(
-            extra
-                .into_iter()
-                .map(|value| (Listed::Extra(value), origin)),
-        );
+        items.extend(extra.into_iter().map(|value| (Listed::Extra(value), EXTRA)));
         // Each key taken once, not once a comparison; of one key, the last one listed.
         let keep: Vec<usize> = {
             let mut order: Vec<((&str, &str, &str), usize)> = items
@@ -480,20 +495,6 @@ impl Caches {
         };
         let mut items: Vec<Option<(Listed, usize)>> = items.into_iter().map(Some).collect();
         keep.into_iter().filter_map(|at| items[at].take()).collect()
-    }
-
-    /// The input of a plan as one JSON `kind: List`: what the planner is fed, in its order.
-    #[cfg(test)]
-    pub fn input(&self, extra: Vec<serde_json::Value>) -> Vec<u8> {
-        let mut out = br#"{"apiVersion":"v1","kind":"List","items":["#.to_vec();
-        for (n, (item, _)) in self.listed(extra).iter().enumerate() {
-            if n > 0 {
-                out.push(b',');
-            }
-            item.write(&mut out).expect("serializable");
-        }
-        out.extend_from_slice(b"]}");
-        out
     }
 
     /// The cached Secret `id`, from any cache.
@@ -621,15 +622,8 @@ type ToRead = (
     Option<Option<Result<capi2argo_core::ObjectRead, String>>>,
 );
 
-/// Keeps one object in `planner`, under the key the caches know it by.
-fn keep(planner: &mut Planner, key: &ObjectKey, json: &[u8], version: &str) -> Result<(), String> {
-    let kept = planner.keep(json, version).map_err(|e| e.to_string())?;
-    if kept != *key {
-        planner.forget(&kept);
-        return Err(format!("it reads as {kept}"));
-    }
-    Ok(())
-}
+/// The place among the caches of the objects read beside them.
+const EXTRA: usize = usize::MAX;
 
 /// What [`Caches::feed`] gave the planner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -646,16 +640,6 @@ pub struct Fed {
 pub struct FeedError {
     object: String,
     reason: String,
-}
-
-/// An object listed without its apiVersion and kind, written with those of its cache.
-#[derive(Serialize)]
-struct Typed<'o> {
-    #[serde(rename = "apiVersion")]
-    api_version: &'o str,
-    kind: &'o str,
-    #[serde(flatten)]
-    object: &'o DynamicObject,
 }
 
 impl Listed {
@@ -702,29 +686,13 @@ impl Listed {
                 .and_then(|v| v.as_str()),
         }
     }
-
-    fn write(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        match self {
-            // k8s-openapi writes a Secret's apiVersion and kind itself.
-            Listed::Secret(secret) => serde_json::to_writer(out, &**secret),
-            Listed::Object(object, types) if object.types.is_none() => {
-                let typed = Typed {
-                    api_version: &types.0,
-                    kind: &types.1,
-                    object,
-                };
-                serde_json::to_writer(out, &typed)
-            }
-            Listed::Object(object, _) => serde_json::to_writer(out, &**object),
-            Listed::Extra(value) => serde_json::to_writer(out, value),
-        }
-    }
 }
 
 /// Caches filled at once, as lists would fill them: the reconciler's tests.
 #[cfg(test)]
 pub mod fixture {
     use super::*;
+    use watched::Driven;
 
     /// Caches holding the kubeconfig Secrets `kubeconfigs` and Argo CD's Secrets `argo`, served
     /// by `client` for the reads a plan makes by name.
@@ -732,36 +700,50 @@ pub mod fixture {
         caches_of(
             client,
             kubeconfigs,
-            watched::filled("Secrets in argocd", (), argo),
+            capi2argo_core::Limits::default(),
+            |h| watched::filled("Secrets in argocd", (), h, argo),
         )
     }
 
-    /// Caches as [`caches`] makes them, with no Argo CD Secret yet and the writer that brings
-    /// them: a test's own watch events.
-    pub fn caches_driven(
-        client: &Client,
-        kubeconfigs: Vec<Secret>,
-    ) -> (Caches, kube::runtime::reflector::store::Writer<Secret>) {
-        let (mut writer, argo) = watched::driven("Secrets in argocd", ());
-        writer.apply_watcher_event(&kube::runtime::watcher::Event::Init);
-        writer.apply_watcher_event(&kube::runtime::watcher::Event::InitDone);
-        (caches_of(client, kubeconfigs, argo), writer)
+    /// Caches as [`caches`] makes them, with no Argo CD Secret yet and what brings them: a
+    /// test's own watch events.
+    pub fn caches_driven(client: &Client, kubeconfigs: Vec<Secret>) -> (Caches, Driven<Secret>) {
+        let mut driven = None;
+        let caches = caches_of(
+            client,
+            kubeconfigs,
+            capi2argo_core::Limits::default(),
+            |h| {
+                let (mut argo, watched) = watched::driven("Secrets in argocd", (), h);
+                argo.apply(kube::runtime::watcher::Event::Init);
+                argo.apply(kube::runtime::watcher::Event::InitDone);
+                driven = Some(argo);
+                watched
+            },
+        );
+        (caches, driven.expect("made"))
     }
 
-    fn caches_of(client: &Client, kubeconfigs: Vec<Secret>, argo: Watched<Secret>) -> Caches {
+    /// Caches of the kubeconfig Secrets `kubeconfigs` (the first) and of Argo CD's Secrets
+    /// (the second, as `argo` makes it of its handover), their objects read within `limits`.
+    pub fn caches_of(
+        client: &Client,
+        kubeconfigs: Vec<Secret>,
+        limits: capi2argo_core::Limits,
+        argo: impl FnOnce(Handover<Secret>) -> Watched<Secret>,
+    ) -> Caches {
         let metrics = Metrics::new().0;
         let argo_values = capi2argo_core::read_set(&capi2argo_core::Options::default())
             .expect("the default settings")
             .reads[1]
             .values;
+        let arrivals = Arc::new(Arrivals::new(limits));
+        let types = watched::types_of::<Secret>(&());
+        let handover = |origin| Handover::new(arrivals.clone(), origin, types.clone());
+        let kubeconfigs = watched::filled("kubeconfig Secrets", (), handover(0), kubeconfigs);
+        let argo = argo(handover(1));
         Caches {
-            secrets: vec![
-                (
-                    Values::All,
-                    watched::filled("kubeconfig Secrets", (), kubeconfigs),
-                ),
-                (argo_values, argo),
-            ],
+            secrets: vec![(Values::All, kubeconfigs), (argo_values, argo)],
             optional: Vec::new(),
             control_planes: Vec::new(),
             changes: Changes::new(metrics),
@@ -769,7 +751,51 @@ pub mod fixture {
             client: client.clone(),
             mode: ReadMode::ListOnce,
             named_unread: AtomicBool::new(false),
-            arrivals: Arc::new(Arrivals::new(capi2argo_core::Limits::default())),
+            next_origin: AtomicUsize::new(2),
+            arrivals,
+        }
+    }
+
+    /// A cache of Cluster API's Clusters in `caches`, filled with `clusters`.
+    pub fn with_clusters(caches: &mut Caches, clusters: Vec<DynamicObject>) {
+        let mut driven = clusters_driven(caches);
+        driven.apply(kube::runtime::watcher::Event::Init);
+        for cluster in clusters {
+            driven.apply(kube::runtime::watcher::Event::InitApply(cluster));
+        }
+        driven.apply(kube::runtime::watcher::Event::InitDone);
+    }
+
+    /// An empty cache of Cluster API's Clusters in `caches`, and what fills it: a test's own
+    /// watch events.
+    pub fn clusters_driven(caches: &mut Caches) -> Driven<DynamicObject> {
+        let read = capi2argo_core::read_set(&capi2argo_core::Options::default())
+            .expect("the default settings")
+            .reads
+            .into_iter()
+            .find(|r| r.resource == CLUSTERS)
+            .expect("Clusters are read");
+        let ar = cluster_resource();
+        let handover = Handover::new(
+            caches.arrivals.clone(),
+            caches.next_origin.fetch_add(1, Ordering::Relaxed),
+            watched::types_of::<DynamicObject>(&ar),
+        );
+        let (driven, watched) = watched::driven("Clusters", ar, handover);
+        let slot = Discovered::new(read);
+        slot.start(vec![watched]);
+        caches.optional.push(slot);
+        driven
+    }
+
+    /// Cluster API's Clusters, as the server serves them.
+    pub fn cluster_resource() -> ApiResource {
+        ApiResource {
+            group: "cluster.x-k8s.io".into(),
+            version: "v1beta1".into(),
+            api_version: "cluster.x-k8s.io/v1beta1".into(),
+            kind: "Cluster".into(),
+            plural: "clusters".into(),
         }
     }
 }
@@ -778,15 +804,12 @@ pub mod fixture {
 mod tests {
     use super::*;
     use crate::fixtures;
-    use arrivals::Apply;
     use k8s_openapi::ByteString;
-    use kube::runtime::reflector::store::Writer;
 
-    /// The input is one JSON List, in the order of namespace, name and kind, each object as its
-    /// cache holds it; one listed without apiVersion and kind (a server may list them so) gets
-    /// those of the resource its cache watches, once.
+    /// Every cached object is fed to the planner once; one listed without apiVersion and kind
+    /// (a server may list them so) is read with those of the resource its cache watches.
     #[tokio::test]
-    async fn the_input_is_every_cached_object_once_with_its_type() {
+    async fn every_cached_object_is_fed_once_with_its_type() {
         let (client, _log) = fixtures::api(Vec::new());
         let mut caches = fixture::caches(
             &client,
@@ -796,53 +819,100 @@ mod tests {
                 "https://alpha.example.com:6443",
             )],
         );
-        let ar = ApiResource {
-            group: "cluster.x-k8s.io".into(),
-            version: "v1beta1".into(),
-            api_version: "cluster.x-k8s.io/v1beta1".into(),
-            kind: "Cluster".into(),
-            plural: "clusters".into(),
-        };
-        let untyped = DynamicObject::new("alpha", &ar).within("fleet");
+        let ar = fixture::cluster_resource();
         let untyped = DynamicObject {
             types: None,
-            ..untyped
+            ..DynamicObject::new("alpha", &ar).within("fleet")
         };
         let typed = DynamicObject::new("beta", &ar).within("fleet");
-        let slot = Discovered::new(reads_of_clusters());
-        slot.start(vec![watched::filled(
-            "Clusters",
-            ar.clone(),
-            vec![untyped, typed],
-        )]);
-        caches.optional.push(slot);
-        let input: serde_json::Value =
-            serde_json::from_slice(&caches.input(Vec::new())).expect("JSON");
-        assert_eq!(input["kind"], "List");
-        let items = input["items"].as_array().expect("items");
-        let seen: Vec<(String, String, String)> = items
-            .iter()
-            .map(|i| {
-                let text = |p: &str| i.pointer(p).and_then(|v| v.as_str()).unwrap_or_default();
-                (
-                    text("/metadata/name").to_string(),
-                    text("/kind").to_string(),
-                    text("/apiVersion").to_string(),
-                )
-            })
+        fixture::with_clusters(&mut caches, vec![untyped, typed]);
+        let mut planner = Planner::new(capi2argo_core::Limits::default());
+        assert_eq!(fed(&caches, &mut planner), 4);
+        let keys: Vec<(String, String)> = planner
+            .versions()
+            .map(|(k, _)| (k.name.clone(), k.kind.clone()))
             .collect();
-        assert!(seen.contains(&(
-            "alpha".into(),
-            "Cluster".into(),
-            "cluster.x-k8s.io/v1beta1".into()
-        )));
-        assert!(seen.contains(&(
-            "beta".into(),
-            "Cluster".into(),
-            "cluster.x-k8s.io/v1beta1".into()
-        )));
-        assert!(seen.contains(&("alpha-kubeconfig".into(), "Secret".into(), "v1".into())));
-        assert_eq!(items.len(), 4, "{input}");
+        assert!(
+            keys.contains(&("alpha".into(), "Cluster".into())),
+            "{keys:?}"
+        );
+        assert!(
+            keys.contains(&("beta".into(), "Cluster".into())),
+            "{keys:?}"
+        );
+        assert!(keys.contains(&("alpha-kubeconfig".into(), "Secret".into())));
+        assert_eq!(fed(&caches, &mut planner), 0);
+    }
+
+    /// A cache keeps who each object is and its version, and nothing the planner holds: a
+    /// Cluster its name and uid, a Secret also the label that names its Cluster. An Event still
+    /// finds both.
+    #[tokio::test]
+    async fn a_cache_keeps_who_each_object_is_and_nothing_the_planner_holds() {
+        let (client, _log) = fixtures::api(Vec::new());
+        let mut caches = fixture::caches(
+            &client,
+            vec![fixtures::kubeconfig_secret("alpha")],
+            Vec::new(),
+        );
+        let mut cluster = DynamicObject::new("alpha", &fixture::cluster_resource())
+            .within("fleet")
+            .data(serde_json::json!({"spec": {"topology": {"class": "quick-start"}}}));
+        cluster.metadata.uid = Some("uid-of-alpha".into());
+        cluster.metadata.labels = Some([("team".to_string(), "a".to_string())].into());
+        fixture::with_clusters(&mut caches, vec![cluster]);
+        let id = SecretId::new("fleet", "alpha");
+        let cached = caches.optional[0].watched()[0]
+            .find("fleet", "alpha")
+            .expect("cached");
+        assert!(cached.data.is_null() && cached.metadata.labels.is_none());
+        assert_eq!(
+            caches.cluster(&id),
+            Some(("cluster.x-k8s.io/v1beta1".into(), "uid-of-alpha".into()))
+        );
+        let secret = caches
+            .secret(&SecretId::new("fleet", "alpha-kubeconfig"))
+            .expect("cached");
+        assert!(secret.data.is_none() && secret.metadata.annotations.is_none());
+        let labels = secret.metadata.labels.clone().unwrap_or_default();
+        assert_eq!(
+            labels.keys().collect::<Vec<_>>(),
+            [capi2argo_core::well_known::CLUSTER_NAME_LABEL]
+        );
+        let mut planner = Planner::new(capi2argo_core::Limits::default());
+        assert_eq!(fed(&caches, &mut planner), 2);
+    }
+
+    /// A Cluster written again with nothing kept changed (a heartbeat, its status cut to what a
+    /// plan reads) wakes no plan, and the next plan keeps what it remembered of it; a change to
+    /// its spec wakes one.
+    #[tokio::test]
+    async fn a_cluster_written_again_unchanged_wakes_nothing() {
+        use kube::runtime::watcher::Event;
+        let (client, _log) = fixtures::api(Vec::new());
+        let mut caches = fixture::caches(&client, Vec::new(), Vec::new());
+        let ar = fixture::cluster_resource();
+        let mut clusters = fixture::clusters_driven(&mut caches);
+        let at = |version: &str, class: &str| {
+            let mut cluster = DynamicObject::new("alpha", &ar)
+                .within("fleet")
+                .data(serde_json::json!({"spec": {"topology": {"class": class}}}));
+            cluster.metadata.resource_version = Some(version.into());
+            cluster
+        };
+        clusters.apply(Event::Init);
+        clusters.apply(Event::InitApply(at("1", "quick-start")));
+        assert!(clusters.apply(Event::InitDone));
+        let mut planner = Planner::new(capi2argo_core::Limits::default());
+        assert_eq!(fed(&caches, &mut planner), 1);
+        assert!(!clusters.apply(Event::Apply(at("2", "quick-start"))));
+        assert!(!clusters.apply(Event::Apply(at("2", "quick-start"))));
+        assert_eq!(fed(&caches, &mut planner), 1);
+        assert!(clusters.apply(Event::Apply(at("3", "bespoke"))));
+        assert_eq!(fed(&caches, &mut planner), 1);
+        assert!(clusters.apply(Event::Delete(at("3", "bespoke"))));
+        assert_eq!(fed(&caches, &mut planner), 0);
+        assert!(planner.is_empty());
     }
 
     /// A plan reads again only what changed: a second feed reads nothing, a new version of one
@@ -875,13 +945,19 @@ mod tests {
     }
 
     /// The caches of `fixture::caches` but for the kubeconfig Secrets, whose cache is filled by
-    /// the events the test applies, their values handed to the planner.
-    fn handed_over(client: &Client) -> (Caches, Writer<Secret>, Handover) {
-        let mut caches = fixture::caches(client, Vec::new(), Vec::new());
-        let (writer, watched) = watched::driven("kubeconfig Secrets", ());
+    /// the events the test applies, each read within `limits`.
+    fn handed_over(
+        client: &Client,
+        limits: capi2argo_core::Limits,
+    ) -> (Caches, watched::Driven<Secret>) {
+        let mut caches = fixture::caches_of(client, Vec::new(), limits, |h| {
+            watched::filled("Secrets in argocd", (), h, Vec::new())
+        });
+        let types = watched::types_of::<Secret>(&());
+        let handover = Handover::new(caches.arrivals.clone(), 0, types);
+        let (driven, watched) = watched::driven("kubeconfig Secrets", (), handover);
         caches.secrets[0] = (Values::All, watched);
-        let handover = Handover::new(caches.arrivals.clone(), 0);
-        (caches, writer, handover)
+        (caches, driven)
     }
 
     /// Regression: when one Secret could not be read, the values taken for the Secrets after it
@@ -891,13 +967,11 @@ mod tests {
     async fn a_secret_that_cannot_be_read_loses_none_after_it() {
         use kube::runtime::watcher::Event;
         let (client, _log) = fixtures::api(Vec::new());
-        let (mut caches, mut writer, _) = handed_over(&client);
         let limits = capi2argo_core::Limits {
             max_input_bytes: 16_000,
             ..capi2argo_core::Limits::default()
         };
-        caches.arrivals = Arc::new(Arrivals::new(limits));
-        let mut handover = Handover::new(caches.arrivals.clone(), 0);
+        let (caches, mut kubeconfigs) = handed_over(&client, limits);
         let alpha = fixtures::kubeconfig_secret("alpha");
         let mut padded = alpha.clone();
         let padding = ByteString(vec![b'x'; 16_000]);
@@ -905,19 +979,16 @@ mod tests {
             .data
             .get_or_insert_default()
             .insert("padding".into(), padding);
-        handover.apply(&mut writer, Event::Init);
-        handover.apply(&mut writer, Event::InitApply(padded));
-        handover.apply(
-            &mut writer,
-            Event::InitApply(fixtures::kubeconfig_secret("beta")),
-        );
-        handover.apply(&mut writer, Event::InitDone);
+        kubeconfigs.apply(Event::Init);
+        kubeconfigs.apply(Event::InitApply(padded));
+        kubeconfigs.apply(Event::InitApply(fixtures::kubeconfig_secret("beta")));
+        kubeconfigs.apply(Event::InitDone);
         let mut planner = Planner::new(capi2argo_core::Limits::default());
         let refused = caches.feed(&mut planner, Vec::new(), &OwnWrites::default());
         assert!(refused.is_err_and(|e| e.to_string().contains("alpha-kubeconfig")));
         let mut fixed = alpha;
         fixed.metadata.resource_version = Some("12".into());
-        handover.apply(&mut writer, Event::Apply(fixed));
+        kubeconfigs.apply(Event::Apply(fixed));
         assert_eq!(fed(&caches, &mut planner), 2);
         assert_eq!(planner.len(), 2);
     }
@@ -944,16 +1015,13 @@ mod tests {
     async fn secret_values_are_kept_by_the_planner_not_the_cache() {
         use kube::runtime::watcher::Event;
         let (client, _log) = fixtures::api(Vec::new());
-        let (caches, mut writer, mut handover) = handed_over(&client);
+        let (caches, mut kubeconfigs) = handed_over(&client, capi2argo_core::Limits::default());
         let mut planner = Planner::new(capi2argo_core::Limits::default());
-        handover.apply(&mut writer, Event::Init);
-        handover.apply(
-            &mut writer,
-            Event::InitApply(fixtures::kubeconfig_secret("alpha")),
-        );
+        kubeconfigs.apply(Event::Init);
+        kubeconfigs.apply(Event::InitApply(fixtures::kubeconfig_secret("alpha")));
         // Listed but not yet in the cache: the planner has nothing yet, and loses nothing.
         assert_eq!(fed(&caches, &mut planner), 0);
-        handover.apply(&mut writer, Event::InitDone);
+        kubeconfigs.apply(Event::InitDone);
         assert_eq!(fed(&caches, &mut planner), 1);
         let cached = caches.secrets[0]
             .1
@@ -977,33 +1045,25 @@ mod tests {
         moved.metadata.resource_version = Some("11".into());
         let text = text.replace(&server, "https://moved.example.com:6443");
         moved.data = Some([("value".to_string(), ByteString(text.into_bytes()))].into());
-        handover.apply(&mut writer, Event::Apply(moved.clone()));
+        kubeconfigs.apply(Event::Apply(moved.clone()));
         assert_eq!(fed(&caches, &mut planner), 1);
         assert_eq!(
             kubeconfig_value(&mut planner),
             ["https://moved.example.com:6443"]
         );
         // Listed again (a watch that expired): nothing is read twice, nothing is lost.
-        handover.apply(&mut writer, Event::Init);
-        handover.apply(&mut writer, Event::InitApply(moved.clone()));
-        handover.apply(&mut writer, Event::InitDone);
+        kubeconfigs.apply(Event::Init);
+        kubeconfigs.apply(Event::InitApply(moved.clone()));
+        kubeconfigs.apply(Event::InitDone);
+        assert!(caches.arrivals.lock().values().all(|a| a.read.is_none()));
         assert_eq!(fed(&caches, &mut planner), 0);
         assert_eq!(
             kubeconfig_value(&mut planner),
             ["https://moved.example.com:6443"]
         );
-        handover.apply(&mut writer, Event::Delete(moved));
+        kubeconfigs.apply(Event::Delete(moved));
         assert_eq!(fed(&caches, &mut planner), 0);
         assert!(planner.is_empty());
         assert!(caches.arrivals.lock().values().next().is_none());
-    }
-
-    fn reads_of_clusters() -> Read {
-        capi2argo_core::read_set(&capi2argo_core::Options::default())
-            .expect("the default settings")
-            .reads
-            .into_iter()
-            .find(|r| r.resource == CLUSTERS)
-            .expect("Clusters are read")
     }
 }

@@ -14,7 +14,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde::de::DeserializeOwned;
 use tokio::sync::Notify;
 
-use super::arrivals::Apply;
+use super::arrivals::{Handed, Handover};
 use super::trim::Trim;
 use crate::reporting::metrics::Metrics;
 
@@ -146,8 +146,10 @@ where
     /// What it reads, in words: `Secrets labelled … in …`.
     pub what: String,
     pub store: Store<K>,
-    /// The apiVersion and kind of what it holds, for objects listed without them.
+    /// The apiVersion and kind of what it holds.
     pub types: (String, String),
+    /// Its place among the caches, which its objects' arrivals are held by.
+    pub origin: usize,
     dyntype: K::DynamicType,
 }
 
@@ -173,8 +175,8 @@ pub struct Source<K: Resource> {
     pub dyntype: K::DynamicType,
     /// Drops what no plan reads of each object.
     pub trim: Trim<K>,
-    /// How each event reaches the cache.
-    pub apply: Box<dyn Apply<K>>,
+    /// How each object reaches the planner, and its cache.
+    pub handover: Handover<K>,
 }
 
 /// How soon a failed list or watch is tried again: from a quarter second, doubling, never more
@@ -192,20 +194,6 @@ fn retry() -> watcher::ExponentialBackoff {
         .into()
 }
 
-/// Whether `object` is what the cache holds already, but for its resourceVersion.
-fn unchanged<K>(store: &Store<K>, dyntype: &K::DynamicType, object: &K) -> bool
-where
-    K: Resource + Clone + PartialEq + 'static,
-    K::DynamicType: Eq + Hash + Clone,
-{
-    let Some(kept) = store.get(&ObjectRef::from_obj_with(object, dyntype.clone())) else {
-        return false;
-    };
-    let mut kept = (*kept).clone();
-    kept.meta_mut().resource_version = object.meta().resource_version.clone();
-    kept == *object
-}
-
 /// Fills a cache from `source`, as `mode` says.
 pub async fn watch<K>(
     source: Source<K>,
@@ -213,8 +201,8 @@ pub async fn watch<K>(
     mode: ReadMode,
 ) -> Result<Watched<K>, ReadFailed>
 where
-    K: Resource + Clone + PartialEq + DeserializeOwned + Debug + Send + Sync + 'static,
-    K::DynamicType: Eq + Hash + Clone + Send + Sync,
+    K: Handed + DeserializeOwned + Debug + Send + Sync,
+    K::DynamicType: Send + Sync,
 {
     let Source {
         what,
@@ -222,17 +210,15 @@ where
         selector,
         dyntype,
         trim,
-        mut apply,
+        mut handover,
     } = source;
     let mut writer = reflector::store::Writer::new(dyntype.clone());
     let store = writer.as_reader();
-    let types = (
-        K::api_version(&dyntype).into_owned(),
-        K::kind(&dyntype).into_owned(),
-    );
+    let origin = handover.origin;
+    let types = types_of::<K>(&dyntype);
     match mode {
         ReadMode::ListOnce => {
-            apply.apply(&mut writer, watcher::Event::Init);
+            handover.apply(&mut writer, watcher::Event::Init);
             let mut params = ListParams::default().limit(PAGE);
             if !selector.is_empty() {
                 params = params.labels(&selector);
@@ -245,14 +231,14 @@ where
                 let next = page.metadata.continue_.clone().filter(|c| !c.is_empty());
                 for mut object in page.items {
                     (*trim)(&mut object);
-                    apply.apply(&mut writer, watcher::Event::InitApply(object));
+                    handover.apply(&mut writer, watcher::Event::InitApply(object));
                 }
                 match next {
                     Some(token) => params = params.continue_token(&token),
                     None => break,
                 }
             }
-            apply.apply(&mut writer, watcher::Event::<K>::InitDone);
+            handover.apply(&mut writer, watcher::Event::<K>::InitDone);
         }
         ReadMode::Watch => {
             let mut config = watcher::Config::default().page_size(PAGE);
@@ -260,27 +246,17 @@ where
                 config = config.labels(&selector);
             }
             let kept = store.clone();
-            let kind = dyntype.clone();
             let name = what.clone();
             let events = watcher(api, config)
                 .backoff(retry())
                 .modify(move |object| (*trim)(object));
             tokio::spawn(events.for_each(move |event| {
+                let done = matches!(event, Ok(watcher::Event::InitDone));
                 // Whether the plan's input changed: an object written again with nothing kept
                 // changed (a Cluster's heartbeat, cut to what the plan reads) wakes nothing.
-                let wake = match &event {
-                    Ok(watcher::Event::Apply(object)) => !unchanged(&kept, &kind, object),
-                    Ok(watcher::Event::Delete(_) | watcher::Event::InitDone) => true,
-                    Ok(watcher::Event::Init | watcher::Event::InitApply(_)) => false,
-                    Err(_) => true,
-                };
-                let done = matches!(event, Ok(watcher::Event::InitDone));
-                let failed = match event {
-                    Ok(event) => {
-                        apply.apply(&mut writer, event);
-                        None
-                    }
-                    Err(error) => Some(error),
+                let (wake, failed) = match event {
+                    Ok(event) => (handover.apply(&mut writer, event), None),
+                    Err(error) => (true, Some(error)),
                 };
                 let (changes, name, ready) = (changes.clone(), name.clone(), kept.clone());
                 async move {
@@ -304,43 +280,66 @@ where
         what,
         store,
         types,
+        origin,
         dyntype,
     })
 }
 
-/// An empty cache, and the writer that fills it (tests that apply events themselves).
+/// The apiVersion and kind of the objects of `dyntype`.
+pub fn types_of<K: Resource>(dyntype: &K::DynamicType) -> (String, String) {
+    (
+        K::api_version(dyntype).into_owned(),
+        K::kind(dyntype).into_owned(),
+    )
+}
+
+/// An empty cache, filled by the events a test applies, as a watch would apply them.
 #[cfg(test)]
-pub fn driven<K>(what: &str, dyntype: K::DynamicType) -> (reflector::store::Writer<K>, Watched<K>)
-where
-    K: Resource + Clone + 'static,
-    K::DynamicType: Eq + Hash + Clone,
-{
+pub struct Driven<K: Handed> {
+    writer: reflector::store::Writer<K>,
+    handover: Handover<K>,
+}
+
+#[cfg(test)]
+impl<K: Handed> Driven<K> {
+    /// Applies `event`, as its watch would; whether it woke a plan.
+    pub fn apply(&mut self, event: watcher::Event<K>) -> bool {
+        self.handover.apply(&mut self.writer, event)
+    }
+}
+
+/// An empty cache whose objects `handover` hands over, and what fills it.
+#[cfg(test)]
+pub fn driven<K: Handed>(
+    what: &str,
+    dyntype: K::DynamicType,
+    handover: Handover<K>,
+) -> (Driven<K>, Watched<K>) {
     let writer = reflector::store::Writer::new(dyntype.clone());
     let watched = Watched {
         what: what.to_string(),
         store: writer.as_reader(),
-        types: (
-            K::api_version(&dyntype).into_owned(),
-            K::kind(&dyntype).into_owned(),
-        ),
+        types: types_of::<K>(&dyntype),
+        origin: handover.origin,
         dyntype,
     };
-    (writer, watched)
+    (Driven { writer, handover }, watched)
 }
 
 /// A cache filled with `objects` at once, as a list would fill it (the reconciler's tests).
 #[cfg(test)]
-pub fn filled<K>(what: &str, dyntype: K::DynamicType, objects: Vec<K>) -> Watched<K>
-where
-    K: Resource + Clone + 'static,
-    K::DynamicType: Eq + Hash + Clone,
-{
-    let (mut writer, watched) = driven(what, dyntype);
-    writer.apply_watcher_event(&watcher::Event::Init);
+pub fn filled<K: Handed>(
+    what: &str,
+    dyntype: K::DynamicType,
+    handover: Handover<K>,
+    objects: Vec<K>,
+) -> Watched<K> {
+    let (mut driven, watched) = driven(what, dyntype, handover);
+    driven.apply(watcher::Event::Init);
     for object in objects {
-        writer.apply_watcher_event(&watcher::Event::InitApply(object));
+        driven.apply(watcher::Event::InitApply(object));
     }
-    writer.apply_watcher_event(&watcher::Event::<K>::InitDone);
+    driven.apply(watcher::Event::<K>::InitDone);
     watched
 }
 
