@@ -35,17 +35,51 @@ pub struct Arrivals {
 }
 
 /// What [`Arrivals`] holds: looked up by borrowed names, as a plan's input is taken without
-/// copying ten thousand names.
+/// copying ten thousand names; and what arrived or went since the last feed took it.
 #[derive(Default)]
-pub struct Held(HashMap<usize, HashMap<String, HashMap<String, Arrived>>>);
+pub struct Held {
+    by_origin: HashMap<usize, HashMap<String, HashMap<String, Arrived>>>,
+    /// The origin, namespace and name of each object that arrived or went since the last
+    /// feed; `None`: look at everything (at first, after a list, or a feed that failed).
+    touched: Option<Vec<(usize, String, String)>>,
+}
+
+/// More objects touched than this between two feeds, and the next looks at everything: a
+/// controller that does not plan (a standby) holds no list that grows without end.
+const TOUCHED_AT_MOST: usize = 4096;
 
 impl Held {
+    /// What arrived or went since the last time it was asked (`None`: everything may have),
+    /// from now on recorded anew.
+    pub fn take_touched(&mut self) -> Option<Vec<(usize, String, String)>> {
+        self.touched.replace(Vec::new())
+    }
+
+    /// The next feed looks at everything.
+    pub fn touch_all(&mut self) {
+        self.touched = None;
+    }
+
+    fn touch(&mut self, origin: usize, key: &ObjectKey) {
+        if let Some(touched) = &mut self.touched {
+            if touched.len() < TOUCHED_AT_MOST {
+                touched.push((origin, key.namespace.clone(), key.name.clone()));
+            } else {
+                self.touched = None;
+            }
+        }
+    }
+
     pub fn get_mut(&mut self, origin: usize, namespace: &str, name: &str) -> Option<&mut Arrived> {
-        self.0.get_mut(&origin)?.get_mut(namespace)?.get_mut(name)
+        self.by_origin
+            .get_mut(&origin)?
+            .get_mut(namespace)?
+            .get_mut(name)
     }
 
     fn insert(&mut self, origin: usize, key: ObjectKey, arrived: Arrived) {
-        let names = self.0.entry(origin).or_default();
+        self.touch(origin, &key);
+        let names = self.by_origin.entry(origin).or_default();
         names
             .entry(key.namespace)
             .or_default()
@@ -53,14 +87,15 @@ impl Held {
     }
 
     fn remove(&mut self, origin: usize, key: &ObjectKey) -> Option<Arrived> {
-        let names = self.0.get_mut(&origin)?.get_mut(&key.namespace)?;
+        self.touch(origin, key);
+        let names = self.by_origin.get_mut(&origin)?.get_mut(&key.namespace)?;
         names.remove(&key.name)
     }
 
     /// Every object held, for tests.
     #[cfg(test)]
     pub fn values(&self) -> impl Iterator<Item = &Arrived> {
-        self.0
+        self.by_origin
             .values()
             .flat_map(|n| n.values())
             .flat_map(|n| n.values())
@@ -251,16 +286,15 @@ impl<K: Handed> Handover<K> {
             Event::InitDone => {
                 // The cache takes the list's objects now, and with them they arrive.
                 let mut held = self.arrivals.lock();
-                let mut before = Held(
-                    held.0
-                        .remove(&self.origin)
-                        .map(|names| [(self.origin, names)].into())
-                        .unwrap_or_default(),
-                );
+                // What the planner holds of this cache is compared whole at the next feed.
+                held.touch_all();
+                let mut before = held.by_origin.remove(&self.origin).unwrap_or_default();
                 for (key, listing) in self.listing.drain(..) {
                     let arrived = match listing {
                         Listing::Read(arrived) => Some(arrived),
-                        Listing::Held => before.remove(self.origin, &key),
+                        Listing::Held => before
+                            .get_mut(&key.namespace)
+                            .and_then(|names| names.remove(&key.name)),
                     };
                     if let Some(arrived) = arrived {
                         held.insert(self.origin, key, arrived);

@@ -83,6 +83,8 @@ pub struct Caches {
     arrivals: Arc<Arrivals>,
     /// The place among the caches the next cache of objects takes.
     next_origin: AtomicUsize,
+    /// The keys of the objects read beside the caches that the last feed gave the planner.
+    extra_fed: Mutex<Vec<ObjectKey>>,
 }
 
 impl Caches {
@@ -136,6 +138,7 @@ impl Caches {
             mode,
             named_unread: AtomicBool::new(false),
             next_origin: AtomicUsize::new(secrets_read),
+            extra_fed: Mutex::new(Vec::new()),
             arrivals,
         };
         for (resource, group) in control_planes {
@@ -319,72 +322,91 @@ impl Caches {
     }
 
     /// Brings `planner` to what the caches hold, and `extra` (read beside them): each object
-    /// whose version it does not hold is written as JSON and kept, each it holds that the
-    /// caches no longer do is forgotten; an object it already holds costs nothing. How many
-    /// objects it read, or why one could not be kept (the plan must not go on without it: a
-    /// kubeconfig Secret left out would prune its cluster).
+    /// whose version it does not hold is kept as it arrived, each it holds that the caches no
+    /// longer do is forgotten; an object it already holds costs nothing. Only the objects that
+    /// arrived or went since the last feed are looked at (all of them after a watch listed
+    /// again, or a feed that failed). How many objects it read, or why one could not be kept
+    /// (the plan must not go on without it: a kubeconfig Secret left out would prune its
+    /// cluster).
     pub fn feed(
         &self,
         planner: &mut Planner,
         extra: Vec<serde_json::Value>,
         own: &OwnWrites,
     ) -> Result<Fed, FeedError> {
-        use std::cmp::Ordering::{Equal, Greater, Less};
-        use std::fmt::Write;
-        // What the caches hold and the values waiting for the planner, taken at one instant,
-        // and compared with what the planner holds in one pass (both are in the plan's order).
+        // What the caches hold and the objects waiting for the planner, taken at one instant.
         let mut gone: Vec<ObjectKey> = Vec::new();
         let mut read: Vec<ToRead> = Vec::new();
         let mut others = 0;
         let items = {
             let mut arrivals = self.arrivals.lock();
-            let items = self.listed(extra);
-            let mut planned = planner.versions().peekable();
-            let mut version = String::new();
-            for (at, (item, origin)) in items.iter().enumerate() {
-                let key = item.key();
-                let mut current = None;
-                while let Some((held, held_version)) = planned.peek() {
-                    match held.parts().cmp(&key) {
-                        Less => gone.push((*held).clone()),
-                        Equal => current = Some(*held_version),
-                        Greater => break,
-                    }
-                    planned.next();
-                    if current.is_some() {
-                        break;
-                    }
-                }
-                let arrival = match item {
-                    Listed::Extra(_) => None,
-                    _ => arrivals.get_mut(*origin, key.0, key.1),
-                };
-                version.clear();
-                let rv = match &arrival {
-                    Some(arrived) => Some(arrived.version.as_str()),
-                    None => item.resource_version(),
-                };
-                if let Some(rv) = rv {
-                    let _ = write!(version, "{rv} {origin}");
-                    if current == Some(version.as_str()) {
-                        // Read again by a new list: the planner holds it already.
-                        if let Some(arrived) = arrival {
-                            arrived.read = None;
+            let mut extra_fed = self.extra_fed.lock().unwrap_or_else(|p| p.into_inner());
+            let extra_keys: Vec<ObjectKey> = extra.iter().map(extra_key).collect();
+            let mut offer = Offer {
+                arrivals: &mut arrivals,
+                own,
+                read: &mut read,
+                others: &mut others,
+                version: String::new(),
+            };
+            let items = match offer.arrivals.take_touched() {
+                // Everything, compared with what the planner holds in one pass (both are in
+                // the plan's order).
+                None => {
+                    use std::cmp::Ordering::{Equal, Greater, Less};
+                    let items = self.listed(extra);
+                    let mut planned = planner.versions().peekable();
+                    for (at, (item, origin)) in items.iter().enumerate() {
+                        let key = item.key();
+                        let mut current = None;
+                        while let Some((held, held_version)) = planned.peek() {
+                            match held.parts().cmp(&key) {
+                                Less => gone.push((*held).clone()),
+                                Equal => current = Some(*held_version),
+                                Greater => break,
+                            }
+                            planned.next();
+                            if current.is_some() {
+                                break;
+                            }
                         }
-                        continue;
+                        offer.offer(at, item, *origin, current);
                     }
+                    gone.extend(planned.map(|(held, _)| held.clone()));
+                    items
                 }
-                let written = matches!(item, Listed::Secret(_))
-                    && rv.is_some_and(|rv| own.wrote(&SecretId::new(key.0, key.1), rv));
-                others += usize::from(!written);
-                // Without a version, it is read again every time.
-                let taken = match item {
-                    Listed::Extra(_) => None,
-                    _ => Some(arrival.and_then(|a| a.read.take())),
-                };
-                read.push((at, version.clone(), taken));
-            }
-            gone.extend(planned.map(|(held, _)| held.clone()));
+                // What arrived or went since the last feed, and what is read beside the caches.
+                Some(touched) => {
+                    let mut keys: Vec<ObjectKey> = touched
+                        .into_iter()
+                        .filter_map(|(origin, namespace, name)| {
+                            Some(ObjectKey::new(&namespace, &name, &self.kind_of(origin)?))
+                        })
+                        .chain(extra_fed.iter().cloned())
+                        .collect();
+                    keys.sort_unstable();
+                    keys.dedup();
+                    let mut items: Vec<(Listed, usize)> = keys
+                        .iter()
+                        .filter(|key| !extra_keys.contains(key))
+                        .filter_map(|key| self.holder(key))
+                        .collect();
+                    items.extend(extra.into_iter().map(|value| (Listed::Extra(value), EXTRA)));
+                    for key in &keys {
+                        let held = items.iter().any(|(item, _)| item.key() == key.parts());
+                        if !held && planner.version_of(key).is_some() {
+                            gone.push(key.clone());
+                        }
+                    }
+                    for (at, (item, origin)) in items.iter().enumerate() {
+                        let (namespace, name, kind) = item.key();
+                        let current = planner.version_of(&ObjectKey::new(namespace, name, kind));
+                        offer.offer(at, item, *origin, current);
+                    }
+                    items
+                }
+            };
+            *extra_fed = extra_keys;
             items
         };
         for key in &gone {
@@ -426,6 +448,8 @@ impl Caches {
                 continue;
             };
             let mut arrivals = self.arrivals.lock();
+            // The next feed looks at everything again: what this one took is not all kept.
+            arrivals.touch_all();
             if arrived_apart {
                 // Said again at the next plan, which fails for the same reason until the
                 // Secret changes.
@@ -453,6 +477,45 @@ impl Caches {
             read: read.len(),
             only_own_writes: others == 0 && !(read.is_empty() && gone.is_empty()),
         })
+    }
+
+    /// The kind of the objects the cache at `origin` holds.
+    fn kind_of(&self, origin: usize) -> Option<String> {
+        if self.secrets.iter().any(|(_, w)| w.origin == origin) {
+            return Some(SECRETS.kind.to_string());
+        }
+        let mut kind = None;
+        self.each_object_cache(|w| {
+            if w.origin == origin {
+                kind = Some(w.types.1.clone());
+            }
+        });
+        kind
+    }
+
+    /// The object of `key` as the caches hold it, and where it came from; of a Secret two
+    /// reads hold, as [`Caches::listed`] takes it.
+    fn holder(&self, key: &ObjectKey) -> Option<(Listed, usize)> {
+        let (namespace, name) = (key.namespace.as_str(), key.name.as_str());
+        if key.kind == SECRETS.kind {
+            let mut secrets: Vec<&(Values, Watched<Secret>)> = self.secrets.iter().collect();
+            secrets.sort_by_key(|(values, _)| *values == Values::All);
+            return secrets.iter().rev().find_map(|(_, w)| {
+                let secret = w.find(namespace, name)?;
+                Some((Listed::Secret(secret), w.origin))
+            });
+        }
+        let mut found = None;
+        self.each_object_cache(|w| {
+            if w.types.1 != key.kind {
+                return;
+            }
+            if let Some(object) = w.find(namespace, name) {
+                let types = Arc::new(w.types.clone());
+                found = Some((Listed::Object(object, types), w.origin));
+            }
+        });
+        found
     }
 
     /// Every cached object once, and `extra`, in the order a plan reads them (namespace, name
@@ -625,6 +688,69 @@ type ToRead = (
 /// The place among the caches of the objects read beside them.
 const EXTRA: usize = usize::MAX;
 
+/// What one feed offers the planner: each object compared with the version the planner holds
+/// it at, and taken to be read when that is not its own.
+struct Offer<'f> {
+    arrivals: &'f mut arrivals::Held,
+    own: &'f OwnWrites,
+    read: &'f mut Vec<ToRead>,
+    /// How many of the objects offered (and read) are not the last reconcile's own writes.
+    others: &'f mut usize,
+    version: String,
+}
+
+impl Offer<'_> {
+    /// Offers `item` (the `at`th listed, from the cache at `origin`), which the planner holds
+    /// at `current`.
+    fn offer(&mut self, at: usize, item: &Listed, origin: usize, current: Option<&str>) {
+        use std::fmt::Write;
+        let key = item.key();
+        let arrival = match item {
+            Listed::Extra(_) => None,
+            _ => self.arrivals.get_mut(origin, key.0, key.1),
+        };
+        self.version.clear();
+        let rv = match &arrival {
+            Some(arrived) => Some(arrived.version.as_str()),
+            None => item.resource_version(),
+        };
+        if let Some(rv) = rv {
+            let _ = write!(self.version, "{rv} {origin}");
+            if current == Some(self.version.as_str()) {
+                // Read again by a new list: the planner holds it already.
+                if let Some(arrived) = arrival {
+                    arrived.read = None;
+                }
+                return;
+            }
+        }
+        let written = matches!(item, Listed::Secret(_))
+            && rv.is_some_and(|rv| self.own.wrote(&SecretId::new(key.0, key.1), rv));
+        *self.others += usize::from(!written);
+        // Without a version, it is read again every time.
+        let taken = match item {
+            Listed::Extra(_) => None,
+            _ => Some(arrival.and_then(|a| a.read.take())),
+        };
+        self.read.push((at, self.version.clone(), taken));
+    }
+}
+
+/// The key of an object read beside the caches.
+fn extra_key(value: &serde_json::Value) -> ObjectKey {
+    let text = |key: &str| {
+        value
+            .pointer(key)
+            .and_then(|v| v.as_str())
+            .unwrap_or_default()
+    };
+    ObjectKey::new(
+        text("/metadata/namespace"),
+        text("/metadata/name"),
+        text("/kind"),
+    )
+}
+
 /// What [`Caches::feed`] gave the planner.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Fed {
@@ -752,6 +878,7 @@ pub mod fixture {
             mode: ReadMode::ListOnce,
             named_unread: AtomicBool::new(false),
             next_origin: AtomicUsize::new(2),
+            extra_fed: Mutex::new(Vec::new()),
             arrivals,
         }
     }
@@ -991,6 +1118,149 @@ mod tests {
         kubeconfigs.apply(Event::Apply(fixed));
         assert_eq!(fed(&caches, &mut planner), 2);
         assert_eq!(planner.len(), 2);
+    }
+
+    /// Fed only what arrived or went since the last feed, the planner holds exactly what the
+    /// caches hold, at their versions, through random sequences of writes (a Secret in one
+    /// cache, the other, or both, as its labels say), heartbeats, deletions and lists that
+    /// expired.
+    #[tokio::test]
+    async fn fed_what_changed_the_planner_holds_what_the_caches_hold() {
+        use kube::runtime::watcher::Event;
+        use std::collections::BTreeMap;
+        let (client, _log) = fixtures::api(Vec::new());
+        let names = ["a", "b", "c", "d", "e"];
+        for seed in 1..=40u64 {
+            let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+            let mut next = |below: usize| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % below as u64) as usize
+            };
+            let mut argo = None;
+            let mut caches = fixture::caches_of(
+                &client,
+                Vec::new(),
+                capi2argo_core::Limits::default(),
+                |h| {
+                    let (driven, watched) = watched::driven("Secrets in argocd", (), h);
+                    argo = Some(driven);
+                    watched
+                },
+            );
+            let types = watched::types_of::<Secret>(&());
+            let handover = Handover::new(caches.arrivals.clone(), 0, types);
+            let (kubeconfigs, watched) = watched::driven("kubeconfig Secrets", (), handover);
+            caches.secrets[0] = (Values::All, watched);
+            let mut secrets = [kubeconfigs, argo.expect("made")];
+            let mut clusters = fixture::clusters_driven(&mut caches);
+            let ar = fixture::cluster_resource();
+            // The server's objects: each Secret's version and the caches its labels put it in;
+            // each Cluster's version and class.
+            let mut served: BTreeMap<&str, (u64, [bool; 2])> = BTreeMap::new();
+            let mut served_clusters: BTreeMap<&str, (u64, usize)> = BTreeMap::new();
+            let secret = |name: &str, version: u64| {
+                let mut secret = fixtures::kubeconfig_secret(name);
+                secret.metadata.resource_version = Some(version.to_string());
+                secret
+            };
+            let cluster = |name: &str, (version, class): (u64, usize)| {
+                let mut cluster = DynamicObject::new(name, &ar)
+                    .within("fleet")
+                    .data(serde_json::json!({"spec": {"topology": {"class": class}}}));
+                cluster.metadata.resource_version = Some(version.to_string());
+                cluster
+            };
+            for cache in &mut secrets {
+                cache.apply(Event::Init);
+                cache.apply(Event::InitDone);
+            }
+            clusters.apply(Event::Init);
+            clusters.apply(Event::InitDone);
+            let mut planner = Planner::new(capi2argo_core::Limits::default());
+            let mut version = 100;
+            for step in 0..80 {
+                version += 1;
+                let name = names[next(names.len())];
+                match next(7) {
+                    // A Secret written, in the caches its labels now say.
+                    0 | 1 => {
+                        let was = served.get(name).map(|(_, i)| *i).unwrap_or_default();
+                        let now = [next(3) > 0, next(3) == 0];
+                        for c in 0..2 {
+                            match (was[c], now[c]) {
+                                (_, true) => secrets[c].apply(Event::Apply(secret(name, version))),
+                                (true, false) => {
+                                    secrets[c].apply(Event::Delete(secret(name, version)))
+                                }
+                                (false, false) => false,
+                            };
+                        }
+                        served.insert(name, (version, now));
+                    }
+                    // A Cluster written: a heartbeat (its class as it was) or a change.
+                    2 => {
+                        let class = served_clusters.get(name).map_or(0, |c| c.1) + next(2);
+                        served_clusters.insert(name, (version, class));
+                        clusters.apply(Event::Apply(cluster(name, (version, class))));
+                    }
+                    3 => {
+                        if let Some((_, within)) = served.remove(name) {
+                            for c in 0..2 {
+                                if within[c] {
+                                    secrets[c].apply(Event::Delete(secret(name, version)));
+                                }
+                            }
+                        }
+                        if let Some(was) = served_clusters.remove(name) {
+                            clusters.apply(Event::Delete(cluster(name, was)));
+                        }
+                    }
+                    // A watch that expired lists again.
+                    4 => match next(3) {
+                        2 => {
+                            clusters.apply(Event::Init);
+                            for (n, c) in &served_clusters {
+                                clusters.apply(Event::InitApply(cluster(n, *c)));
+                            }
+                            clusters.apply(Event::InitDone);
+                        }
+                        c => {
+                            secrets[c].apply(Event::Init);
+                            for (n, (v, within)) in &served {
+                                if within[c] {
+                                    secrets[c].apply(Event::InitApply(secret(n, *v)));
+                                }
+                            }
+                            secrets[c].apply(Event::InitDone);
+                        }
+                    },
+                    _ => {
+                        caches
+                            .feed(&mut planner, Vec::new(), &OwnWrites::default())
+                            .unwrap_or_else(|e| panic!("seed {seed}, step {step}: {e}"));
+                        let holds: Vec<(ObjectKey, String)> = planner
+                            .versions()
+                            .map(|(k, v)| (k.clone(), v.to_string()))
+                            .collect();
+                        let cached: Vec<(ObjectKey, String)> = caches
+                            .listed(Vec::new())
+                            .iter()
+                            .map(|(item, origin)| {
+                                let (namespace, name, kind) = item.key();
+                                let rv = item.resource_version().unwrap_or_default();
+                                (
+                                    ObjectKey::new(namespace, name, kind),
+                                    format!("{rv} {origin}"),
+                                )
+                            })
+                            .collect();
+                        assert_eq!(holds, cached, "seed {seed}, step {step}");
+                    }
+                }
+            }
+        }
     }
 
     /// How many objects feeding `planner` from `caches` read.

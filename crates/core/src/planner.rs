@@ -236,6 +236,13 @@ impl Planner {
         self.conversions.last_plan()
     }
 
+    /// The version it holds the object of `key` at, if it holds it: a host that knows what
+    /// changed compares only that.
+    pub fn version_of(&self, key: &ObjectKey) -> Option<&str> {
+        let at = self.place(key).ok()?;
+        Some(self.entries[at].version.as_str())
+    }
+
     /// The objects it holds and their versions, in the plan's order: a host that lists its own
     /// objects in that order compares the two lists in one pass.
     pub fn versions(&self) -> impl Iterator<Item = (&ObjectKey, &str)> {
