@@ -126,6 +126,9 @@ pub struct Planner {
     /// Their stamps, in the same order: new whenever an object is kept again, what the
     /// conversions remembered tell objects apart by.
     stamps: Vec<u64>,
+    /// Whether each one's metadata has the shape the API server enforces, in the same order:
+    /// found once, when it is kept, not walked again by every plan's scan.
+    sound: Vec<bool>,
     /// The length of every kept object's text: the input a whole plan would read, bounded as
     /// that input is.
     bytes: usize,
@@ -145,6 +148,7 @@ impl Planner {
             entries: Vec::new(),
             items: Vec::new(),
             stamps: Vec::new(),
+            sound: Vec::new(),
             bytes: 0,
             certificates: Memo::default(),
             conversions: ConversionMemo::default(),
@@ -203,11 +207,14 @@ impl Planner {
             Ok(at) => {
                 self.bytes -= self.entries[at].bytes;
                 self.entries[at] = entry;
+                self.sound[at] = crate::reconcile::has_sound_metadata(&item.node);
                 self.items[at] = item;
                 self.stamps[at] = self.next_stamp;
             }
             Err(at) => {
                 self.entries.insert(at, entry);
+                self.sound
+                    .insert(at, crate::reconcile::has_sound_metadata(&item.node));
                 self.items.insert(at, item);
                 self.stamps.insert(at, self.next_stamp);
             }
@@ -222,6 +229,7 @@ impl Planner {
         self.bytes -= self.entries.remove(at).bytes;
         self.items.remove(at);
         self.stamps.remove(at);
+        self.sound.remove(at);
         true
     }
 
@@ -284,6 +292,7 @@ impl Planner {
             certificates: &self.certificates,
             conversions: &self.conversions,
             stamps: &self.stamps,
+            sound: &self.sound,
         };
         let finished = execute_input(
             &mut input,

@@ -41,6 +41,9 @@ pub(super) struct Ctx<'x, 'a> {
     /// Conversions made in earlier plans, and each input item's stamp, when the host keeps a
     /// planner.
     pub conversions: Option<(&'x super::ConversionMemo, &'x [u64])>,
+    /// Whether each input item's metadata was found sound when the host kept it (a planner):
+    /// the scan walks only the others.
+    pub sound: Option<&'x [bool]>,
     /// The first time after the host's at which what was said since it was last cleared may
     /// change (a certificate comes near its end, a token is to be renewed); `None`: never.
     pub until: Option<i64>,

@@ -62,6 +62,7 @@ pub use ids::SecretId;
 pub use outcome::{ClusterOutcome, ClusterState};
 pub use public::{Entry, Plan};
 pub use reads::cut_unread;
+pub(crate) use scan::has_sound_metadata;
 pub use tokens::{TokenDelete, Unbind};
 
 /// What a reconciliation produced besides its output.
@@ -103,6 +104,9 @@ pub struct Memory<'r> {
     /// Each input item's stamp, which the host makes new whenever the object changes; items
     /// past its end have none (they are never remembered).
     pub stamps: &'r [u64],
+    /// Whether each input item's metadata was found sound ([`has_sound_metadata`]) when the
+    /// host kept it; items past its end are checked by the scan.
+    pub sound: &'r [bool],
 }
 
 /// Reconciles the input's items under `config`, writes the output to `sink` (unless only the
@@ -121,6 +125,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         projects: None,
         certificates: run.memory.map(|m| m.certificates),
         conversions: None,
+        sound: run.memory.map(|m| m.sound),
         until: None,
     };
     let mut scan = scan::scan(&mut scanning);
@@ -153,6 +158,7 @@ pub fn reconcile(input: &mut Input, config: &Config, run: Run, sink: &mut krm::S
         projects,
         certificates: run.memory.map(|m| m.certificates),
         conversions: run.memory.map(|m| (m.conversions, m.stamps)),
+        sound: None,
         until: None,
     };
     if ctx.sealer.is_some() && run.random_pinned {
@@ -339,6 +345,7 @@ mod tests {
             projects: None,
             certificates: None,
             conversions: None,
+            sound: None,
             until: None,
         };
         let scan = scan::scan(&mut ctx);
