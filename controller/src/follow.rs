@@ -414,6 +414,7 @@ async fn signals() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fixtures;
 
     #[test]
     fn a_stale_request_replans_soon_and_failures_back_off_doubling() {
@@ -438,5 +439,46 @@ mod tests {
             next_wait(&report(Ending::Synced, false), first),
             Duration::ZERO
         );
+    }
+
+    /// Regression: a wake that had passed stayed set when no reconcile came to reset it (a
+    /// standby, or a refused plan), so every turn of the loop found it passed again: a busy
+    /// loop. The loop clears it when it fires.
+    #[tokio::test]
+    async fn a_wake_that_fires_is_cleared_though_no_reconcile_follows() {
+        let (client, _log) = fixtures::api(Vec::new());
+        let (mut reconciler, metrics) = fixtures::reconciler(
+            &client,
+            &[],
+            Vec::new(),
+            Vec::new(),
+            fixtures::unreachable(),
+        );
+        reconciler.wake = Some(Instant::now());
+        let mut follower = Follower {
+            caches: reconciler.caches.clone(),
+            metrics,
+            identity: "standby".into(),
+            // A standby: it never reconciles.
+            writable: Arc::new(Writable {
+                leading: AtomicBool::new(false),
+                stopping: AtomicBool::new(false),
+            }),
+            resync: tokio::time::interval(Duration::from_secs(600)),
+            debounce: Duration::from_millis(10),
+            lease: None,
+        };
+        let (stop, stopped) = watch::channel(false);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let _ = stop.send(true);
+        });
+        let ran = tokio::time::timeout(
+            Duration::from_secs(10),
+            follower.follow(&mut reconciler, stopped),
+        )
+        .await;
+        assert!(ran.is_ok(), "the loop stops when asked");
+        assert_eq!(reconciler.wake, None);
     }
 }
