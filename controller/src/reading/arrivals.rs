@@ -236,19 +236,27 @@ impl<K: Handed> Handover<K> {
         let changed = match &mut event {
             Event::Apply(object) => {
                 let key = key(object, &self.types);
-                let mut held = self.arrivals.lock();
-                let kept = held.get_mut(self.origin, &key.namespace, &key.name);
                 let version = object.meta().resource_version.as_deref();
-                // Sent again as it is held (a watch resumed): nothing to read.
-                let changed = match kept {
-                    Some(kept) if version == Some(kept.version.as_str()) => false,
-                    kept => {
-                        let was = kept.map(|k| k.digest);
-                        let arrived = self.read(object);
-                        let changed = was != Some(arrived.digest);
+                let was = self
+                    .arrivals
+                    .lock()
+                    .get_mut(self.origin, &key.namespace, &key.name)
+                    .map(|kept| (version == Some(kept.version.as_str()), kept.digest));
+                // Sent again as it is held (a watch resumed): nothing to read. Else it is read
+                // without holding the lock (every watch and the feed take it); only this watch
+                // writes what is held for its cache, so what was held is still what it read.
+                let arrived = match was {
+                    Some((true, _)) => None,
+                    _ => Some(self.read(object)),
+                };
+                let mut held = self.arrivals.lock();
+                let changed = match arrived {
+                    Some(arrived) => {
+                        let changed = was.map(|(_, digest)| digest) != Some(arrived.digest);
                         held.insert(self.origin, key, arrived);
                         changed
                     }
+                    None => false,
                 };
                 object.cut_to_identity();
                 writer.apply_watcher_event(&event);

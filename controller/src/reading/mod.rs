@@ -349,7 +349,11 @@ impl Caches {
                 others: &mut others,
                 version: String::new(),
             };
-            let items = match offer.arrivals.take_touched() {
+            let touched = offer.arrivals.take_touched();
+            // A planner that holds nothing is filled whole (a new one, or one that was emptied):
+            // what did not change since the last feed is not in it.
+            let touched = touched.filter(|_| !planner.is_empty());
+            let items = match touched {
                 // Everything, compared with what the planner holds in one pass (both are in
                 // the plan's order).
                 None => {
@@ -392,9 +396,10 @@ impl Caches {
                         .filter_map(|key| self.holder(key))
                         .collect();
                     items.extend(extra.into_iter().map(|value| (Listed::Extra(value), EXTRA)));
+                    let held: std::collections::HashSet<(&str, &str, &str)> =
+                        items.iter().map(|(item, _)| item.key()).collect();
                     for key in &keys {
-                        let held = items.iter().any(|(item, _)| item.key() == key.parts());
-                        if !held && planner.version_of(key).is_some() {
+                        if !held.contains(&key.parts()) && planner.version_of(key).is_some() {
                             gone.push(key.clone());
                         }
                     }
@@ -1121,9 +1126,9 @@ mod tests {
     }
 
     /// Fed only what arrived or went since the last feed, the planner holds exactly what the
-    /// caches hold, at their versions, through random sequences of writes (a Secret in one
-    /// cache, the other, or both, as its labels say), heartbeats, deletions and lists that
-    /// expired.
+    /// caches hold, at their versions, and what is read beside them, through random sequences
+    /// of writes (a Secret in one cache, the other, or both, as its labels say), heartbeats,
+    /// deletions, events a watch missed while away and the lists that bring them.
     #[tokio::test]
     async fn fed_what_changed_the_planner_holds_what_the_caches_hold() {
         use kube::runtime::watcher::Event;
@@ -1189,6 +1194,11 @@ mod tests {
                         let was = served.get(name).map(|(_, i)| *i).unwrap_or_default();
                         let now = [next(3) > 0, next(3) == 0];
                         for c in 0..2 {
+                            // A watch away misses it (its next list brings it), unless the
+                            // other cache holds the Secret too: that one would then lag.
+                            if !was[1 - c] && !now[1 - c] && next(4) == 0 {
+                                continue;
+                            }
                             match (was[c], now[c]) {
                                 (_, true) => secrets[c].apply(Event::Apply(secret(name, version))),
                                 (true, false) => {
@@ -1203,17 +1213,20 @@ mod tests {
                     2 => {
                         let class = served_clusters.get(name).map_or(0, |c| c.1) + next(2);
                         served_clusters.insert(name, (version, class));
-                        clusters.apply(Event::Apply(cluster(name, (version, class))));
+                        if next(4) > 0 {
+                            clusters.apply(Event::Apply(cluster(name, (version, class))));
+                        }
                     }
                     3 => {
                         if let Some((_, within)) = served.remove(name) {
                             for c in 0..2 {
-                                if within[c] {
+                                if within[c] && (within[1 - c] || next(4) > 0) {
                                     secrets[c].apply(Event::Delete(secret(name, version)));
                                 }
                             }
                         }
-                        if let Some(was) = served_clusters.remove(name) {
+                        let was = served_clusters.remove(name);
+                        if let Some(was) = was.filter(|_| next(4) > 0) {
                             clusters.apply(Event::Delete(cluster(name, was)));
                         }
                     }
@@ -1236,16 +1249,26 @@ mod tests {
                             secrets[c].apply(Event::InitDone);
                         }
                     },
+                    // A plan, with the object read beside the caches or without it.
                     _ => {
+                        let extra: Vec<serde_json::Value> = match next(3) {
+                            0 => Vec::new(),
+                            n => vec![serde_json::json!({
+                                "apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": "argocd-cmd-params-cm", "namespace": "argocd",
+                                             "resourceVersion": n.to_string()},
+                                "data": {"applicationsetcontroller.policy": "sync"},
+                            })],
+                        };
                         caches
-                            .feed(&mut planner, Vec::new(), &OwnWrites::default())
+                            .feed(&mut planner, extra.clone(), &OwnWrites::default())
                             .unwrap_or_else(|e| panic!("seed {seed}, step {step}: {e}"));
                         let holds: Vec<(ObjectKey, String)> = planner
                             .versions()
                             .map(|(k, v)| (k.clone(), v.to_string()))
                             .collect();
                         let cached: Vec<(ObjectKey, String)> = caches
-                            .listed(Vec::new())
+                            .listed(extra)
                             .iter()
                             .map(|(item, origin)| {
                                 let (namespace, name, kind) = item.key();
@@ -1261,6 +1284,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A cluster-scoped object (a control plane resource may be one), looked up by an empty
+    /// namespace, is found where its cache keeps it: a plan that looks only at what changed
+    /// reads its new version, and does not take it for gone.
+    #[tokio::test]
+    async fn a_cluster_scoped_object_is_fed_as_it_changes() {
+        use kube::runtime::watcher::Event;
+        let (client, _log) = fixtures::api(Vec::new());
+        let mut caches = fixture::caches(&client, Vec::new(), Vec::new());
+        let ar = fixture::cluster_resource();
+        let mut objects = fixture::clusters_driven(&mut caches);
+        let at = |version: &str| {
+            let mut object = DynamicObject::new("everywhere", &ar);
+            object.metadata.resource_version = Some(version.into());
+            object
+        };
+        objects.apply(Event::Init);
+        objects.apply(Event::InitApply(at("1")));
+        objects.apply(Event::InitDone);
+        let mut planner = Planner::new(capi2argo_core::Limits::default());
+        assert_eq!(fed(&caches, &mut planner), 1);
+        objects.apply(Event::Apply(at("2")));
+        assert_eq!(fed(&caches, &mut planner), 1);
+        assert_eq!(planner.len(), 1);
+        assert!(
+            caches.optional[0].watched()[0]
+                .find("", "everywhere")
+                .is_some()
+        );
     }
 
     /// How many objects feeding `planner` from `caches` read.
