@@ -235,13 +235,7 @@ impl<K: Handed> Handover<K> {
     pub fn apply(&mut self, writer: &mut Writer<K>, mut event: Event<K>) -> bool {
         let changed = match &mut event {
             Event::Apply(object) => {
-                let key = key(object, &self.types);
-                let version = object.meta().resource_version.as_deref();
-                let was = self
-                    .arrivals
-                    .lock()
-                    .get_mut(self.origin, &key.namespace, &key.name)
-                    .map(|kept| (version == Some(kept.version.as_str()), kept.digest));
+                let (key, was) = self.held(object);
                 // Sent again as it is held (a watch resumed): nothing to read. Else it is read
                 // without holding the lock (every watch and the feed take it); only this watch
                 // writes what is held for its cache, so what was held is still what it read.
@@ -275,17 +269,11 @@ impl<K: Handed> Handover<K> {
                 false
             }
             Event::InitApply(object) => {
-                let key = key(object, &self.types);
-                let version = object.meta().resource_version.as_deref();
-                let as_held = self
-                    .arrivals
-                    .lock()
-                    .get_mut(self.origin, &key.namespace, &key.name)
-                    .is_some_and(|kept| version == Some(kept.version.as_str()));
+                let (key, was) = self.held(object);
                 // Listed again at the version held (a watch that expired): not read twice.
-                let listing = match as_held {
-                    true => Listing::Held,
-                    false => Listing::Read(self.read(object)),
+                let listing = match was {
+                    Some((true, _)) => Listing::Held,
+                    _ => Listing::Read(self.read(object)),
                 };
                 self.listing.push((key, listing));
                 object.cut_to_identity();
@@ -314,6 +302,19 @@ impl<K: Handed> Handover<K> {
         };
         writer.apply_watcher_event(&event);
         changed
+    }
+
+    /// The key of `object`, and of what is held under it: whether at `object`'s version, and
+    /// its digest.
+    fn held(&self, object: &K) -> (ObjectKey, Option<(bool, u64)>) {
+        let key = key(object, &self.types);
+        let version = object.meta().resource_version.as_deref();
+        let was = self
+            .arrivals
+            .lock()
+            .get_mut(self.origin, &key.namespace, &key.name)
+            .map(|kept| (version == Some(kept.version.as_str()), kept.digest));
+        (key, was)
     }
 
     /// `object` read for the planner, with the digest of what its cache was given of it.
