@@ -6,6 +6,9 @@
 //! [`Planner::forget`] one that went. It decides nothing itself; [`Planner::plan`] runs the
 //! same steps as [`crate::plan`] over the trees it holds.
 
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
 use krm::object::Object;
 use krm::{Form, Input, InputError, Item};
 use yaml::{Limits, Node, same_content};
@@ -94,7 +97,7 @@ impl ObjectRead {
         let key = ObjectKey::new(object.namespace_written().unwrap_or_default(), name, kind);
         Ok(ObjectRead {
             key,
-            node: node.into_owned(),
+            node: node.into_owned_with(&repeated),
             bytes: bytes.len(),
         })
     }
@@ -103,6 +106,97 @@ impl ObjectRead {
     pub fn key(&self) -> &ObjectKey {
         &self.key
     }
+}
+
+/// The keys and values that most kept objects repeat: Kubernetes' own, Cluster API's, Argo CD's
+/// and the function's labels. A kept tree borrows these instead of owning a copy of each: at
+/// ten thousand clusters, several hundred thousand small strings.
+static REPEATED: LazyLock<HashSet<&'static str>> = LazyLock::new(|| {
+    use crate::access::{KUBECONFIG_ANNOTATION, KUBECONFIG_VERSION_ANNOTATION, TOKEN_LABEL};
+    use crate::convert::argocd::{
+        OWNED_LABEL, SECRET_TYPE_LABEL, SOURCE_NAME_LABEL, SOURCE_NAMESPACE_LABEL,
+    };
+    use crate::sources::{SOURCE_LABEL, capi::CLUSTER_NAME_LABEL};
+    [
+        // Every object's.
+        "apiVersion",
+        "kind",
+        "metadata",
+        "name",
+        "namespace",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "controller",
+        "blockOwnerDeletion",
+        "spec",
+        "status",
+        "true",
+        "false",
+        "v1",
+        // A Secret's.
+        "Secret",
+        "Opaque",
+        "type",
+        "data",
+        "stringData",
+        "value",
+        "config",
+        "server",
+        "cluster.x-k8s.io/secret",
+        CLUSTER_NAME_LABEL,
+        SECRET_TYPE_LABEL,
+        "cluster",
+        OWNED_LABEL,
+        SOURCE_NAME_LABEL,
+        SOURCE_NAMESPACE_LABEL,
+        SOURCE_LABEL,
+        TOKEN_LABEL,
+        KUBECONFIG_ANNOTATION,
+        KUBECONFIG_VERSION_ANNOTATION,
+        "capi2argo.dev/cluster-class",
+        "capi2argo.dev/control-plane-kind",
+        "capi2argo.dev/kubernetes-minor",
+        "capi2argo.dev/kubernetes-version",
+        // A Cluster's.
+        "Cluster",
+        "cluster.x-k8s.io/v1beta1",
+        "cluster.x-k8s.io/v1beta2",
+        "controlPlaneRef",
+        "infrastructureRef",
+        "controlPlaneEndpoint",
+        "host",
+        "port",
+        "topology",
+        "class",
+        "classRef",
+        "version",
+        "paused",
+        "phase",
+        "Provisioned",
+        "KubeadmControlPlane",
+        "controlplane.cluster.x-k8s.io/v1beta1",
+        "controlplane.cluster.x-k8s.io/v1beta2",
+    ]
+    .into_iter()
+    .collect()
+});
+
+/// The longest of [`REPEATED`]: a longer text is not looked up.
+const REPEATED_LONGEST: usize = 40;
+
+/// `text` as the static string [`REPEATED`] holds, if it is one.
+fn repeated(text: &str) -> Option<&'static str> {
+    if text.len() > REPEATED_LONGEST {
+        return None;
+    }
+    REPEATED.get(text).copied()
 }
 
 /// What the planner knows of a kept object besides its tree.
@@ -306,5 +400,23 @@ impl Planner {
         self.items = input.items;
         self.certificates.sweep();
         finished
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_repeated_string_is_looked_up() {
+        for text in REPEATED.iter() {
+            assert!(
+                text.len() <= REPEATED_LONGEST,
+                "{text} is longer than REPEATED_LONGEST"
+            );
+            let copy = String::from(*text);
+            assert_eq!(repeated(&copy), Some(*text));
+        }
+        assert_eq!(repeated("bench-fleet"), None);
     }
 }

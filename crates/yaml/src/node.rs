@@ -548,20 +548,49 @@ impl<'a> Node<'a> {
         }
     }
 
+    /// Converts to an owned tree held in as little memory as it needs, for trees kept long
+    /// (a controller keeps one per object of a fleet): a scalar whose text `known` gives as a
+    /// static string borrows it instead of owning a copy (the keys and values every object
+    /// repeats), and each sequence and mapping holds exactly its items, not the room a parser
+    /// grows it by.
+    pub fn into_owned_with(self, known: &Known) -> Node<'static> {
+        self.owned(Some(known))
+    }
+
     /// Converts to an owned tree, for values kept past the input's lifetime.
     pub fn into_owned(self) -> Node<'static> {
+        self.owned(None)
+    }
+
+    /// An owned tree: compact (see [`Node::into_owned_with`]) when `known` is given, else in
+    /// the collections it has.
+    fn owned(self, known: Option<&Known>) -> Node<'static> {
+        // Collected in place, a collection keeps the room it had; built anew, only its items.
+        fn collect<T, U>(items: Vec<T>, compact: bool, f: impl FnMut(T) -> U) -> Vec<U> {
+            if !compact {
+                return items.into_iter().map(f).collect();
+            }
+            let mut owned = Vec::with_capacity(items.len());
+            owned.extend(items.into_iter().map(f));
+            owned
+        }
         let value = match self.value {
             Value::Scalar(s) => Value::Scalar(Scalar {
-                text: Cow::Owned(s.text.into_owned()),
+                text: match known.map(|known| (known(&s.text), known)) {
+                    Some((Some(text), _)) => Cow::Borrowed(text),
+                    Some((None, _)) => {
+                        let mut text = s.text.into_owned();
+                        text.shrink_to_fit();
+                        Cow::Owned(text)
+                    }
+                    None => Cow::Owned(s.text.into_owned()),
+                },
                 plain: s.plain,
             }),
-            Value::Seq(items) => Value::Seq(items.into_iter().map(Node::into_owned).collect()),
-            Value::Map(entries) => Value::Map(
-                entries
-                    .into_iter()
-                    .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                    .collect(),
-            ),
+            Value::Seq(items) => Value::Seq(collect(items, known.is_some(), |n| n.owned(known))),
+            Value::Map(entries) => Value::Map(collect(entries, known.is_some(), |(k, v)| {
+                (k.owned(known), v.owned(known))
+            })),
         };
         Node {
             value,
@@ -572,6 +601,9 @@ impl<'a> Node<'a> {
         }
     }
 }
+
+/// Which texts a tree kept long borrows as static strings ([`Node::into_owned_with`]).
+pub type Known = dyn Fn(&str) -> Option<&'static str>;
 
 /// The first scalar key a mapping holds twice. Kubernetes mappings are small: comparing each
 /// key with those before it is cheaper than hashing until a mapping is large.
@@ -665,6 +697,43 @@ pub fn same_content(a: &Node, b: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tree_kept_long_borrows_known_text_and_holds_no_spare_room() {
+        let text =
+            "kind: Secret\nmetadata:\n  name: a\n  labels: {k: v}\nlist: [x, \"esc\\u0041\"]\n";
+        let docs = crate::parse_stream(text, &crate::limits::Limits::default()).unwrap();
+        let root = docs.into_iter().next().unwrap().root;
+        let known = |t: &str| ["kind", "Secret", "name"].into_iter().find(|k| *k == t);
+        let kept = root.clone().into_owned_with(&known);
+        assert!(same_content(&kept, &root), "the same tree");
+        fn check(node: &Node<'static>, known: &dyn Fn(&str) -> Option<&'static str>) {
+            match &node.value {
+                Value::Scalar(s) => match &s.text {
+                    Cow::Borrowed(t) => assert_eq!(known(t), Some(*t)),
+                    Cow::Owned(t) => {
+                        assert_eq!(known(t), None, "{t} is known but owned");
+                        assert_eq!(t.capacity(), t.len(), "{t} holds spare room");
+                    }
+                },
+                Value::Seq(items) => {
+                    assert_eq!(items.capacity(), items.len());
+                    items.iter().for_each(|n| check(n, known));
+                }
+                Value::Map(entries) => {
+                    assert_eq!(entries.capacity(), entries.len());
+                    for (k, v) in entries {
+                        check(k, known);
+                        check(v, known);
+                    }
+                }
+            }
+        }
+        check(&kept, &known);
+        let borrowed =
+            |n: &Node| matches!(&n.value, Value::Scalar(s) if matches!(s.text, Cow::Borrowed(_)));
+        assert!(borrowed(&kept.as_map().unwrap()[0].0), "kind is borrowed");
+    }
 
     #[test]
     fn duplicate_keys_are_found_with_their_path() {

@@ -138,7 +138,9 @@ struct Inner<T> {
     /// Counts the settings it was cleared for: a plan that began under other settings (two
     /// plans of one planner at once) neither reads nor writes what these keep.
     generation: u64,
-    entries: HashMap<Group, Entry<T>>,
+    /// Boxed: the table keeps room for more entries than it holds, and a conversion is a
+    /// kilobyte.
+    entries: HashMap<Group, Box<Entry<T>>>,
     /// Of the plan under way (or the last one): conversions given back, and made and kept.
     recalled: usize,
     made: usize,
@@ -243,7 +245,7 @@ impl<T: Clone> Memo<T> {
         if inner.generation != generation.0 {
             return;
         }
-        inner.entries.insert(group, entry);
+        inner.entries.insert(group, Box::new(entry));
         inner.made += 1;
     }
 
