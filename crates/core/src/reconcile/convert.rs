@@ -109,6 +109,7 @@ pub(super) fn convert_all<'x, 'a>(
             .or_default()
             .push(c);
     }
+    ctx.outcomes.reserve(scan.candidates.len());
     let mut converted = Converted::default();
     let mut used = fleet::Used::new(ctx.config);
     let memory = remembering(ctx, output);

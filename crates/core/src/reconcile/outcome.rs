@@ -87,6 +87,12 @@ pub(super) struct Outcomes {
 }
 
 impl Outcomes {
+    /// Room for `clusters` more, made at once rather than as they come.
+    pub fn reserve(&mut self, clusters: usize) {
+        self.all.reserve(clusters);
+        self.by_key.reserve(clusters);
+    }
+
     /// A cluster made of the kubeconfig Secrets `members`, converted so far; its index.
     pub fn add(&mut self, source: SecretId, cluster: &str, members: &[SourceKey]) -> usize {
         let at = self.all.len();

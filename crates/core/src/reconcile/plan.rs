@@ -260,8 +260,9 @@ impl<'x, 'a> Planner<'x, 'a> {
     /// makes a Secret of another name (unless that weakens it), kept when it is another run's or
     /// could not be decided, else pruned.
     fn match_owned(&mut self, ctx: &mut Ctx<'x, 'a>, scan: &Scan) {
-        let placed: HashSet<usize> = self.steps.iter().filter_map(|s| s.old).collect();
-        let mut by_source: HashMap<&SourceKey, usize> = HashMap::new();
+        let mut placed: HashSet<usize> = HashSet::with_capacity(self.steps.len());
+        placed.extend(self.steps.iter().filter_map(|s| s.old));
+        let mut by_source: HashMap<&SourceKey, usize> = HashMap::with_capacity(self.steps.len());
         for (i, step) in self.steps.iter().enumerate() {
             for key in &step.members {
                 by_source.entry(key).or_insert(i);
