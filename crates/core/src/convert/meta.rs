@@ -70,6 +70,17 @@ pub fn dns1123_label(name: &str, max: usize) -> Option<String> {
 
 /// Makes a valid label value: `[A-Za-z0-9._-]`, alphanumeric at both ends, at most 63 characters.
 pub fn label_value(value: &str) -> String {
+    // Most values are label values already (Kubernetes names are): taken as they are, without
+    // the character-by-character copy a plan would otherwise make for every cluster's keys.
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_');
+    let bytes = value.as_bytes();
+    if value.len() <= MAX_LABEL_VALUE
+        && bytes.iter().all(|&b| allowed(b))
+        && bytes.first().is_none_or(u8::is_ascii_alphanumeric)
+        && bytes.last().is_none_or(u8::is_ascii_alphanumeric)
+    {
+        return value.to_string();
+    }
     let cleaned: String = value
         .chars()
         .map(|c| match c {
@@ -202,5 +213,28 @@ mod tests {
         let value = label_value(&name);
         assert_eq!(value.len(), MAX_LABEL_VALUE);
         assert_eq!(label_value("prod-eu-1-kubeconfig"), "prod-eu-1-kubeconfig");
+    }
+
+    #[test]
+    fn a_value_is_taken_as_it_is_only_when_it_is_a_label_value_already() {
+        for (value, label) in [
+            ("", ""),
+            ("a.b_c-1", "a.b_c-1"),
+            ("-a-", "a"),
+            ("_a.", "a"),
+            ("a b/c", "a-b-c"),
+            ("über", "ber"),
+        ] {
+            assert_eq!(label_value(value), label, "{value:?}");
+        }
+        let exact = "c".repeat(MAX_LABEL_VALUE);
+        assert_eq!(label_value(&exact), exact);
+        let over = "c".repeat(MAX_LABEL_VALUE + 1);
+        assert_eq!(label_value(&over).len(), MAX_LABEL_VALUE);
+        assert_ne!(
+            label_value(&over),
+            exact,
+            "a longer value is cut with its hash"
+        );
     }
 }
