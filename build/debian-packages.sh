@@ -7,12 +7,19 @@ set -uo pipefail
 list="$(dirname "$0")/debian-packages"
 missing=()
 reasons=()
+# A field without the spaces around it (xargs would trim too, but refuses the apostrophes the
+# reasons are written with, and says so on every run).
+trim() {
+  local text="$1"
+  text="${text#"${text%%[![:space:]]*}"}"
+  printf '%s' "${text%"${text##*[![:space:]]}"}"
+}
 while IFS='|' read -r package probe why; do
-  package=$(echo "$package" | xargs)
+  package=$(trim "$package")
   case "$package" in ''|'#'*) continue ;; esac
   if ! sh -c "$probe" >/dev/null 2>&1; then
     missing+=("$package")
-    reasons+=("$package ($(echo "$why" | xargs))")
+    reasons+=("$package ($(trim "$why"))")
   fi
 done < "$list"
 [ ${#missing[@]} -eq 0 ] && { echo "debian packages: all present"; exit 0; }
