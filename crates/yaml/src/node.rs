@@ -576,9 +576,9 @@ impl<'a> Node<'a> {
         }
         let value = match self.value {
             Value::Scalar(s) => Value::Scalar(Scalar {
-                text: match known.map(|known| (known(&s.text), known)) {
-                    Some((Some(text), _)) => Cow::Borrowed(text),
-                    Some((None, _)) => {
+                text: match known.map(|known| known(&s.text)) {
+                    Some(Some(text)) => Cow::Borrowed(text),
+                    Some(None) => {
                         let mut text = s.text.into_owned();
                         text.shrink_to_fit();
                         Cow::Owned(text)

@@ -72,13 +72,7 @@ pub fn dns1123_label(name: &str, max: usize) -> Option<String> {
 pub fn label_value(value: &str) -> String {
     // Most values are label values already (Kubernetes names are): taken as they are, without
     // the character-by-character copy a plan would otherwise make for every cluster's keys.
-    let allowed = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_');
-    let bytes = value.as_bytes();
-    if value.len() <= MAX_LABEL_VALUE
-        && bytes.iter().all(|&b| allowed(b))
-        && bytes.first().is_none_or(u8::is_ascii_alphanumeric)
-        && bytes.last().is_none_or(u8::is_ascii_alphanumeric)
-    {
+    if is_label_value(value) {
         return value.to_string();
     }
     let cleaned: String = value
@@ -135,18 +129,23 @@ pub fn check_qualified_name(key: &str) -> Result<(), String> {
 /// A label value, as apimachinery's `IsValidLabelValue` checks it: empty, or 1 to 63 characters
 /// from `[A-Za-z0-9._-]`, alphanumeric at both ends.
 pub fn check_label_value(value: &str) -> Result<(), String> {
-    let ok = value.is_empty()
+    if is_label_value(value) {
+        Ok(())
+    } else {
+        Err(format!("{value:?} is not a valid label value"))
+    }
+}
+
+/// Whether `value` is a label value: empty, or at most 63 characters of `[A-Za-z0-9._-]`,
+/// alphanumeric at both ends.
+fn is_label_value(value: &str) -> bool {
+    value.is_empty()
         || (value.len() <= MAX_LABEL_VALUE
             && value.starts_with(|c: char| c.is_ascii_alphanumeric())
             && value.ends_with(|c: char| c.is_ascii_alphanumeric())
             && value
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')));
-    if ok {
-        Ok(())
-    } else {
-        Err(format!("{value:?} is not a valid label value"))
-    }
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
 }
 
 /// Cuts `text` to `max` characters, ending in `-<hash of original>` so distinct long names stay distinct.
